@@ -1,0 +1,229 @@
+// Package catalog holds the tools that toolsearch knows about: their
+// definitions exactly as their servers sent them, grouped by server, in
+// immutable versioned snapshots.
+//
+// The package does no I/O beyond reading catalog files and imports no
+// transport or SDK. A Snapshot is never modified after it is made; a change
+// produces a new Snapshot and a Diff, so a reader holding a snapshot never
+// sees a half-applied change.
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Meta keys honoured on a tool's _meta object.
+const (
+	// MetaAlwaysLoad marks a tool that must never be deferred.
+	MetaAlwaysLoad = "anthropic/alwaysLoad"
+	// MetaSearchHint carries extra words a tool author wants the tool to be
+	// found by.
+	MetaSearchHint = "anthropic/searchHint"
+)
+
+// IDSeparator joins a server key and a tool name in a tool ID
+// ("github/create_issue").
+const IDSeparator = "/"
+
+// WireSeparator joins a server key and a tool name in the name a tool is
+// exposed under to a model ("github__create_issue").
+const WireSeparator = "__"
+
+// Tool is one tool definition as a server sent it, plus what the operator
+// added. Raw, InputSchema, OutputSchema, Annotations and Meta hold the bytes
+// exactly as received; nothing is re-encoded on the way through.
+//
+// A Tool is immutable once it is part of a Snapshot.
+type Tool struct {
+	// Server is the key of the server that provides the tool.
+	Server string
+	// Name is the tool's name as its server gives it.
+	Name string
+	// Title is the optional human-readable title.
+	Title string
+	// Description is the tool's description.
+	Description string
+	// InputSchema is the raw JSON Schema of the arguments.
+	InputSchema json.RawMessage
+	// OutputSchema is the raw JSON Schema of the structured result, if any.
+	OutputSchema json.RawMessage
+	// Annotations is the raw annotations object, if any.
+	Annotations json.RawMessage
+	// Meta is the raw _meta object, if any.
+	Meta json.RawMessage
+	// Raw is the whole definition object as received.
+	Raw json.RawMessage
+	// Keywords are extra search words supplied by the operator for this tool
+	// (or inherited from its server).
+	Keywords []string
+	// AlwaysLoad is true when the tool must never be deferred, from
+	// _meta["anthropic/alwaysLoad"] or the operator's configuration.
+	AlwaysLoad bool
+	// SearchHint is _meta["anthropic/searchHint"], if it is a string.
+	SearchHint string
+
+	tokensOnce sync.Once
+	tokens     int
+}
+
+// ID returns the tool's qualified ID, "<server>/<name>".
+func (t *Tool) ID() string { return t.Server + IDSeparator + t.Name }
+
+// WireName returns the name the tool is exposed under when tools of many
+// servers share one list, "<server>__<name>".
+func (t *Tool) WireName() string { return t.Server + WireSeparator + t.Name }
+
+// Params returns the tool's top-level parameters (name and description) in
+// the order they appear in the input schema. A schema that cannot be read
+// yields no parameters.
+func (t *Tool) Params() []Param { return schemaParams(t.InputSchema) }
+
+// Param is one top-level property of a tool's input schema.
+type Param struct {
+	Name        string
+	Description string
+	Required    bool
+}
+
+// Tokens returns the size of the tool's definition in o200k tokens, counted
+// over the Anthropic-style definition {name, description, input_schema}. The
+// count is computed once and cached.
+func (t *Tool) Tokens() int {
+	t.tokensOnce.Do(func() { t.tokens = CountTokens(string(t.Definition())) })
+	return t.tokens
+}
+
+// Definition returns the tool as a compact Anthropic-style definition
+// {"name","description","input_schema"}. The schema is compacted (white
+// space between tokens removed) and otherwise unchanged.
+func (t *Tool) Definition() []byte {
+	var b bytes.Buffer
+	name, _ := json.Marshal(t.Name)
+	desc, _ := json.Marshal(t.Description)
+	b.WriteString(`{"name":`)
+	b.Write(name)
+	b.WriteString(`,"description":`)
+	b.Write(desc)
+	b.WriteString(`,"input_schema":`)
+	if len(t.InputSchema) == 0 {
+		b.WriteString(`{"type":"object"}`)
+	} else if err := json.Compact(&b, t.InputSchema); err != nil {
+		b.Write(t.InputSchema)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// wireTool is the JSON shape of an MCP tool definition, as far as the
+// catalog needs to read it.
+type wireTool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	Meta         json.RawMessage `json:"_meta"`
+}
+
+// ParseTool reads one MCP tool definition (an element of a tools/list
+// result) for the given server. The definition's bytes are kept as they are.
+func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
+	var w wireTool
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("tool definition of server %q: %w", server, err)
+	}
+	if strings.TrimSpace(w.Name) == "" {
+		return nil, fmt.Errorf("tool definition of server %q: missing \"name\"", server)
+	}
+	t := &Tool{
+		Server:       server,
+		Name:         w.Name,
+		Title:        w.Title,
+		Description:  w.Description,
+		InputSchema:  nullToEmpty(w.InputSchema),
+		OutputSchema: nullToEmpty(w.OutputSchema),
+		Annotations:  nullToEmpty(w.Annotations),
+		Meta:         nullToEmpty(w.Meta),
+		Raw:          append(json.RawMessage(nil), raw...),
+	}
+	if t.Title == "" && len(t.Annotations) > 0 {
+		var a struct {
+			Title string `json:"title"`
+		}
+		if json.Unmarshal(t.Annotations, &a) == nil {
+			t.Title = a.Title
+		}
+	}
+	if len(t.Meta) > 0 {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(t.Meta, &m) == nil {
+			var b bool
+			if json.Unmarshal(m[MetaAlwaysLoad], &b) == nil && b {
+				t.AlwaysLoad = true
+			}
+			var s string
+			if json.Unmarshal(m[MetaSearchHint], &s) == nil {
+				t.SearchHint = s
+			}
+		}
+	}
+	return t, nil
+}
+
+func nullToEmpty(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 || string(r) == "null" {
+		return nil
+	}
+	return append(json.RawMessage(nil), r...)
+}
+
+// schemaParams lists the top-level properties of a JSON Schema object in
+// document order.
+func schemaParams(schema json.RawMessage) []Param {
+	if len(schema) == 0 {
+		return nil
+	}
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	req := make(map[string]bool, len(s.Required))
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	var out []Param
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var p struct {
+			Description string `json:"description"`
+			Title       string `json:"title"`
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return out
+		}
+		_ = json.Unmarshal(raw, &p)
+		d := p.Description
+		if d == "" {
+			d = p.Title
+		}
+		out = append(out, Param{Name: name, Description: d, Required: req[name]})
+	}
+	return out
+}

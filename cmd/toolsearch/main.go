@@ -1,0 +1,136 @@
+// Command toolsearch turns a long list of tool definitions into an index that
+// a model searches instead of reading every definition.
+//
+// Usage:
+//
+//	toolsearch <command> [flags] [args]
+//
+// Commands:
+//
+//	search   find tools by name, keywords, natural language or regex
+//	tools    where the tokens of a tool list go, per server
+//	eval     hit@1, hit@k and MRR of the search over a query set
+//
+// Run "toolsearch <command> --help" for a command's flags. Exit codes: 0 for
+// success, 1 when a search finds nothing (or an evaluation fails), 2 for a
+// usage error or bad input.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitNoResult = 1
+	exitUsage    = 2
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"search", "find tools by name, keywords, natural language or regex", runSearch},
+		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
+		{"eval", "measure hit@1, hit@k and MRR of the search over a query set", runEval},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "toolsearch: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: toolsearch <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "toolsearch <command> --help" for a command's flags.`)
+}
+
+// newFlags returns a flag set for a subcommand whose usage prints the
+// synopsis and the flags.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: toolsearch %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses flags that may stand before, between or after the
+// positional arguments (everything after "--" is positional). It returns the
+// positional arguments, or the exit code to return at once.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, int, bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil, exitOK, false
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

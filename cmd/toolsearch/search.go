@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/catalog/demo"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// loadSnapshot reads the catalog file, or returns the embedded demo catalog
+// when path is empty.
+func loadSnapshot(path string) (*catalog.Snapshot, error) {
+	if path == "" {
+		return demo.Snapshot(), nil
+	}
+	return catalog.LoadFile(path)
+}
+
+const catalogHelp = "catalog `file` (collected or plain format); the embedded demo catalog when empty"
+
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("search", "[flags] QUERY", stderr)
+	catPath := fs.String("catalog", "", catalogHelp)
+	modeName := fs.String("mode", "auto", "how to read the query: auto, keyword or regex")
+	n := fs.Int("n", search.DefaultMaxResults, fmt.Sprintf("maximum results (1 to %d)", search.MaxMaxResults))
+	explain := fs.Bool("explain", false, "show the score and what matched for each hit")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	var servers stringList
+	fs.Var(&servers, "server", "only search this server `key` (repeatable)")
+	pos, code, ok := parseFlags(fs, args, stdout)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "toolsearch search: a QUERY is required")
+		fs.Usage()
+		return exitUsage
+	}
+	if *n < 1 || *n > search.MaxMaxResults {
+		fmt.Fprintf(stderr, "toolsearch search: -n is %d; it must be between 1 and %d\n", *n, search.MaxMaxResults)
+		return exitUsage
+	}
+	mode, err := search.ParseMode(*modeName)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitUsage
+	}
+	snap, err := loadSnapshot(*catPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitUsage
+	}
+	ix := search.Build(snap)
+	query := strings.Join(pos, " ")
+	res, err := ix.Search(ctx, search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		if errors.Is(err, search.ErrBadQuery) {
+			return exitUsage
+		}
+		return exitNoResult
+	}
+	if *asJSON {
+		writeJSON(stdout, searchJSON(query, res))
+	} else {
+		printResult(stdout, query, res, *explain)
+	}
+	if len(res.Hits) == 0 {
+		return exitNoResult
+	}
+	return exitOK
+}
+
+type hitJSON struct {
+	ID          string  `json:"id"`
+	Server      string  `json:"server"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Score       float64 `json:"score"`
+	Why         string  `json:"why,omitempty"`
+}
+
+type resultJSON struct {
+	Query          string    `json:"query"`
+	Form           string    `json:"form"`
+	Total          int       `json:"total"`
+	Hits           []hitJSON `json:"hits"`
+	Unknown        []string  `json:"unknown,omitempty"`
+	Ambiguous      []string  `json:"ambiguous,omitempty"`
+	NearestServers []string  `json:"nearest_servers,omitempty"`
+}
+
+func searchJSON(query string, res search.Result) resultJSON {
+	out := resultJSON{Query: query, Form: string(res.Form), Total: res.Total, Hits: []hitJSON{},
+		Unknown: res.Unknown, Ambiguous: res.Ambiguous, NearestServers: res.NearestServers}
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, hitJSON{ID: h.Tool.ID(), Server: h.Tool.Server, Name: h.Tool.Name,
+			Description: h.Tool.Description, Score: h.Score, Why: h.Why})
+	}
+	return out
+}
+
+func printResult(w io.Writer, query string, res search.Result, explain bool) {
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(w, "No tool matches %q.\n", query)
+		if len(res.NearestServers) > 0 {
+			fmt.Fprintf(w, "Nearest servers: %s\n", strings.Join(res.NearestServers, ", "))
+		}
+	}
+	for i, h := range res.Hits {
+		fmt.Fprintf(w, "%d. %s\n", i+1, h.Tool.ID())
+		if d := firstLine(h.Tool.Description, 160); d != "" {
+			fmt.Fprintf(w, "   %s\n", d)
+		}
+		if explain {
+			fmt.Fprintf(w, "   score %.3f  %s\n", h.Score, h.Why)
+		}
+	}
+	if len(res.Unknown) > 0 {
+		fmt.Fprintf(w, "Unknown names: %s\n", strings.Join(res.Unknown, ", "))
+	}
+	if len(res.Ambiguous) > 0 {
+		fmt.Fprintf(w, "Names found on several servers: %s\n", strings.Join(res.Ambiguous, ", "))
+	}
+	if res.Total > len(res.Hits) && len(res.Hits) > 0 {
+		fmt.Fprintf(w, "(%d more matched; raise -n to see them)\n", res.Total-len(res.Hits))
+	}
+}
+
+// firstLine returns the first line of s, cut to at most max runes.
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	r := []rune(s)
+	if len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}

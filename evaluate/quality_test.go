@@ -1,0 +1,63 @@
+package evaluate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// sharedDir is where the real catalog and query set live beside a checkout.
+var sharedDir = filepath.Join("..", "..", "shared")
+
+// loadShared loads the real catalog and the dev query set, or skips.
+func loadShared(t testing.TB) (*catalog.Snapshot, []Query) {
+	t.Helper()
+	catPath := filepath.Join(sharedDir, "catalog", "catalog.json")
+	qPath := filepath.Join(sharedDir, "eval", "dev.jsonl")
+	if _, err := os.Stat(catPath); err != nil {
+		t.Skipf("real catalog not found at %s (it lives in ../shared beside the checkout): %v", catPath, err)
+	}
+	snap, err := catalog.LoadFile(catPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(qPath)
+	if err != nil {
+		t.Skipf("query set not found at %s: %v", qPath, err)
+	}
+	defer f.Close()
+	qs, err := LoadQueries(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, qs
+}
+
+// TestQualityTargets holds the search to its quality targets on the real
+// catalog and dev query set.
+func TestQualityTargets(t *testing.T) {
+	snap, qs := loadShared(t)
+	rep, err := Run(context.Background(), search.Build(snap), qs, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, sc := range rep.ByStyle {
+		t.Logf("%-9s n=%3d hit@1=%.3f hit@5=%.3f mrr=%.3f", s, sc.N, sc.HitAt1, sc.HitAtK, sc.MRR)
+	}
+	t.Logf("all       n=%3d hit@1=%.3f hit@5=%.3f mrr=%.3f", rep.N, rep.HitAt1, rep.HitAtK, rep.MRR)
+	if os.Getenv("TOOLSEARCH_MISSES") != "" {
+		for _, m := range rep.Misses {
+			t.Logf("%s [%s] rank=%d %q\n   gold %v\n   got  %v", m.ID, m.Style, m.Rank, m.Query, m.Gold, m.Got)
+		}
+	}
+	if rep.HitAt1 < 0.80 || rep.HitAtK < 0.93 || rep.MRR < 0.86 {
+		t.Errorf("quality below target: hit@1=%.3f (≥0.80) hit@5=%.3f (≥0.93) mrr=%.3f (≥0.86)", rep.HitAt1, rep.HitAtK, rep.MRR)
+	}
+	if ex, ok := rep.ByStyle["exact"]; ok && ex.HitAt1 != 1 {
+		t.Errorf("exact-name queries: hit@1=%.3f, want 1", ex.HitAt1)
+	}
+}

@@ -1,0 +1,178 @@
+package search
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Text analysis turns a field's text into index terms. The same analysis runs
+// over documents and queries, so both sides agree on what a term is:
+//
+//  1. Words are runs of letters and digits. An identifier is split into its
+//     parts at '_', '-', '.', '/' and case changes ("createPullRequest",
+//     "create_pull_request" and "create-pull-request" all give create, pull,
+//     request); the joined identifier is kept too ("createpullrequest"), so
+//     a name typed as one word still matches.
+//  2. Words are lower-cased and abbreviations of tool land are expanded into
+//     the words they stand for (pr → pull request, k8s → kubernetes).
+//  3. Stop words are dropped and the rest are stemmed (Porter2), so
+//     "repositories" and "repository" meet.
+
+// token is one analysed word: the stemmed term and whether it came from
+// joining the parts of an identifier.
+type token struct {
+	term   string
+	joined bool
+}
+
+// stemCache memoises stems; vocabularies are small and stemming dominates
+// analysis time otherwise.
+var stemCache sync.Map // string → string
+
+func stem(w string) string {
+	if v, ok := stemCache.Load(w); ok {
+		return v.(string)
+	}
+	s := w
+	if len(w) > 2 && isAlpha(w) {
+		s = english.Stem(w, false)
+	}
+	stemCache.Store(w, s)
+	return s
+}
+
+func isAlpha(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// words splits text into raw words, each further split into identifier
+// parts. emit is called with the parts of each word (already lower-cased);
+// parts has one element for a plain word.
+func words(text string, emit func(parts []string, whole string)) {
+	var parts []string
+	i := 0
+	for i < len(text) {
+		// Skip separators.
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += n
+			continue
+		}
+		// A word runs over letters, digits and inner joiners (_ - . /) that
+		// are followed by a letter or digit.
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if isWordRune(r) {
+				j += n
+				continue
+			}
+			if isJoiner(r) && j+n < len(text) {
+				r2, _ := utf8.DecodeRuneInString(text[j+n:])
+				if isWordRune(r2) {
+					j += n
+					continue
+				}
+			}
+			break
+		}
+		word := text[i:j]
+		parts = splitIdentifier(word, parts[:0])
+		whole := ""
+		if len(parts) > 1 {
+			whole = strings.Join(parts, "")
+		}
+		emit(parts, whole)
+		i = j
+	}
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' || r == '\'' }
+
+// splitIdentifier splits one word at joiners and case changes, lower-casing
+// each part. Digits stay with the letters before them ("v1", "k8s", "ec2").
+// An apostrophe joins without splitting ("don't" → "dont").
+func splitIdentifier(word string, out []string) []string {
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	runes := []rune(word)
+	for k, r := range runes {
+		switch {
+		case r == '\'':
+			continue
+		case isJoiner(r):
+			flush()
+			continue
+		case unicode.IsUpper(r) && k > 0:
+			prev := runes[k-1]
+			nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur.WriteRune(unicode.ToLower(r))
+	}
+	flush()
+	return out
+}
+
+// analyze returns the index terms of text, in order. Abbreviations are
+// expanded, stop words dropped and terms stemmed. The joined form of a
+// multi-part identifier is added after its parts, marked joined.
+func analyze(text string, out []token) []token {
+	words(text, func(parts []string, whole string) {
+		for _, p := range parts {
+			if exp, ok := abbreviations[p]; ok {
+				for _, e := range exp {
+					out = append(out, token{term: stem(e)})
+				}
+				continue
+			}
+			if stopWords[p] {
+				continue
+			}
+			out = append(out, token{term: stem(p)})
+		}
+		if whole != "" && len(whole) <= 64 {
+			out = append(out, token{term: whole, joined: true})
+		}
+	})
+	return out
+}
+
+// stopWords are dropped from documents and queries. Besides English function
+// words, they include the filler of requests to an assistant ("please",
+// "want", "me") that says nothing about which tool is meant.
+var stopWords = toSet(`a about above after again all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just let lets like me
+more most my myself no nor not now of off on once only or other our ours ourselves out over own please same
+she should so some such than that the their theirs them themselves then there these they this those through
+to too under until up very want was we were what when where which while who whom why will with would you
+your yours yourself yourselves i'd i'm i've ive im id via using use need needs wanna gonna hey thanks thank
+whether etc eg ie`)
+
+func toSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

@@ -1,0 +1,475 @@
+// Package search is toolsearch's engine: an in-memory index over a catalog
+// snapshot, and every query form a model or a user types to find a tool —
+// select:a,b, an exact name, a server prefix, ranked keywords and natural
+// language with +required terms, and Python-style regular expressions.
+//
+// The package does no I/O and imports no transport or SDK. An Index is
+// immutable: Update returns a new Index that shares the unchanged parts, so
+// searches never wait for indexing and never see half an update.
+package search
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Field identifies the parts of a tool that are indexed.
+type Field uint8
+
+// Indexed fields, from the most telling to the least.
+const (
+	FieldName        Field = iota // the tool's name
+	FieldServer                   // the server's key, title and package
+	FieldExtra                    // title, searchHint and operator keywords
+	FieldDescription              // the description
+	FieldParams                   // parameter names and descriptions
+	numFields
+)
+
+var fieldNames = [numFields]string{"name", "server", "title/hint/keywords", "description", "parameters"}
+
+// String names the field.
+func (f Field) String() string {
+	if f < numFields {
+		return fieldNames[f]
+	}
+	return "field?"
+}
+
+// Weights are the ranking parameters. The zero value is not useful; start
+// from DefaultWeights.
+type Weights struct {
+	// Field is the BM25F weight of each field.
+	Field [numFields]float64
+	// B is the BM25F length normalisation of each field.
+	B [numFields]float64
+	// K1 is the BM25 term-frequency saturation.
+	K1 float64
+	// Synonym is the weight of a synonym relative to the query's own term.
+	Synonym float64
+	// NameCoverage is added, times the best group score, for the share of a
+	// tool's name words that the query covers.
+	NameCoverage float64
+	// Coordination scales a score by (matched groups / query groups)^Coordination.
+	Coordination float64
+	// MinRelative drops hits scoring below this share of the best hit.
+	MinRelative float64
+	// ServerMention multiplies the score of a tool whose server the query
+	// names by (1 + ServerMention × strength), strength being 1 for the
+	// server named most clearly.
+	ServerMention float64
+}
+
+// DefaultWeights are the ranking parameters toolsearch ships with.
+var DefaultWeights = Weights{
+	Field:         [numFields]float64{3.0, 1.5, 2.0, 1.0, 0.3},
+	B:             [numFields]float64{0.3, 0.3, 0.5, 0.75, 0.75},
+	K1:            1.2,
+	Synonym:       synonymWeight,
+	NameCoverage:  0.5,
+	Coordination:  1.0,
+	MinRelative:   0.0,
+	ServerMention: 1.0,
+}
+
+// posting records one document's use of a term.
+type posting struct {
+	doc    uint32  // index into the segment's docs
+	wtf    float32 // BM25F weighted, length-normalised term frequency
+	fields uint8   // bit f set when the term occurs in field f
+}
+
+// doc is one indexed tool.
+type doc struct {
+	tool *catalog.Tool
+	// nameTerms are the distinct terms of the tool's name (its parts, not
+	// the joined form) and nameIDF the sum of their idf, for name coverage.
+	nameTerms []string
+	nameIDF   float32
+}
+
+// segment is an immutable group of indexed tools. dead marks servers whose
+// tools in this segment were replaced by a later segment.
+type segment struct {
+	base int // global number of docs[0]
+	docs []doc
+	post map[string][]posting
+	dead map[string]bool
+	// deadDoc marks, per document, a retired server's tool; nil when the
+	// segment has no dead documents.
+	deadDoc []bool
+	stats   map[string]int32 // df of each term within this segment
+}
+
+// Index is an immutable search index over a set of tools. Its methods are
+// safe for concurrent use.
+type Index struct {
+	w       Weights
+	segs    []*segment
+	df      map[string]int32 // live documents containing each term
+	n       int              // live documents
+	total   int              // documents in all segments, live or not
+	avgLen  [numFields]float64
+	servers map[string]*serverInfo
+	names   map[string][]*catalog.Tool // lower-cased name forms → tools
+	// serverTerms maps a term of a server's key, title or package to the
+	// servers it names.
+	serverTerms map[string][]string
+	version     uint64
+}
+
+// serverInfo is what the index knows of a server.
+type serverInfo struct {
+	srv   *catalog.Server
+	seg   *segment
+	terms []string // analysed terms of the server's key, title and package
+}
+
+// Build indexes every tool of the snapshot with DefaultWeights.
+func Build(snap *catalog.Snapshot) *Index { return BuildWith(snap, DefaultWeights) }
+
+// BuildWith indexes every tool of the snapshot with the given weights.
+func BuildWith(snap *catalog.Snapshot, w Weights) *Index {
+	ix := &Index{w: w, version: snap.Version()}
+	ix.rebuild(snap.Servers())
+	return ix
+}
+
+// Len returns the number of tools in the index.
+func (ix *Index) Len() int { return ix.n }
+
+// Version is the version of the catalog snapshot the index reflects.
+func (ix *Index) Version() uint64 { return ix.version }
+
+// analysed is a document analysed into per-field term counts.
+type analysed struct {
+	tool      *catalog.Tool
+	tf        map[string]*[numFields]uint16
+	lens      [numFields]int
+	nameTerms []string
+}
+
+func serverText(srv *catalog.Server) string {
+	var b strings.Builder
+	b.WriteString(srv.Key)
+	b.WriteByte(' ')
+	b.WriteString(srv.Title)
+	b.WriteByte(' ')
+	// A package's scope and name say who makes the server
+	// ("@apify/actors-mcp-server"); drop the generic words.
+	b.WriteString(srv.Package)
+	return b.String()
+}
+
+// genericServerWords are words of package names that say nothing about what
+// a server does.
+var genericServerWords = toSet("mcp server modelcontextprotocol model context protocol npm node")
+
+func analyseServer(srv *catalog.Server) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range analyze(serverText(srv), nil) {
+		if genericServerWords[t.term] || seen[t.term] {
+			continue
+		}
+		seen[t.term] = true
+		out = append(out, t.term)
+	}
+	return out
+}
+
+func analyseTool(t *catalog.Tool, serverTerms []string, buf []token) (analysed, []token) {
+	a := analysed{tool: t, tf: make(map[string]*[numFields]uint16, 32)}
+	add := func(f Field, term string) {
+		c := a.tf[term]
+		if c == nil {
+			c = new([numFields]uint16)
+			a.tf[term] = c
+		}
+		if c[f] < math.MaxUint16 {
+			c[f]++
+		}
+		a.lens[f]++
+	}
+	addText := func(f Field, text string) {
+		buf = analyze(text, buf[:0])
+		for _, tk := range buf {
+			add(f, tk.term)
+		}
+	}
+	// Name: parts and the joined form.
+	buf = analyze(t.Name, buf[:0])
+	seen := map[string]bool{}
+	for _, tk := range buf {
+		add(FieldName, tk.term)
+		if !tk.joined && !seen[tk.term] {
+			seen[tk.term] = true
+			a.nameTerms = append(a.nameTerms, tk.term)
+		}
+	}
+	for _, st := range serverTerms {
+		add(FieldServer, st)
+	}
+	addText(FieldExtra, t.Title)
+	addText(FieldExtra, t.SearchHint)
+	for _, k := range t.Keywords {
+		addText(FieldExtra, k)
+	}
+	addText(FieldDescription, t.Description)
+	for _, p := range t.Params() {
+		addText(FieldParams, p.Name)
+		addText(FieldParams, p.Description)
+	}
+	return a, buf
+}
+
+// rebuild indexes servers from scratch into a single segment.
+func (ix *Index) rebuild(servers []*catalog.Server) {
+	ix.segs = nil
+	ix.df = map[string]int32{}
+	ix.n, ix.total = 0, 0
+	ix.servers = make(map[string]*serverInfo, len(servers))
+	ix.names = map[string][]*catalog.Tool{}
+	var docs []analysed
+	var lens [numFields]float64
+	var buf []token
+	for _, srv := range servers {
+		st := analyseServer(srv)
+		ix.servers[srv.Key] = &serverInfo{srv: srv, terms: st}
+		for _, t := range srv.Tools {
+			var a analysed
+			a, buf = analyseTool(t, st, buf)
+			docs = append(docs, a)
+			for f := range lens {
+				lens[f] += float64(a.lens[f])
+			}
+		}
+	}
+	for f := range lens {
+		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
+	}
+	seg := ix.newSegment(docs, 0)
+	for _, srv := range servers {
+		ix.servers[srv.Key].seg = seg
+	}
+	ix.segs = []*segment{seg}
+	for term, c := range seg.stats {
+		ix.df[term] = c
+	}
+	ix.n = len(docs)
+	ix.setNameIDF(seg)
+	ix.total = len(docs)
+	for _, a := range docs {
+		ix.addNames(a.tool)
+	}
+	ix.indexServerTerms()
+}
+
+// indexServerTerms rebuilds the map from server terms to servers.
+func (ix *Index) indexServerTerms() {
+	ix.serverTerms = map[string][]string{}
+	for _, key := range sortedKeys(ix.servers) {
+		for _, t := range ix.servers[key].terms {
+			ix.serverTerms[t] = append(ix.serverTerms[t], key)
+		}
+	}
+}
+
+// newSegment turns analysed documents into postings, normalising with the
+// index's current average field lengths.
+func (ix *Index) newSegment(docs []analysed, base int) *segment {
+	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{}, stats: map[string]int32{}}
+	for i, a := range docs {
+		seg.docs[i] = doc{tool: a.tool, nameTerms: a.nameTerms}
+		var norm [numFields]float64
+		for f := range norm {
+			avg := ix.avgLen[f]
+			if avg <= 0 {
+				avg = 1
+			}
+			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
+		}
+		for term, c := range a.tf {
+			var wtf float64
+			var fields uint8
+			for f, n := range c {
+				if n > 0 {
+					wtf += float64(n) * norm[f]
+					fields |= 1 << f
+				}
+			}
+			seg.post[term] = append(seg.post[term], posting{doc: uint32(i), wtf: float32(wtf), fields: fields})
+			seg.stats[term]++
+		}
+	}
+	return seg
+}
+
+// setNameIDF computes each document's name idf with the index's current
+// document frequencies.
+func (ix *Index) setNameIDF(seg *segment) {
+	for i := range seg.docs {
+		var sum float64
+		for _, t := range seg.docs[i].nameTerms {
+			sum += ix.idf(ix.df[t])
+		}
+		seg.docs[i].nameIDF = float32(sum)
+	}
+}
+
+// nameForms are the lower-cased spellings under which a tool can be named
+// exactly: its name, "server/name", "server__name" and "mcp__server__name".
+func nameForms(t *catalog.Tool) []string {
+	n := strings.ToLower(t.Name)
+	s := strings.ToLower(t.Server)
+	return []string{n, s + catalog.IDSeparator + n, s + catalog.WireSeparator + n, "mcp__" + s + "__" + n}
+}
+
+func (ix *Index) addNames(t *catalog.Tool) {
+	for _, f := range nameForms(t) {
+		ix.names[f] = append(ix.names[f], t)
+	}
+}
+
+// Update returns an index that reflects snap for the named servers: their
+// tools are re-indexed, or removed when snap no longer has the server. Other
+// servers' postings are shared with ix, not rebuilt. ix is unchanged.
+func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
+	next := &Index{
+		w: ix.w, segs: append([]*segment(nil), ix.segs...), n: ix.n, total: ix.total,
+		avgLen: ix.avgLen, version: snap.Version(),
+		df:      make(map[string]int32, len(ix.df)),
+		servers: make(map[string]*serverInfo, len(ix.servers)),
+		names:   make(map[string][]*catalog.Tool, len(ix.names)),
+	}
+	for k, v := range ix.df {
+		next.df[k] = v
+	}
+	for k, v := range ix.servers {
+		next.servers[k] = v
+	}
+	touched := map[string]bool{}
+	for _, key := range servers {
+		touched[key] = true
+	}
+	// Retire the old documents of each touched server.
+	deadIn := map[*segment]map[string]bool{}
+	for key := range touched {
+		info, ok := next.servers[key]
+		if !ok {
+			continue
+		}
+		if deadIn[info.seg] == nil {
+			deadIn[info.seg] = map[string]bool{}
+		}
+		deadIn[info.seg][key] = true
+		var buf []token
+		for _, t := range info.srv.Tools {
+			var a analysed
+			a, buf = analyseTool(t, info.terms, buf)
+			for term := range a.tf {
+				if next.df[term]--; next.df[term] <= 0 {
+					delete(next.df, term)
+				}
+			}
+			next.n--
+		}
+		delete(next.servers, key)
+	}
+	for i, seg := range next.segs {
+		if d := deadIn[seg]; d != nil {
+			ns := *seg
+			ns.dead = make(map[string]bool, len(seg.dead)+len(d))
+			for k := range seg.dead {
+				ns.dead[k] = true
+			}
+			for k := range d {
+				ns.dead[k] = true
+			}
+			ns.deadDoc = make([]bool, len(ns.docs))
+			for j, dd := range ns.docs {
+				ns.deadDoc[j] = ns.dead[dd.tool.Server]
+			}
+			next.segs[i] = &ns
+			for key, info := range next.servers {
+				if info.seg == seg {
+					ni := *info
+					ni.seg = &ns
+					next.servers[key] = &ni
+				}
+			}
+		}
+	}
+	// Index the new documents of each touched server still in snap.
+	var docs []analysed
+	var newServers []*serverInfo
+	var buf []token
+	for _, key := range sortedKeys(touched) {
+		srv, ok := snap.Server(key)
+		if !ok {
+			continue
+		}
+		info := &serverInfo{srv: srv, terms: analyseServer(srv)}
+		newServers = append(newServers, info)
+		for _, t := range srv.Tools {
+			var a analysed
+			a, buf = analyseTool(t, info.terms, buf)
+			docs = append(docs, a)
+		}
+	}
+	if len(docs) > 0 {
+		seg := next.newSegment(docs, next.total)
+		next.segs = append(next.segs, seg)
+		for term, c := range seg.stats {
+			next.df[term] += c
+		}
+		next.n += len(docs)
+		next.setNameIDF(seg)
+		next.total += len(docs)
+		for _, info := range newServers {
+			info.seg = seg
+		}
+	}
+	for _, info := range newServers {
+		next.servers[info.srv.Key] = info
+	}
+	// Too many segments or too many dead documents: compact.
+	if len(next.segs) > maxSegments || next.total > 2*next.n+64 {
+		all := make([]*catalog.Server, 0, len(next.servers))
+		for _, k := range sortedKeys(next.servers) {
+			all = append(all, next.servers[k].srv)
+		}
+		next.rebuild(all)
+		return next
+	}
+	for _, info := range next.servers {
+		for _, t := range info.srv.Tools {
+			next.addNames(t)
+		}
+	}
+	next.indexServerTerms()
+	return next
+}
+
+// maxSegments bounds how many segments a query visits before Update compacts
+// the index into one.
+const maxSegments = 8
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// idf is the BM25 inverse document frequency of a term found in df documents.
+func (ix *Index) idf(df int32) float64 {
+	n := float64(ix.n)
+	d := float64(df)
+	return math.Log(1 + (n-d+0.5)/(d+0.5))
+}

@@ -1,0 +1,342 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Mode chooses how a query's text is read.
+type Mode int
+
+// Query modes.
+const (
+	// ModeAuto reads select:, exact names and server prefixes first, then a
+	// regular expression when the text looks like one, else keywords.
+	ModeAuto Mode = iota
+	// ModeKeyword reads the text as keywords or natural language (select:,
+	// exact names and server prefixes are still honoured).
+	ModeKeyword
+	// ModeRegex reads the text as a Python-style regular expression.
+	ModeRegex
+)
+
+// ParseMode reads "auto", "keyword" or "regex".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return ModeAuto, nil
+	case "keyword", "keywords", "bm25":
+		return ModeKeyword, nil
+	case "regex", "regexp":
+		return ModeRegex, nil
+	}
+	return 0, fmt.Errorf("unknown search mode %q (want auto, keyword or regex)", s)
+}
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case ModeKeyword:
+		return "keyword"
+	case ModeRegex:
+		return "regex"
+	}
+	return "auto"
+}
+
+// Form says how a query was understood.
+type Form string
+
+// Query forms.
+const (
+	FormSelect  Form = "select"
+	FormExact   Form = "exact"
+	FormServer  Form = "server"
+	FormKeyword Form = "keyword"
+	FormRegex   Form = "regex"
+)
+
+// Limits on what a query may ask. A query over a limit is refused with an
+// error that names the limit.
+const (
+	DefaultMaxResults = 5
+	MaxMaxResults     = 50
+	MaxQueryLen       = 1000 // bytes
+	MaxTerms          = 32
+	MaxSelectNames    = 50
+	MaxRegexLen       = 200
+)
+
+// ErrBadQuery wraps every error about the query itself (as opposed to a
+// cancelled context).
+var ErrBadQuery = errors.New("bad query")
+
+// Request is one search.
+type Request struct {
+	// Query is the text as the model or user typed it.
+	Query string
+	// Mode says how to read Query.
+	Mode Mode
+	// MaxResults caps the hits; 0 means DefaultMaxResults, and it is capped
+	// at MaxMaxResults.
+	MaxResults int
+	// Servers, when not empty, restricts the search to these server keys.
+	Servers []string
+	// Visible, when set, hides every tool for which it returns false: such a
+	// tool is never returned, counted or named by any query form.
+	Visible func(*catalog.Tool) bool
+}
+
+// Hit is one tool found.
+type Hit struct {
+	Tool  *catalog.Tool
+	Score float64
+	// Why says, briefly, what matched: fields and terms, or the form.
+	Why string
+}
+
+// Result is what a search found.
+type Result struct {
+	// Form is how the query was understood.
+	Form Form
+	// Hits are the tools found, best first.
+	Hits []Hit
+	// Total counts every tool that matched, before MaxResults.
+	Total int
+	// Unknown lists select: names that name no (visible) tool.
+	Unknown []string
+	// Ambiguous lists select: names that match tools of several servers.
+	Ambiguous []string
+	// NearestServers names, when nothing matched, the servers whose names
+	// are closest to the query.
+	NearestServers []string
+}
+
+func badQuery(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadQuery, fmt.Sprintf(format, args...))
+}
+
+// Search runs one query against the index.
+func (ix *Index) Search(ctx context.Context, req Request) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	q := strings.TrimSpace(req.Query)
+	switch {
+	case q == "":
+		return Result{}, badQuery("the query is empty")
+	case len(q) > MaxQueryLen:
+		return Result{}, badQuery("the query is %d bytes long; the limit is %d", len(q), MaxQueryLen)
+	case !utf8.ValidString(q):
+		return Result{}, badQuery("the query is not valid UTF-8")
+	case req.MaxResults < 0:
+		return Result{}, badQuery("max_results is %d; it must be at least 1", req.MaxResults)
+	}
+	if req.MaxResults == 0 {
+		req.MaxResults = DefaultMaxResults
+	}
+	req.MaxResults = min(req.MaxResults, MaxMaxResults)
+	for _, s := range req.Servers {
+		if _, ok := ix.servers[s]; !ok {
+			return Result{}, badQuery("unknown server %q", s)
+		}
+	}
+	v := ix.visibility(req)
+
+	if rest, ok := cutPrefixFold(q, "select:"); ok {
+		return ix.selectTools(rest, req, v)
+	}
+	if req.Mode == ModeRegex {
+		return ix.regexSearch(ctx, q, req, v)
+	}
+	if hits := ix.exactTools(q, v); len(hits) > 0 {
+		res := Result{Form: FormExact}
+		for _, t := range hits {
+			res.Hits = append(res.Hits, Hit{Tool: t, Score: exactScore, Why: "exact name"})
+		}
+		// Fill the rest with what the words of the name find.
+		more, err := ix.keywordSearch(ctx, q, req, v)
+		if err == nil {
+			res.Hits = appendNew(res.Hits, more.Hits)
+		}
+		res.Total = len(res.Hits)
+		res.Hits = res.Hits[:min(len(res.Hits), req.MaxResults)]
+		return res, nil
+	}
+	if srv, ok := ix.serverPrefix(q); ok {
+		return ix.serverTools(srv, req, v), nil
+	}
+	if req.Mode == ModeAuto && looksLikeRegex(q) {
+		if res, err := ix.regexSearch(ctx, q, req, v); err == nil {
+			return res, nil
+		}
+	}
+	return ix.keywordSearch(ctx, q, req, v)
+}
+
+// exactScore is the score given to a tool named exactly; keyword scores stay
+// far below it.
+const exactScore = 1e6
+
+// visibility combines the request's server filter and visibility predicate.
+func (ix *Index) visibility(req Request) func(*catalog.Tool) bool {
+	var only map[string]bool
+	if len(req.Servers) > 0 {
+		only = map[string]bool{}
+		for _, s := range req.Servers {
+			only[s] = true
+		}
+	}
+	return func(t *catalog.Tool) bool {
+		if only != nil && !only[t.Server] {
+			return false
+		}
+		return req.Visible == nil || req.Visible(t)
+	}
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// lookupName returns the visible tools that name (in any of its forms)
+// denotes exactly.
+func (ix *Index) lookupName(name string, v func(*catalog.Tool) bool) []*catalog.Tool {
+	var out []*catalog.Tool
+	for _, t := range ix.names[strings.ToLower(name)] {
+		if v(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// selectTools answers "select:a,b": exact names, in order, duplicates
+// dropped, unknown names reported.
+func (ix *Index) selectTools(list string, req Request, v func(*catalog.Tool) bool) (Result, error) {
+	res := Result{Form: FormSelect}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return Result{}, badQuery("select: names no tool (write select:name1,name2)")
+	}
+	if len(names) > MaxSelectNames {
+		return Result{}, badQuery("select: names %d tools; the limit is %d", len(names), MaxSelectNames)
+	}
+	seen := map[*catalog.Tool]bool{}
+	for _, n := range names {
+		tools := ix.lookupName(n, v)
+		switch {
+		case len(tools) == 0:
+			res.Unknown = append(res.Unknown, n)
+			continue
+		case len(tools) > 1:
+			res.Ambiguous = append(res.Ambiguous, n)
+		}
+		for _, t := range tools {
+			if !seen[t] {
+				seen[t] = true
+				res.Hits = append(res.Hits, Hit{Tool: t, Score: exactScore, Why: "selected by name"})
+			}
+		}
+	}
+	res.Total = len(res.Hits)
+	// A select names what it wants; MaxResults does not cut it below the
+	// number of names asked for.
+	return res, nil
+}
+
+// exactTools returns the tools named exactly by the query, or by one of its
+// words when that word is an identifier (it has parts, like
+// "create_pull_request" or "getRSI"). Earlier words come first.
+func (ix *Index) exactTools(q string, v func(*catalog.Tool) bool) []*catalog.Tool {
+	if tools := ix.lookupName(q, v); len(tools) > 0 {
+		return tools
+	}
+	var out []*catalog.Tool
+	seen := map[*catalog.Tool]bool{}
+	for _, w := range strings.Fields(q) {
+		w = strings.Trim(w, "`'\"()[]{}<>,;:!?")
+		if len(w) < 3 || !isIdentifier(w) {
+			continue
+		}
+		for _, t := range ix.lookupName(w, v) {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// isIdentifier reports whether a word looks like a tool name rather than a
+// plain word: it has a joiner or an inner case change.
+func isIdentifier(w string) bool {
+	if strings.ContainsAny(w, "_/") || strings.Contains(w, "__") {
+		return true
+	}
+	if strings.Contains(strings.Trim(w, "-."), "-") {
+		return true
+	}
+	return len(splitIdentifier(w, nil)) > 1
+}
+
+// serverPrefix recognises "github__", "mcp__github", "mcp__github__",
+// "github/", "github__*" and a server key alone.
+func (ix *Index) serverPrefix(q string) (string, bool) {
+	s := strings.ToLower(q)
+	s = strings.TrimSuffix(s, "*")
+	if rest, ok := strings.CutPrefix(s, "mcp__"); ok {
+		s = rest
+	}
+	s = strings.TrimSuffix(s, catalog.WireSeparator)
+	s = strings.TrimSuffix(s, catalog.IDSeparator)
+	for key := range ix.servers {
+		if strings.EqualFold(key, s) {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+// serverTools lists a server's visible tools in the order it lists them.
+func (ix *Index) serverTools(key string, req Request, v func(*catalog.Tool) bool) Result {
+	res := Result{Form: FormServer}
+	for _, t := range ix.servers[key].srv.Tools {
+		if !v(t) {
+			continue
+		}
+		res.Total++
+		if len(res.Hits) < req.MaxResults {
+			res.Hits = append(res.Hits, Hit{Tool: t, Score: 1, Why: "server " + key})
+		}
+	}
+	return res
+}
+
+func appendNew(dst, src []Hit) []Hit {
+	seen := make(map[*catalog.Tool]bool, len(dst))
+	for _, h := range dst {
+		seen[h.Tool] = true
+	}
+	for _, h := range src {
+		if !seen[h.Tool] {
+			seen[h.Tool] = true
+			dst = append(dst, h)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,406 @@
+package search
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// A keyword query is analysed like a document. Each distinct term becomes a
+// group: the term itself at weight 1 and its synonyms at Weights.Synonym. A
+// group scores a tool by its best member (BM25F: idf times saturated,
+// field-weighted, length-normalised frequency), so a tool that says both
+// "delete" and "remove" is not counted twice. The tool's score is the sum of
+// its group scores, scaled by how much of the query it covers (each group
+// weighted by its idf) and raised by how much of the tool's name the query
+// covers. A word written "+word" must occur in the tool (itself, not a
+// synonym).
+
+// member is one term of a group.
+type member struct {
+	term   string
+	weight float64
+}
+
+// group is one query term with its synonyms.
+type group struct {
+	word    string // the query word it came from, for explanations
+	members []member
+	idf     float64 // idf of the term itself, for coverage
+	joined  bool
+}
+
+// parsedQuery is a keyword query analysed into groups.
+type parsedQuery struct {
+	groups   []group
+	required []uint64 // each entry: the groups of one +word, all needed
+}
+
+func (ix *Index) parseKeywords(q string) (parsedQuery, error) {
+	var pq parsedQuery
+	index := map[string]int{}
+	var buf []token
+	for _, raw := range strings.Fields(q) {
+		req := false
+		if len(raw) > 1 && raw[0] == '+' {
+			req, raw = true, raw[1:]
+		}
+		buf = analyze(raw, buf[:0])
+		if req && len(buf) == 0 {
+			// A required stop word ("+on") is kept as it is.
+			buf = append(buf, token{term: strings.ToLower(raw)})
+		}
+		var mask, joinedMask uint64
+		for _, tk := range buf {
+			gi, ok := index[tk.term]
+			if !ok {
+				if len(pq.groups) == MaxTerms {
+					return pq, badQuery("the query has more than %d distinct terms", MaxTerms)
+				}
+				gi = len(pq.groups)
+				index[tk.term] = gi
+				g := group{word: raw, joined: tk.joined, members: []member{{tk.term, 1}}}
+				if !tk.joined {
+					for _, s := range synonyms[tk.term] {
+						g.members = append(g.members, member{s, ix.w.Synonym})
+					}
+				}
+				pq.groups = append(pq.groups, g)
+			}
+			if tk.joined {
+				joinedMask |= 1 << gi
+			} else {
+				mask |= 1 << gi
+			}
+		}
+		if req {
+			if mask == 0 {
+				mask = joinedMask
+			}
+			pq.required = append(pq.required, mask)
+		}
+	}
+	for i := range pq.groups {
+		pq.groups[i].idf = ix.idf(ix.df[pq.groups[i].members[0].term])
+	}
+	return pq, nil
+}
+
+// scratch holds a query's per-document accumulators.
+type scratch struct {
+	acc      []float32 // summed group scores
+	best     []float32 // this group's best member score
+	matched  []uint64  // groups matched by the term itself or a synonym
+	exact    []uint64  // groups matched by the term itself
+	nameBest []float32 // this group's best member idf in the name
+	nameAcc  []float32 // summed name idf matched
+	touched  []uint32  // docs with acc > 0
+	gTouched []uint32  // docs with best > 0
+}
+
+var scratchPool sync.Pool
+
+func getScratch(n int) *scratch {
+	s, _ := scratchPool.Get().(*scratch)
+	if s == nil || len(s.acc) < n {
+		s = &scratch{
+			acc: make([]float32, n), best: make([]float32, n),
+			matched: make([]uint64, n), exact: make([]uint64, n),
+			nameBest: make([]float32, n), nameAcc: make([]float32, n),
+		}
+	}
+	return s
+}
+
+func putScratch(s *scratch) {
+	for _, d := range s.touched {
+		s.acc[d], s.matched[d], s.exact[d], s.nameAcc[d] = 0, 0, 0, 0
+	}
+	s.touched = s.touched[:0]
+	s.gTouched = s.gTouched[:0]
+	scratchPool.Put(s)
+}
+
+// scored is a candidate hit.
+type scored struct {
+	seg   *segment
+	doc   uint32
+	score float64
+}
+
+func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool) (Result, error) {
+	pq, err := ix.parseKeywords(q)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Form: FormKeyword}
+	if len(pq.groups) == 0 {
+		res.NearestServers = ix.nearestServers(q)
+		return res, nil
+	}
+	s := getScratch(ix.total)
+	defer putScratch(s)
+	k1 := ix.w.K1
+	mentions, byGroup := ix.serverMentions(pq)
+	for gi, g := range pq.groups {
+		if gi%8 == 7 && ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		bit := uint64(1) << gi
+		for mi, m := range g.members {
+			df := ix.df[m.term]
+			if df == 0 {
+				continue
+			}
+			idf := m.weight * ix.idf(df)
+			w := float32(idf * (k1 + 1))
+			for _, seg := range ix.segs {
+				ps := seg.post[m.term]
+				if len(ps) == 0 {
+					continue
+				}
+				base := uint32(seg.base)
+				named := byGroup[gi]
+				for _, p := range ps {
+					if seg.deadDoc != nil && seg.deadDoc[p.doc] {
+						continue
+					}
+					d := base + p.doc
+					c := w * p.wtf / (p.wtf + float32(k1))
+					// The server boost already counts a word that names
+					// the tool's own server, as far as it names it.
+					if named != nil {
+						c *= 1 - float32(named[seg.docs[p.doc].tool.Server])
+					}
+					if s.best[d] == 0 {
+						s.gTouched = append(s.gTouched, d)
+					}
+					if c > s.best[d] {
+						s.best[d] = c
+					}
+					if mi == 0 {
+						s.exact[d] |= bit
+					}
+					if p.fields&(1<<FieldName) != 0 && float32(idf) > s.nameBest[d] {
+						s.nameBest[d] = float32(idf)
+					}
+				}
+			}
+		}
+		for _, d := range s.gTouched {
+			if s.acc[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.acc[d] += s.best[d]
+			s.matched[d] |= bit
+			s.best[d] = 0
+			s.nameAcc[d] += s.nameBest[d]
+			s.nameBest[d] = 0
+		}
+		s.gTouched = s.gTouched[:0]
+	}
+	var idfSum float64
+	for _, g := range pq.groups {
+		idfSum += g.idf
+	}
+	top := &topK{k: req.MaxResults}
+	for _, d := range s.touched {
+		seg, i := ix.locate(d)
+		if !pq.satisfied(s.exact[d]) {
+			continue
+		}
+		dc := &seg.docs[i]
+		if !v(dc.tool) {
+			continue
+		}
+		score := float64(s.acc[d])
+		// Coverage of the query, each group weighted by its idf. A word
+		// naming the tool's server covers its part.
+		matched := s.matched[d]
+		for gi, named := range byGroup {
+			if named[dc.tool.Server] > 0 {
+				matched |= 1 << gi
+			}
+		}
+		var cov float64
+		for m := matched; m != 0; m &= m - 1 {
+			cov += pq.groups[bits.TrailingZeros64(m)].idf
+		}
+		if idfSum > 0 && ix.w.Coordination > 0 {
+			score *= math.Pow(cov/idfSum, ix.w.Coordination)
+		}
+		// Coverage of the tool's name.
+		if dc.nameIDF > 0 {
+			nc := math.Min(1, float64(s.nameAcc[d]/dc.nameIDF))
+			score *= 1 + ix.w.NameCoverage*nc
+		}
+		if m := mentions[dc.tool.Server]; m > 0 {
+			score *= 1 + ix.w.ServerMention*m
+		}
+		res.Total++
+		top.offer(scored{seg: seg, doc: uint32(i), score: score})
+	}
+	hits := top.sorted()
+	if len(hits) > 0 && ix.w.MinRelative > 0 {
+		cut := hits[0].score * ix.w.MinRelative
+		for i, h := range hits {
+			if h.score < cut {
+				hits = hits[:i]
+				break
+			}
+		}
+	}
+	for _, h := range hits {
+		t := h.seg.docs[h.doc].tool
+		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: ix.explain(h.seg, h.doc, pq)})
+	}
+	if len(res.Hits) == 0 {
+		res.NearestServers = ix.nearestServers(q)
+	}
+	return res, nil
+}
+
+// serverMentions measures how clearly the query names each server. A query
+// term found in a server's key, title or package names that server with the
+// probability that a tool containing the term belongs to it: 1 for a word
+// only that server's tools use ("datadog"), little for a word that is also
+// common elsewhere ("email"). The strengths of a server's terms add up, to
+// at most 1. byGroup gives, per query group, the servers it names.
+func (ix *Index) serverMentions(pq parsedQuery) (map[string]float64, []map[string]float64) {
+	var out map[string]float64
+	byGroup := make([]map[string]float64, len(pq.groups))
+	for gi, g := range pq.groups {
+		term := g.members[0].term
+		keys := ix.serverTerms[term]
+		df := ix.df[term]
+		if len(keys) == 0 || df == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		byGroup[gi] = map[string]float64{}
+		for _, k := range keys {
+			p := math.Min(1, float64(len(ix.servers[k].srv.Tools))/float64(df))
+			byGroup[gi][k] = p
+			out[k] = math.Min(1, out[k]+p)
+		}
+	}
+	return out, byGroup
+}
+
+// satisfied reports whether a document matching the groups in exact meets
+// every +required word.
+func (pq *parsedQuery) satisfied(exact uint64) bool {
+	for _, r := range pq.required {
+		if exact&r != r {
+			return false
+		}
+	}
+	return true
+}
+
+// locate maps a global document number to its segment and index.
+func (ix *Index) locate(d uint32) (*segment, int) {
+	segs := ix.segs
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > int(d) }) - 1
+	return segs[i], int(d) - segs[i].base
+}
+
+// explain lists, per field, the query words that matched a document.
+func (ix *Index) explain(seg *segment, doc uint32, pq parsedQuery) string {
+	var perField [numFields][]string
+	for _, g := range pq.groups {
+		for mi, m := range g.members {
+			p, ok := findPosting(seg.post[m.term], doc)
+			if !ok {
+				continue
+			}
+			label := g.word
+			if mi > 0 {
+				label = g.word + "~" + m.term
+			}
+			for f := Field(0); f < numFields; f++ {
+				if p.fields&(1<<f) != 0 {
+					perField[f] = appendUnique(perField[f], label)
+				}
+			}
+			break
+		}
+	}
+	var b strings.Builder
+	for f, ws := range perField {
+		if len(ws) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(Field(f).String())
+		b.WriteString(": ")
+		b.WriteString(strings.Join(ws, ", "))
+	}
+	return b.String()
+}
+
+func findPosting(ps []posting, doc uint32) (posting, bool) {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= doc })
+	if i < len(ps) && ps[i].doc == doc {
+		return ps[i], true
+	}
+	return posting{}, false
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// topK keeps the k best candidates; ties go to the smaller tool ID so results
+// are stable.
+type topK struct {
+	k int
+	h candHeap
+}
+
+type candHeap []scored
+
+func (h candHeap) Len() int           { return len(h) }
+func (h candHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *candHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+func (t *topK) offer(c scored) {
+	if len(t.h) < t.k {
+		heap.Push(&t.h, c)
+		return
+	}
+	if worse(t.h[0], c) {
+		t.h[0] = c
+		heap.Fix(&t.h, 0)
+	}
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b scored) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.seg.docs[a.doc].tool.ID() > b.seg.docs[b.doc].tool.ID()
+}
+
+func (t *topK) sorted() []scored {
+	out := append([]scored(nil), t.h...)
+	sort.Slice(out, func(i, j int) bool { return worse(out[j], out[i]) })
+	return out
+}
