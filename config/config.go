@@ -1,0 +1,661 @@
+// Package config reads the gateway's configuration: the mcpServers JSON that
+// MCP clients already use (Claude Desktop, Claude Code's .mcp.json, Cursor,
+// VS Code), plus the gateway's own settings under a "toolsearch" key in the
+// same file.
+//
+// The format, as read here:
+//
+//	{
+//	  "mcpServers": {                        // VS Code's "servers" is read too
+//	    "github": {
+//	      "command": "npx", "args": ["-y", "@acme/github-mcp"],
+//	      "env": {"TOKEN": "${GITHUB_TOKEN}"}, "cwd": "/tmp",
+//	      "disabled": false,
+//	      "alwaysLoad": false,                // never defer this server's tools
+//	      "keywords": ["gh", "git"],          // extra search words
+//	      "allow": ["*issue*"], "deny": ["delete_*"], "ask": ["merge_*"],
+//	      "lazy": true,                       // start at the first call
+//	      "startTimeout": "20s"
+//	    },
+//	    "docs": {"type": "http", "url": "https://example.com/mcp",
+//	             "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+//	    "old":  {"type": "sse", "url": "http://127.0.0.1:9000/sse"}
+//	  },
+//	  "toolsearch": {
+//	    "exposure": "auto",                   // auto, full, search or dynamic
+//	    "threshold": 10,                      // percent of contextWindow (or "10%")
+//	    "contextWindow": 200000,
+//	    "listen": "127.0.0.1:7777",           // serve streamable HTTP here
+//	    "stateDir": "~/.cache/toolsearch",    // cached manifests
+//	    "lazy": false,                        // lazy start for every stdio server
+//	    "limits": {"maxResults": 5, "resultTokens": 6000, "startTimeout": "30s",
+//	               "callTimeout": "5m", "maxRestarts": 5},
+//	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"]}
+//	  }
+//	}
+//
+// Strings in command, args, env, cwd, url and headers expand ${VAR},
+// ${VAR:-default} and VS Code's ${env:VAR} from the environment. Durations are
+// Go duration strings ("30s") or numbers of seconds. Unknown keys are ignored,
+// since clients add their own. Every error names the file, the server and the
+// field.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Transport kinds of an upstream server.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+)
+
+// Exposure modes: what the gateway's clients see.
+const (
+	ExposureAuto    = "auto"
+	ExposureFull    = "full"
+	ExposureSearch  = "search"
+	ExposureDynamic = "dynamic"
+)
+
+// Defaults of the gateway settings.
+const (
+	DefaultThresholdPercent = 10
+	DefaultContextWindow    = 200_000
+	DefaultMaxResults       = 5
+	DefaultResultTokens     = 6_000
+	DefaultStartTimeout     = 30 * time.Second
+	DefaultCallTimeout      = 5 * time.Minute
+	DefaultMaxRestarts      = 5
+)
+
+// Config is one configuration file, read and checked.
+type Config struct {
+	// Path is the file the configuration came from ("" when built in code).
+	Path string
+	// Servers are the upstream servers in key order, disabled ones included.
+	Servers []*Server
+	// Gateway holds the gateway's own settings, defaults filled in.
+	Gateway Gateway
+}
+
+// Server is one entry of mcpServers.
+type Server struct {
+	// Key is the entry's name; it prefixes the server's tools.
+	Key string
+	// Transport is TransportStdio, TransportHTTP or TransportSSE.
+	Transport string
+	// Command, Args, Env and Cwd start a stdio server (expanded).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// URL and Headers reach a remote server (expanded).
+	URL     string
+	Headers map[string]string
+	// Disabled servers are not started.
+	Disabled bool
+	// AlwaysLoad marks every tool of the server as never deferred.
+	AlwaysLoad bool
+	// Keywords are extra search words for every tool of the server.
+	Keywords []string
+	// Allow, Deny and Ask are this server's policy globs.
+	Allow, Deny, Ask []string
+	// Lazy starts a stdio server only at its first call (its cached
+	// manifest answers until then).
+	Lazy bool
+	// StartTimeout bounds connecting and the first listing; zero means the
+	// gateway's limit.
+	StartTimeout time.Duration
+	// Problem, when not nil, is why the server cannot start even though the
+	// file is well-formed (an unset ${VAR}); the gateway shows the server as
+	// failed with this error, and the other servers are unaffected.
+	Problem error
+}
+
+// Gateway holds the settings under the "toolsearch" key.
+type Gateway struct {
+	// Exposure is one of the Exposure constants.
+	Exposure string
+	// ThresholdPercent is auto's switch point, in percent of ContextWindow.
+	ThresholdPercent float64
+	// ContextWindow is the model's window in tokens.
+	ContextWindow int
+	// Listen is the HTTP address, empty for stdio.
+	Listen string
+	// StateDir keeps cached manifests; empty disables the cache.
+	StateDir string
+	// Lazy makes every stdio server lazy.
+	Lazy bool
+	// Limits bound searches, starts and calls.
+	Limits Limits
+	// Policy holds the global policy globs.
+	Policy Rules
+}
+
+// Limits bound what the gateway does.
+type Limits struct {
+	MaxResults   int
+	ResultTokens int
+	StartTimeout time.Duration
+	CallTimeout  time.Duration
+	MaxRestarts  int
+}
+
+// Rules are allow, deny and ask globs.
+type Rules struct {
+	Allow, Deny, Ask []string
+}
+
+// Threshold returns the token count above which auto exposure picks dynamic.
+func (g Gateway) Threshold() int {
+	return int(g.ThresholdPercent / 100 * float64(g.ContextWindow))
+}
+
+// Error is a configuration error. It names the file, the server (when the
+// error is about one) and the field.
+type Error struct {
+	File   string
+	Server string
+	Field  string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config")
+	if e.File != "" {
+		b.WriteString(" " + e.File)
+	}
+	if e.Server != "" {
+		fmt.Fprintf(&b, ": server %q", e.Server)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Default returns a configuration with no servers and default settings.
+func Default() *Config {
+	return &Config{Gateway: Gateway{
+		Exposure:         ExposureAuto,
+		ThresholdPercent: DefaultThresholdPercent,
+		ContextWindow:    DefaultContextWindow,
+		Limits: Limits{MaxResults: DefaultMaxResults, ResultTokens: DefaultResultTokens,
+			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts},
+	}}
+}
+
+// maxFileBytes bounds what Load reads.
+const maxFileBytes = 16 << 20
+
+// Load reads and checks the configuration file at path, expanding variables
+// from the process environment.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	if len(data) > maxFileBytes {
+		return nil, &Error{File: path, Err: fmt.Errorf("larger than %d bytes", maxFileBytes)}
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Parse reads a configuration from data; path only names the file in
+// errors. lookup resolves ${VAR} (nil means no variables are set).
+func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	errAt := func(server, field string, err error) error {
+		return &Error{File: path, Server: server, Field: field, Err: err}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, errAt("", "", fmt.Errorf("not a JSON object: %w", err))
+	}
+	if top == nil {
+		return nil, errAt("", "", errors.New("not a JSON object"))
+	}
+	cfg := Default()
+	cfg.Path = path
+	serversKey := "mcpServers"
+	rawServers, ok := top[serversKey]
+	if !ok {
+		if rs, ok2 := top["servers"]; ok2 {
+			serversKey, rawServers = "servers", rs
+		}
+	}
+	if len(rawServers) > 0 && string(rawServers) != "null" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(rawServers, &m); err != nil {
+			return nil, errAt("", serversKey, errors.New("want an object keyed by server name"))
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			srv, err := parseServer(k, m[k], lookup)
+			if err != nil {
+				var ce *Error
+				if errors.As(err, &ce) {
+					ce.File = path
+					return nil, ce
+				}
+				return nil, errAt(k, "", err)
+			}
+			cfg.Servers = append(cfg.Servers, srv)
+		}
+	}
+	if raw, ok := top["toolsearch"]; ok && string(raw) != "null" {
+		if err := parseGateway(&cfg.Gateway, raw); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				ce.File = path
+				return nil, ce
+			}
+			return nil, errAt("", "toolsearch", err)
+		}
+	}
+	return cfg, nil
+}
+
+// rawServer is the JSON shape of one server entry.
+type rawServer struct {
+	Type         string            `json:"type"`
+	Command      string            `json:"command"`
+	Args         []string          `json:"args"`
+	Env          map[string]string `json:"env"`
+	Cwd          string            `json:"cwd"`
+	URL          string            `json:"url"`
+	ServerURL    string            `json:"serverUrl"` // Windsurf
+	Headers      map[string]string `json:"headers"`
+	Disabled     bool              `json:"disabled"`
+	AlwaysLoad   bool              `json:"alwaysLoad"`
+	Keywords     []string          `json:"keywords"`
+	Allow        []string          `json:"allow"`
+	Deny         []string          `json:"deny"`
+	Ask          []string          `json:"ask"`
+	Lazy         bool              `json:"lazy"`
+	StartTimeout json.RawMessage   `json:"startTimeout"`
+}
+
+func parseServer(key string, raw json.RawMessage, lookup func(string) (string, bool)) (*Server, error) {
+	errAt := func(field string, err error) error { return &Error{Server: key, Field: field, Err: err} }
+	if err := catalog.ValidKey(key); err != nil {
+		return nil, errAt("", fmt.Errorf("invalid server name: %w", err))
+	}
+	var rs rawServer
+	if err := json.Unmarshal(raw, &rs); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, errAt(te.Field, fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value))
+		}
+		return nil, errAt("", fmt.Errorf("want an object: %w", err))
+	}
+	srv := &Server{Key: key, Disabled: rs.Disabled, AlwaysLoad: rs.AlwaysLoad, Keywords: rs.Keywords,
+		Allow: rs.Allow, Deny: rs.Deny, Ask: rs.Ask, Lazy: rs.Lazy}
+	if rs.URL == "" {
+		rs.URL = rs.ServerURL
+	}
+	switch strings.ToLower(rs.Type) {
+	case "", "local":
+		switch {
+		case rs.Command != "":
+			srv.Transport = TransportStdio
+		case rs.URL != "":
+			srv.Transport = TransportHTTP
+		default:
+			return nil, errAt("command", errors.New(`a server needs "command" (stdio) or "url" (http, sse)`))
+		}
+	case "stdio":
+		srv.Transport = TransportStdio
+	case "http", "streamable-http", "streamablehttp", "streamable_http", "remote":
+		srv.Transport = TransportHTTP
+	case "sse":
+		srv.Transport = TransportSSE
+	default:
+		return nil, errAt("type", fmt.Errorf("unknown type %q (want stdio, http or sse)", rs.Type))
+	}
+	d, err := parseDuration(rs.StartTimeout)
+	if err != nil {
+		return nil, errAt("startTimeout", err)
+	}
+	srv.StartTimeout = d
+	for _, g := range [][]string{rs.Allow, rs.Deny, rs.Ask} {
+		for _, p := range g {
+			if strings.TrimSpace(p) == "" {
+				return nil, errAt("allow/deny/ask", errors.New("empty pattern"))
+			}
+		}
+	}
+	// Expansion: an unset variable leaves the server unusable, not the file.
+	var problems []string
+	exp := func(field, s string) string {
+		out, missing := Expand(s, lookup)
+		for _, m := range missing {
+			problems = append(problems, fmt.Sprintf("%s: ${%s} is not set", field, m))
+		}
+		return out
+	}
+	switch srv.Transport {
+	case TransportStdio:
+		if rs.Command == "" {
+			return nil, errAt("command", errors.New("a stdio server needs a command"))
+		}
+		srv.Command = exp("command", rs.Command)
+		for i, a := range rs.Args {
+			srv.Args = append(srv.Args, exp(fmt.Sprintf("args[%d]", i), a))
+		}
+		if len(rs.Env) > 0 {
+			srv.Env = make(map[string]string, len(rs.Env))
+			for _, k := range sortedKeys(rs.Env) {
+				srv.Env[k] = exp("env."+k, rs.Env[k])
+			}
+		}
+		srv.Cwd = exp("cwd", rs.Cwd)
+	default:
+		if rs.URL == "" {
+			return nil, errAt("url", fmt.Errorf("a %s server needs a url", srv.Transport))
+		}
+		srv.URL = exp("url", rs.URL)
+		if len(rs.Headers) > 0 {
+			srv.Headers = make(map[string]string, len(rs.Headers))
+			for _, k := range sortedKeys(rs.Headers) {
+				srv.Headers[k] = exp("headers."+k, rs.Headers[k])
+			}
+		}
+		if !strings.HasPrefix(srv.URL, "http://") && !strings.HasPrefix(srv.URL, "https://") && len(problems) == 0 {
+			return nil, errAt("url", fmt.Errorf("%q is not an http or https URL", srv.URL))
+		}
+	}
+	if len(problems) > 0 {
+		srv.Problem = &Error{Server: key, Field: strings.SplitN(problems[0], ":", 2)[0],
+			Err: errors.New(strings.Join(problems, "; "))}
+	}
+	return srv, nil
+}
+
+// rawGateway is the JSON shape of the "toolsearch" object.
+type rawGateway struct {
+	Exposure      string          `json:"exposure"`
+	Threshold     json.RawMessage `json:"threshold"`
+	ContextWindow *int            `json:"contextWindow"`
+	Listen        string          `json:"listen"`
+	StateDir      string          `json:"stateDir"`
+	Lazy          bool            `json:"lazy"`
+	Limits        *struct {
+		MaxResults   *int            `json:"maxResults"`
+		ResultTokens *int            `json:"resultTokens"`
+		StartTimeout json.RawMessage `json:"startTimeout"`
+		CallTimeout  json.RawMessage `json:"callTimeout"`
+		MaxRestarts  *int            `json:"maxRestarts"`
+	} `json:"limits"`
+	Policy *struct {
+		Allow []string `json:"allow"`
+		Deny  []string `json:"deny"`
+		Ask   []string `json:"ask"`
+	} `json:"policy"`
+}
+
+func parseGateway(g *Gateway, raw json.RawMessage) error {
+	errAt := func(field string, err error) error { return &Error{Field: "toolsearch." + field, Err: err} }
+	var rg rawGateway
+	if err := json.Unmarshal(raw, &rg); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return errAt(te.Field, fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value))
+		}
+		return &Error{Field: "toolsearch", Err: fmt.Errorf("want an object: %w", err)}
+	}
+	if rg.Exposure != "" {
+		e, err := ParseExposure(rg.Exposure)
+		if err != nil {
+			return errAt("exposure", err)
+		}
+		g.Exposure = e
+	}
+	if len(rg.Threshold) > 0 && string(rg.Threshold) != "null" {
+		p, err := parseThreshold(rg.Threshold)
+		if err != nil {
+			return errAt("threshold", err)
+		}
+		g.ThresholdPercent = p
+	}
+	if rg.ContextWindow != nil {
+		if *rg.ContextWindow < 1000 {
+			return errAt("contextWindow", fmt.Errorf("%d tokens is too small", *rg.ContextWindow))
+		}
+		g.ContextWindow = *rg.ContextWindow
+	}
+	g.Listen = rg.Listen
+	if rg.StateDir != "" {
+		g.StateDir = ExpandHome(rg.StateDir)
+	}
+	g.Lazy = rg.Lazy
+	if l := rg.Limits; l != nil {
+		if l.MaxResults != nil {
+			if *l.MaxResults < 1 || *l.MaxResults > 50 {
+				return errAt("limits.maxResults", fmt.Errorf("%d is out of range 1..50", *l.MaxResults))
+			}
+			g.Limits.MaxResults = *l.MaxResults
+		}
+		if l.ResultTokens != nil {
+			if *l.ResultTokens < 100 {
+				return errAt("limits.resultTokens", fmt.Errorf("%d is below 100", *l.ResultTokens))
+			}
+			g.Limits.ResultTokens = *l.ResultTokens
+		}
+		if l.MaxRestarts != nil {
+			if *l.MaxRestarts < 0 {
+				return errAt("limits.maxRestarts", fmt.Errorf("%d is negative", *l.MaxRestarts))
+			}
+			g.Limits.MaxRestarts = *l.MaxRestarts
+		}
+		for _, f := range []struct {
+			name string
+			raw  json.RawMessage
+			dst  *time.Duration
+		}{{"limits.startTimeout", l.StartTimeout, &g.Limits.StartTimeout}, {"limits.callTimeout", l.CallTimeout, &g.Limits.CallTimeout}} {
+			d, err := parseDuration(f.raw)
+			if err != nil {
+				return errAt(f.name, err)
+			}
+			if d > 0 {
+				*f.dst = d
+			}
+		}
+	}
+	if p := rg.Policy; p != nil {
+		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}
+		for _, l := range [][]string{p.Allow, p.Deny, p.Ask} {
+			for _, s := range l {
+				if strings.TrimSpace(s) == "" {
+					return errAt("policy", errors.New("empty pattern"))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ParseExposure reads an exposure mode name.
+func ParseExposure(s string) (string, error) {
+	switch e := strings.ToLower(strings.TrimSpace(s)); e {
+	case ExposureAuto, ExposureFull, ExposureSearch, ExposureDynamic:
+		return e, nil
+	}
+	return "", fmt.Errorf("unknown exposure %q (want auto, full, search or dynamic)", s)
+}
+
+// ParseThreshold reads a threshold given on the command line: "10", "10%"
+// or "auto:10".
+func ParseThreshold(s string) (float64, error) {
+	return parseThreshold(json.RawMessage(strconv.Quote(s)))
+}
+
+func parseThreshold(raw json.RawMessage) (float64, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, errors.New("want a percentage such as 10 or \"10%\"")
+		}
+		s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(s), "%"), "auto:"))
+		f, err = strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a percentage", s)
+		}
+	}
+	if f <= 0 || f > 100 {
+		return 0, fmt.Errorf("%v%% is out of range (0, 100]", f)
+	}
+	return f, nil
+}
+
+func parseDuration(raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var secs float64
+	if err := json.Unmarshal(raw, &secs); err == nil {
+		if secs < 0 || secs > 86400 {
+			return 0, fmt.Errorf("%v seconds is out of range", secs)
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, errors.New(`want a duration such as "30s" or a number of seconds`)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as \"30s\"", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+// Expand replaces ${VAR}, ${VAR:-default} and ${env:VAR} in s from lookup.
+// It returns the names of variables that were unset and had no default; they
+// expand to "". Text that is not a well-formed reference (a lone "$", "${"
+// without "}", "${input:x}") is left as it is.
+func Expand(s string, lookup func(string) (string, bool)) (string, []string) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	var missing []string
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		ref := s[i+2 : i+j]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		name = strings.TrimPrefix(name, "env:")
+		if !validVarName(name) {
+			b.WriteString(s[i : i+j+1])
+		} else if v, ok := lookup(name); ok && (v != "" || !hasDef) {
+			b.WriteString(v)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			missing = append(missing, name)
+		}
+		s = s[i+j+1:]
+	}
+	return b.String(), missing
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// ExpandHome replaces a leading "~/" with the user's home directory.
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// DefaultPaths lists, in order, where serve looks for a configuration file
+// when none is given: ./toolsearch.json, then the user's config directory.
+func DefaultPaths() []string {
+	paths := []string{"toolsearch.json"}
+	if d, err := os.UserConfigDir(); err == nil {
+		paths = append(paths, filepath.Join(d, "toolsearch", "config.json"))
+	}
+	return paths
+}
+
+// DefaultStateDir is where cached manifests go when the file names none.
+func DefaultStateDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "toolsearch")
+	}
+	return ""
+}
+
+// Enabled returns the servers that are not disabled.
+func (c *Config) Enabled() []*Server {
+	var out []*Server
+	for _, s := range c.Servers {
+		if !s.Disabled {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,181 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParseServers(t *testing.T) {
+	t.Parallel()
+	data := `{
+	  "mcpServers": {
+	    "gh": {"command": "npx", "args": ["-y", "gh-mcp", "--token=${TOKEN}"], "env": {"A": "${HOME_X:-/h}"}, "cwd": "/tmp",
+	           "alwaysLoad": true, "keywords": ["git"], "deny": ["delete_*"], "lazy": true, "startTimeout": 5},
+	    "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
+	    "old": {"type": "sse", "url": "http://127.0.0.1:1/sse", "disabled": true},
+	    "cursorish": {"url": "http://127.0.0.1:2/mcp", "autoApprove": ["x"]}
+	  },
+	  "toolsearch": {"exposure": "Search", "threshold": "5%", "contextWindow": 100000, "listen": ":7777",
+	                 "limits": {"maxResults": 8, "startTimeout": "2s"}, "policy": {"deny": ["*/rm"]}}
+	}`
+	cfg, err := Parse("x.json", []byte(data), env(map[string]string{"TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 4 || len(cfg.Enabled()) != 3 {
+		t.Fatalf("servers: %d, enabled %d", len(cfg.Servers), len(cfg.Enabled()))
+	}
+	byKey := map[string]*Server{}
+	for _, s := range cfg.Servers {
+		byKey[s.Key] = s
+	}
+	gh := byKey["gh"]
+	if gh.Transport != TransportStdio || gh.Args[2] != "--token=t0k" || gh.Env["A"] != "/h" || !gh.AlwaysLoad || !gh.Lazy ||
+		gh.StartTimeout != 5*time.Second || gh.Deny[0] != "delete_*" || gh.Problem != nil {
+		t.Errorf("gh = %+v", gh)
+	}
+	if d := byKey["docs"]; d.Transport != TransportHTTP || d.Headers["Authorization"] != "Bearer t0k" {
+		t.Errorf("docs = %+v", d)
+	}
+	if o := byKey["old"]; o.Transport != TransportSSE || !o.Disabled {
+		t.Errorf("old = %+v", o)
+	}
+	if c := byKey["cursorish"]; c.Transport != TransportHTTP {
+		t.Errorf("cursorish = %+v", c)
+	}
+	g := cfg.Gateway
+	if g.Exposure != ExposureSearch || g.ThresholdPercent != 5 || g.ContextWindow != 100000 || g.Threshold() != 5000 ||
+		g.Listen != ":7777" || g.Limits.MaxResults != 8 || g.Limits.StartTimeout != 2*time.Second ||
+		g.Limits.CallTimeout != DefaultCallTimeout || g.Policy.Deny[0] != "*/rm" {
+		t.Errorf("gateway = %+v", g)
+	}
+}
+
+func TestVSCodeServersKey(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("mcp.json", []byte(`{"servers": {"fs": {"type": "stdio", "command": "fs-mcp"}}, "inputs": []}`), nil)
+	if err != nil || len(cfg.Servers) != 1 || cfg.Servers[0].Key != "fs" {
+		t.Fatalf("cfg=%+v err=%v", cfg, err)
+	}
+}
+
+func TestUnsetVariableIsAServerProblem(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("c.json", []byte(`{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}, "b": {"command": "y"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Servers[0].Problem
+	if p == nil || !strings.Contains(p.Error(), "env.K") || !strings.Contains(p.Error(), "NOPE") || !strings.Contains(p.Error(), `"a"`) {
+		t.Fatalf("problem = %v", p)
+	}
+	if cfg.Servers[1].Problem != nil {
+		t.Fatalf("b has a problem: %v", cfg.Servers[1].Problem)
+	}
+}
+
+func TestErrorsNameFileServerField(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, data        string
+		server, field, in string
+	}{
+		{"not json", `{`, "", "", "not a JSON object"},
+		{"array", `[]`, "", "", "not a JSON object"},
+		{"servers not object", `{"mcpServers": []}`, "", "mcpServers", "object"},
+		{"no command", `{"mcpServers": {"a": {}}}`, "a", "command", "needs"},
+		{"args wrong type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, "a", "args", "want"},
+		{"bad type", `{"mcpServers": {"a": {"type": "ws", "url": "x"}}}`, "a", "type", "unknown type"},
+		{"bad url", `{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}`, "a", "url", "not an http"},
+		{"bad key", `{"mcpServers": {"a/b": {"command": "x"}}}`, "a/b", "", "invalid server name"},
+		{"bad timeout", `{"mcpServers": {"a": {"command": "x", "startTimeout": "soon"}}}`, "a", "startTimeout", "duration"},
+		{"bad exposure", `{"toolsearch": {"exposure": "some"}}`, "", "toolsearch.exposure", "unknown exposure"},
+		{"bad threshold", `{"toolsearch": {"threshold": 0}}`, "", "toolsearch.threshold", "out of range"},
+		{"bad limit", `{"toolsearch": {"limits": {"maxResults": 0}}}`, "", "toolsearch.limits.maxResults", "out of range"},
+		{"wrong limit type", `{"toolsearch": {"limits": {"maxResults": "x"}}}`, "", "toolsearch.limits.maxResults", "want"},
+		{"empty deny", `{"mcpServers": {"a": {"command": "x", "deny": [""]}}}`, "a", "allow/deny/ask", "empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("/etc/ts.json", []byte(c.data), nil)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if ce.File != "/etc/ts.json" || ce.Server != c.server || ce.Field != c.field || !strings.Contains(err.Error(), c.in) {
+				t.Fatalf("err = %q (server %q field %q)", err, ce.Server, ce.Field)
+			}
+			if !strings.Contains(err.Error(), "/etc/ts.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestExpand(t *testing.T) {
+	t.Parallel()
+	lk := env(map[string]string{"A": "1", "EMPTY": ""})
+	cases := []struct{ in, out, missing string }{
+		{"plain", "plain", ""},
+		{"${A}", "1", ""},
+		{"x${A}y${A}", "x1y1", ""},
+		{"${env:A}", "1", ""},
+		{"${B:-def}", "def", ""},
+		{"${EMPTY:-def}", "def", ""},
+		{"${EMPTY}", "", ""},
+		{"${B}", "", "B"},
+		{"${input:tok}", "${input:tok}", ""},
+		{"$A ${", "$A ${", ""},
+		{"${}", "${}", ""},
+	}
+	for _, c := range cases {
+		got, miss := Expand(c.in, lk)
+		if got != c.out || strings.Join(miss, ",") != c.missing {
+			t.Errorf("Expand(%q) = %q, %v; want %q, %q", c.in, got, miss, c.out, c.missing)
+		}
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]float64{"10": 10, "5%": 5, "auto:20": 20, "0.5": 0.5} {
+		if got, err := ParseThreshold(in); err != nil || got != want {
+			t.Errorf("ParseThreshold(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "x", "0", "101", "-1"} {
+		if _, err := ParseThreshold(in); err == nil {
+			t.Errorf("ParseThreshold(%q) accepted", in)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(`{"mcpServers": {"a": {"command": "x", "args": ["${A:-b}"], "env": {"K": "${env:K}"}}}}`)
+	f.Add(`{"servers": {"b": {"type": "sse", "url": "http://h/${X}"}}, "toolsearch": {"threshold": "5%"}}`)
+	f.Add(`{"toolsearch": {"limits": {"startTimeout": 3, "callTimeout": "1m"}, "policy": {"deny": ["*"]}}}`)
+	f.Add(`{"mcpServers": {"a": {"url": 1}}}`)
+	f.Add(`null`)
+	f.Add(`{"mcpServers": null, "toolsearch": null}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		cfg, err := Parse("f.json", []byte(data), env(map[string]string{"A": "a"}))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "config f.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, s := range cfg.Servers {
+			if s.Transport == "" || s.Key == "" {
+				t.Fatalf("server %+v", s)
+			}
+		}
+	})
+}
