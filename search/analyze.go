@@ -38,12 +38,18 @@ func stem(w string) string {
 		return v.(string)
 	}
 	s := w
-	if len(w) > 2 && isAlpha(w) {
+	switch {
+	case len(w) > 3 && w[len(w)-1] == 's' && !hasVowel(w[:len(w)-1]) && isAlpha(w):
+		// The plural of an acronym: "dsns", "vms".
+		s = w[:len(w)-1]
+	case len(w) > 2 && isAlpha(w):
 		s = english.Stem(w, false)
 	}
 	stemCache.Store(w, s)
 	return s
 }
+
+func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
 
 func isAlpha(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -123,7 +129,9 @@ func splitIdentifier(word string, out []string) []string {
 		case unicode.IsUpper(r) && k > 0:
 			prev := runes[k-1]
 			nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+			// "DSNs": a plural s after an acronym stays with it.
+			pluralS := nextLower && runes[k+1] == 's' && (k+2 == len(runes) || !unicode.IsLower(runes[k+2]))
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower && !pluralS) {
 				flush()
 			}
 		}
@@ -138,6 +146,10 @@ func splitIdentifier(word string, out []string) []string {
 // multi-part identifier is added after its parts, marked joined.
 func analyze(text string, out []token) []token {
 	words(text, func(parts []string, whole string) {
+		if whole != "" && allStopWords(parts) {
+			// "to-do", "how-to": the joined word is the word.
+			parts, whole = []string{whole}, ""
+		}
 		for _, p := range parts {
 			if exp, ok := abbreviations[p]; ok {
 				for _, e := range exp {
@@ -157,10 +169,19 @@ func analyze(text string, out []token) []token {
 	return out
 }
 
+func allStopWords(parts []string) bool {
+	for _, p := range parts {
+		if !stopWords[p] {
+			return false
+		}
+	}
+	return true
+}
+
 // stopWords are dropped from documents and queries. Besides English function
 // words, they include the filler of requests to an assistant ("please",
 // "want", "me") that says nothing about which tool is meant.
-var stopWords = toSet(`a about above after again all also am an and any are as at be because been before
+var stopWords = toSet(`a about above after again also am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has
 have having he her here hers herself him himself his how i if in into is it its itself just let lets like me
 more most my myself no nor not now of off on once only or other our ours ourselves out over own please same

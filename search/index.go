@@ -57,6 +57,10 @@ type Weights struct {
 	Coordination float64
 	// MinRelative drops hits scoring below this share of the best hit.
 	MinRelative float64
+	// ImplicitMention is the weight of a server mention made by a word that
+	// is not in the server's name but is concentrated in its tools (at
+	// least half of the tools containing it, and three or more).
+	ImplicitMention float64
 	// ServerMention multiplies the score of a tool whose server the query
 	// names by (1 + ServerMention × strength), strength being 1 for the
 	// server named most clearly.
@@ -65,14 +69,15 @@ type Weights struct {
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
 var DefaultWeights = Weights{
-	Field:         [numFields]float64{3.0, 1.5, 2.0, 1.0, 0.3},
-	B:             [numFields]float64{0.3, 0.3, 0.5, 0.75, 0.75},
-	K1:            1.2,
-	Synonym:       synonymWeight,
-	NameCoverage:  0.5,
-	Coordination:  1.0,
-	MinRelative:   0.0,
-	ServerMention: 1.0,
+	Field:           [numFields]float64{3.0, 1.5, 2.0, 1.0, 0.3},
+	B:               [numFields]float64{0.3, 0.3, 0.5, 0.75, 0.75},
+	K1:              1.2,
+	Synonym:         synonymWeight,
+	NameCoverage:    1.0,
+	Coordination:    1.0,
+	MinRelative:     0.25,
+	ServerMention:   2.0,
+	ImplicitMention: 0.25,
 }
 
 // posting records one document's use of a term.
@@ -102,6 +107,15 @@ type segment struct {
 	// segment has no dead documents.
 	deadDoc []bool
 	stats   map[string]int32 // df of each term within this segment
+	// top gives, per term, the server with the most documents containing
+	// it in this segment, and how many.
+	top map[string]serverCount
+}
+
+// serverCount is a number of documents of one server.
+type serverCount struct {
+	server string
+	count  int32
 }
 
 // Index is an immutable search index over a set of tools. Its methods are
@@ -281,7 +295,8 @@ func (ix *Index) indexServerTerms() {
 // newSegment turns analysed documents into postings, normalising with the
 // index's current average field lengths.
 func (ix *Index) newSegment(docs []analysed, base int) *segment {
-	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{}, stats: map[string]int32{}}
+	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{},
+		stats: map[string]int32{}, top: map[string]serverCount{}}
 	for i, a := range docs {
 		seg.docs[i] = doc{tool: a.tool, nameTerms: a.nameTerms}
 		var norm [numFields]float64
@@ -304,6 +319,22 @@ func (ix *Index) newSegment(docs []analysed, base int) *segment {
 			seg.post[term] = append(seg.post[term], posting{doc: uint32(i), wtf: float32(wtf), fields: fields})
 			seg.stats[term]++
 		}
+	}
+	// Documents come grouped by server, so each term's postings are runs
+	// of one server at a time.
+	for term, ps := range seg.post {
+		var best, run serverCount
+		for _, p := range ps {
+			srv := seg.docs[p.doc].tool.Server
+			if srv != run.server {
+				run = serverCount{server: srv}
+			}
+			run.count++
+			if run.count > best.count {
+				best = run
+			}
+		}
+		seg.top[term] = best
 	}
 	return seg
 }

@@ -279,7 +279,18 @@ func (ix *Index) serverMentions(pq parsedQuery) (map[string]float64, []map[strin
 		term := g.members[0].term
 		keys := ix.serverTerms[term]
 		df := ix.df[term]
-		if len(keys) == 0 || df == 0 {
+		if df == 0 {
+			continue
+		}
+		if len(keys) == 0 {
+			if ix.w.ImplicitMention > 0 {
+				if srv, p := ix.concentration(term, df); p >= 0.5 {
+					if out == nil {
+						out = map[string]float64{}
+					}
+					out[srv] = math.Min(1, out[srv]+ix.w.ImplicitMention*p)
+				}
+			}
 			continue
 		}
 		if out == nil {
@@ -293,6 +304,28 @@ func (ix *Index) serverMentions(pq parsedQuery) (map[string]float64, []map[strin
 		}
 	}
 	return out, byGroup
+}
+
+// concentration returns the server with the most live documents containing
+// term and their share of the term's documents, when there are at least
+// three.
+func (ix *Index) concentration(term string, df int32) (string, float64) {
+	counts := map[string]int32{}
+	for _, seg := range ix.segs {
+		if sc, ok := seg.top[term]; ok && !seg.dead[sc.server] {
+			counts[sc.server] += sc.count
+		}
+	}
+	var best serverCount
+	for srv, c := range counts {
+		if c > best.count || (c == best.count && srv < best.server) {
+			best = serverCount{srv, c}
+		}
+	}
+	if best.count < 3 {
+		return "", 0
+	}
+	return best.server, float64(best.count) / float64(df)
 }
 
 // satisfied reports whether a document matching the groups in exact meets

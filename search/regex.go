@@ -2,9 +2,12 @@ package search
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -14,6 +17,14 @@ import (
 // against a tool's name, its title, search hint and keywords, its
 // description, and its parameter names and descriptions; a match in the
 // name counts most.
+
+// RegexTimeLimit bounds the time one regex search may take. RE2 runs in
+// time linear in the text, but a large pattern makes that line steep; past
+// the limit the search stops with ErrTimeExceeded.
+var RegexTimeLimit = 2 * time.Second
+
+// ErrTimeExceeded is returned when a search runs out of time.
+var ErrTimeExceeded = errors.New("search time exceeded")
 
 // regexFieldScore is what a match in each field adds to a tool's score.
 var regexFieldScore = [numFields]float64{4, 0, 2, 1, 0.5}
@@ -29,10 +40,17 @@ func (ix *Index) regexSearch(ctx context.Context, pattern string, req Request, v
 	res := Result{Form: FormRegex}
 	top := &topK{k: req.MaxResults}
 	n := 0
+	start := time.Now()
 	for _, seg := range ix.segs {
 		for i := range seg.docs {
-			if n++; n%1024 == 0 && ctx.Err() != nil {
-				return Result{}, ctx.Err()
+			if n++; n%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return Result{}, err
+				}
+				if time.Since(start) > RegexTimeLimit {
+					return Result{}, fmt.Errorf("%w: the regex ran out of time (%v) after %d of %d tools; make it simpler",
+						ErrTimeExceeded, RegexTimeLimit, n, ix.total)
+				}
 			}
 			if seg.deadDoc != nil && seg.deadDoc[i] {
 				continue

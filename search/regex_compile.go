@@ -1,6 +1,11 @@
 package search
 
-import "regexp"
+import (
+	"regexp"
 
-// compilePattern is replaced by the Python-syntax translator.
-func compilePattern(p string) (*regexp.Regexp, error) { return regexp.Compile(p) }
+	"github.com/toolsearch/toolsearch/pyregex"
+)
+
+// compilePattern compiles a Python-syntax pattern into a linear-time RE2
+// expression. Errors name the position of the problem.
+func compilePattern(p string) (*regexp.Regexp, error) { return pyregex.Compile(p) }

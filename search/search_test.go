@@ -1,0 +1,556 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// fixtureTool is a compact way to write a tool for the tests.
+type fixtureTool struct {
+	name, desc string
+	params     map[string]string
+	meta       string // raw _meta object, optional
+}
+
+func rawTool(ft fixtureTool) json.RawMessage {
+	props := map[string]any{}
+	for k, v := range ft.params {
+		props[k] = map[string]any{"type": "string", "description": v}
+	}
+	m := map[string]any{
+		"name":        ft.name,
+		"description": ft.desc,
+		"inputSchema": map[string]any{"type": "object", "properties": props},
+	}
+	if ft.meta != "" {
+		m["_meta"] = json.RawMessage(ft.meta)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func fixtureServer(t testing.TB, key string, tools ...fixtureTool) *catalog.Server {
+	t.Helper()
+	raws := make([]json.RawMessage, len(tools))
+	for i, ft := range tools {
+		raws[i] = rawTool(ft)
+	}
+	srv, err := catalog.NewServer(key, raws, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// fixtureServers is a small catalog in the shape of real ones.
+func fixtureServers(t testing.TB) []*catalog.Server {
+	return []*catalog.Server{
+		fixtureServer(t, "github",
+			fixtureTool{name: "create_issue", desc: "Open a new issue in a repository.", params: map[string]string{"repo": "Repository name", "title": "Issue title"}},
+			fixtureTool{name: "create_pull_request", desc: "Propose changes from a branch as a new pull request.", params: map[string]string{"head": "Branch with the changes", "base": "Branch to merge into"}},
+			fixtureTool{name: "list_pull_requests", desc: "List the pull requests of a repository, newest first."},
+			fixtureTool{name: "get_file_contents", desc: "Read a file or directory from a repository at a ref.", params: map[string]string{"path": "Path inside the repository"}},
+			fixtureTool{name: "search_repositories", desc: "Find repositories by name, topic or language."},
+		),
+		fixtureServer(t, "slack",
+			fixtureTool{name: "post_message", desc: "Post a message to a channel.", params: map[string]string{"channel": "Channel ID", "text": "Message text"}},
+			fixtureTool{name: "list_channels", desc: "List the public channels of the workspace."},
+			fixtureTool{name: "send_direct_message", desc: "Send a private message to one user.", params: map[string]string{"user": "User ID"}},
+		),
+		fixtureServer(t, "kubernetes",
+			fixtureTool{name: "get_pod_logs", desc: "Fetch the logs of a pod's container.", params: map[string]string{"pod": "Pod name", "namespace": "Namespace"}},
+			fixtureTool{name: "scale_deployment", desc: "Change the replica count of a deployment."},
+		),
+		fixtureServer(t, "filesystem",
+			fixtureTool{name: "read_file", desc: "Read the text of a file on disk."},
+			fixtureTool{name: "write_file", desc: "Create or overwrite a file with new content."},
+			fixtureTool{name: "search_files", desc: "Find files whose names match a glob pattern."},
+		),
+		fixtureServer(t, "postgres",
+			fixtureTool{name: "query", desc: "Run a read-only SQL statement and return the rows."},
+			fixtureTool{name: "list_tables", desc: "List the tables of the database schema."},
+		),
+		fixtureServer(t, "jira",
+			fixtureTool{name: "createIssue", desc: "File a ticket in a project.", meta: `{"anthropic/searchHint":"bug report tracker"}`},
+			fixtureTool{name: "searchIssues", desc: "Search tickets with a JQL expression."},
+		),
+		fixtureServer(t, "gitlab",
+			fixtureTool{name: "create_merge_request", desc: "Open a merge request between two branches."},
+			fixtureTool{name: "create_issue", desc: "Create an issue in a GitLab project."},
+		),
+	}
+}
+
+func fixtureIndex(t testing.TB) (*catalog.Snapshot, *Index) {
+	t.Helper()
+	snap, err := catalog.NewSnapshot(fixtureServers(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, Build(snap)
+}
+
+func ids(res Result) []string {
+	out := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = h.Tool.ID()
+	}
+	return out
+}
+
+func TestQueryForms(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	tests := []struct {
+		name      string
+		req       Request
+		form      Form
+		wantFirst []string // the first hits, in order
+		unknown   []string
+		ambiguous []string
+		absent    []string // IDs that must not be in the hits
+	}{
+		{name: "select keeps order and drops duplicates",
+			req:  Request{Query: "select:slack/post_message,github/create_issue,slack__post_message"},
+			form: FormSelect, wantFirst: []string{"slack/post_message", "github/create_issue"}},
+		{name: "select reports unknown names",
+			req:  Request{Query: "select:read_file, nope, mcp__postgres__query"},
+			form: FormSelect, wantFirst: []string{"filesystem/read_file", "postgres/query"}, unknown: []string{"nope"}},
+		{name: "select bare name on two servers is ambiguous",
+			req:  Request{Query: "select:create_issue"},
+			form: FormSelect, wantFirst: []string{"github/create_issue", "gitlab/create_issue"}, ambiguous: []string{"create_issue"}},
+		{name: "select is case-insensitive in the prefix",
+			req:  Request{Query: "SELECT:list_tables"},
+			form: FormSelect, wantFirst: []string{"postgres/list_tables"}},
+		{name: "exact bare name",
+			req:  Request{Query: "scale_deployment"},
+			form: FormExact, wantFirst: []string{"kubernetes/scale_deployment"}},
+		{name: "exact camelCase name",
+			req:  Request{Query: "searchIssues"},
+			form: FormExact, wantFirst: []string{"jira/searchIssues"}},
+		{name: "exact name inside a longer query wins over broad matches",
+			req:  Request{Query: "use list_tables to see what the pull request search repository files contain"},
+			form: FormExact, wantFirst: []string{"postgres/list_tables"}},
+		{name: "exact wire name",
+			req:  Request{Query: "github__get_file_contents"},
+			form: FormExact, wantFirst: []string{"github/get_file_contents"}},
+		{name: "exact Claude Code name",
+			req:  Request{Query: "mcp__slack__list_channels"},
+			form: FormExact, wantFirst: []string{"slack/list_channels"}},
+		{name: "server prefix with separator",
+			req:  Request{Query: "slack__"},
+			form: FormServer, wantFirst: []string{"slack/post_message", "slack/list_channels", "slack/send_direct_message"}},
+		{name: "server prefix Claude Code style",
+			req:  Request{Query: "mcp__postgres"},
+			form: FormServer, wantFirst: []string{"postgres/query", "postgres/list_tables"}},
+		{name: "server name alone",
+			req:  Request{Query: "Kubernetes"},
+			form: FormServer, wantFirst: []string{"kubernetes/get_pod_logs", "kubernetes/scale_deployment"}},
+		{name: "keywords",
+			req:  Request{Query: "post a message to a channel"},
+			form: FormKeyword, wantFirst: []string{"slack/post_message"}},
+		{name: "abbreviation PR",
+			req:  Request{Query: "open a PR"},
+			form: FormKeyword, wantFirst: []string{"github/create_pull_request"}},
+		{name: "abbreviation k8s and stemming",
+			req:  Request{Query: "k8s pod logging"},
+			form: FormKeyword, wantFirst: []string{"kubernetes/get_pod_logs"}},
+		{name: "abbreviation DM",
+			req:  Request{Query: "DM a teammate"},
+			form: FormKeyword, wantFirst: []string{"slack/send_direct_message"}},
+		{name: "abbreviation MR",
+			req:  Request{Query: "raise an MR"},
+			form: FormKeyword, wantFirst: []string{"gitlab/create_merge_request"}},
+		{name: "search hint is searched",
+			req:  Request{Query: "bug report"},
+			form: FormKeyword, wantFirst: []string{"jira/createIssue"}},
+		{name: "required term filters",
+			req:  Request{Query: "create issue +gitlab"},
+			form: FormKeyword, wantFirst: []string{"gitlab/create_issue"}, absent: []string{"github/create_issue", "jira/createIssue"}},
+		{name: "server filter",
+			req:  Request{Query: "create issue", Servers: []string{"jira"}},
+			form: FormKeyword, wantFirst: []string{"jira/createIssue"}, absent: []string{"github/create_issue"}},
+		{name: "regex mode",
+			req:  Request{Query: "^create_.*request$", Mode: ModeRegex},
+			form: FormRegex, wantFirst: []string{"github/create_pull_request", "gitlab/create_merge_request"}},
+		{name: "auto mode reads a regex",
+			req:  Request{Query: "(?i)^list_"},
+			form: FormRegex, wantFirst: []string{"postgres/list_tables", "slack/list_channels", "github/list_pull_requests"}},
+		{name: "max results",
+			req:  Request{Query: "file", MaxResults: 1},
+			form: FormKeyword, wantFirst: []string{"filesystem/read_file"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := ix.Search(context.Background(), tc.req)
+			if err != nil {
+				t.Fatalf("Search(%q): %v", tc.req.Query, err)
+			}
+			got := ids(res)
+			if res.Form != tc.form {
+				t.Errorf("form = %q, want %q (hits %v)", res.Form, tc.form, got)
+			}
+			if len(got) < len(tc.wantFirst) || !slices.Equal(got[:len(tc.wantFirst)], tc.wantFirst) {
+				t.Errorf("hits = %v, want them to start with %v", got, tc.wantFirst)
+			}
+			if !slices.Equal(res.Unknown, tc.unknown) {
+				t.Errorf("unknown = %v, want %v", res.Unknown, tc.unknown)
+			}
+			if !slices.Equal(res.Ambiguous, tc.ambiguous) {
+				t.Errorf("ambiguous = %v, want %v", res.Ambiguous, tc.ambiguous)
+			}
+			for _, a := range tc.absent {
+				if slices.Contains(got, a) {
+					t.Errorf("hits %v contain %s", got, a)
+				}
+			}
+			max := tc.req.MaxResults
+			if max == 0 {
+				max = DefaultMaxResults
+			}
+			if tc.form != FormSelect && len(got) > max {
+				t.Errorf("%d hits, more than max_results %d", len(got), max)
+			}
+			for _, h := range res.Hits {
+				if h.Why == "" || h.Score <= 0 {
+					t.Errorf("hit %s has score %v and why %q", h.Tool.ID(), h.Score, h.Why)
+				}
+			}
+		})
+	}
+}
+
+func TestBadQueries(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	tests := []struct {
+		name string
+		req  Request
+		want string // substring of the error
+	}{
+		{"empty", Request{Query: "   "}, "empty"},
+		{"too long", Request{Query: strings.Repeat("a ", MaxQueryLen)}, "limit is 1000"},
+		{"invalid utf-8", Request{Query: "abc\xff"}, "UTF-8"},
+		{"negative max", Request{Query: "x", MaxResults: -1}, "max_results"},
+		{"unknown server", Request{Query: "x", Servers: []string{"nope"}}, `unknown server "nope"`},
+		{"empty select", Request{Query: "select: , "}, "names no tool"},
+		{"too many select names", Request{Query: "select:" + strings.Repeat("a,", MaxSelectNames+1)}, "limit is 50"},
+		{"too many terms", Request{Query: manyWords(MaxTerms + 1)}, "more than 32 distinct terms"},
+		{"invalid regex names the position", Request{Query: "abc(", Mode: ModeRegex}, "position"},
+		{"unsupported regex", Request{Query: "(a)\\1", Mode: ModeRegex}, "position 3"},
+		{"regex too long", Request{Query: strings.Repeat("a", MaxRegexLen+1), Mode: ModeRegex}, "limit is 200"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ix.Search(context.Background(), tc.req)
+			if err == nil {
+				t.Fatalf("Search(%.40q) succeeded, want an error containing %q", tc.req.Query, tc.want)
+			}
+			if !errors.Is(err, ErrBadQuery) {
+				t.Errorf("error %v does not wrap ErrBadQuery", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func manyWords(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("word%c%c", 'a'+i%26, 'a'+i/26)
+	}
+	return strings.Join(ws, " ")
+}
+
+func TestNoMatchNamesNearestServers(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	res, err := ix.Search(context.Background(), Request{Query: "kubernetis zzzqqq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "kubernetis" matches nothing, so nothing is padded in.
+	if len(res.Hits) != 0 {
+		t.Fatalf("hits = %v, want none", ids(res))
+	}
+	if len(res.NearestServers) == 0 || res.NearestServers[0] != "kubernetes" {
+		t.Errorf("nearest servers = %v, want kubernetes first", res.NearestServers)
+	}
+}
+
+func TestWeakMatchesAreNotPadding(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	res, err := ix.Search(context.Background(), Request{Query: "replica count deployment", MaxResults: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(res)
+	if len(got) == 0 || got[0] != "kubernetes/scale_deployment" {
+		t.Fatalf("hits = %v, want kubernetes/scale_deployment first", got)
+	}
+	for _, h := range res.Hits {
+		if h.Score < res.Hits[0].Score*DefaultWeights.MinRelative {
+			t.Errorf("hit %s scores %.3f, under %.0f%% of the best %.3f", h.Tool.ID(), h.Score, 100*DefaultWeights.MinRelative, res.Hits[0].Score)
+		}
+	}
+}
+
+func TestVisibilityHidesEveryForm(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	hidden := "github/create_issue"
+	visible := func(tl *catalog.Tool) bool { return tl.ID() != hidden }
+	queries := []Request{
+		{Query: "select:github/create_issue"},
+		{Query: "github__create_issue"},
+		{Query: "mcp__github__create_issue"},
+		{Query: "create_issue"},
+		{Query: "github"},
+		{Query: "open a new issue in a repository"},
+		{Query: "create_issue", Mode: ModeRegex},
+		{Query: ".*issue.*"},
+	}
+	for _, q := range queries {
+		q.Visible = visible
+		q.MaxResults = MaxMaxResults
+		res, err := ix.Search(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%q: %v", q.Query, err)
+		}
+		if slices.Contains(ids(res), hidden) {
+			t.Errorf("%q (mode %v) found the hidden tool: %v", q.Query, q.Mode, ids(res))
+		}
+		if res.Form == FormSelect && !slices.Equal(res.Unknown, []string{"github/create_issue"}) {
+			t.Errorf("select of a hidden tool: unknown = %v, want it reported as unknown", res.Unknown)
+		}
+	}
+}
+
+func TestCatastrophicRegexIsLinear(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 100000)
+	srv := fixtureServer(t, "slow", fixtureTool{name: "bang", desc: long + "!"}, fixtureTool{name: "plain", desc: long})
+	snap, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := Build(snap)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := ix.Search(ctx, Request{Query: "(a+)+$", Mode: ModeRegex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res); !slices.Equal(got, []string{"slow/plain"}) {
+		t.Errorf("hits = %v, want [slow/plain] (the other description ends in '!')", got)
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ix.Search(ctx, Request{Query: "issue"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestUpdateMatchesRebuild checks that an index updated server by server
+// answers exactly like one built from scratch on the final snapshot, through
+// enough updates to force compaction.
+func TestUpdateMatchesRebuild(t *testing.T) {
+	t.Parallel()
+	snap, ix := fixtureIndex(t)
+	queries := []string{"create issue", "pull request", "file", "message", "logs", "select:create_issue,query", "github__", "^list", "deploy"}
+	for round := 0; round < 2*maxSegments+3; round++ {
+		var change catalog.Change
+		key := fmt.Sprintf("extra%d", round%4)
+		switch {
+		case round%5 == 4:
+			change = catalog.Put(fixtureServer(t, "slack",
+				fixtureTool{name: "post_message", desc: fmt.Sprintf("Post a message to a channel (round %d).", round)},
+				fixtureTool{name: "archive_channel", desc: "Archive a channel nobody uses."}))
+		case round%3 == 2:
+			if _, ok := snap.Server(key); !ok {
+				continue
+			}
+			change = catalog.Remove(key)
+		default:
+			change = catalog.Put(fixtureServer(t, key,
+				fixtureTool{name: fmt.Sprintf("deploy_%d", round), desc: "Deploy the service to production."},
+				fixtureTool{name: "create_issue", desc: fmt.Sprintf("Create an issue, version %d.", round)}))
+		}
+		next, diff, err := snap.Apply(change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = next
+		ix = ix.Update(snap, diff.Servers...)
+		fresh := Build(snap)
+		if ix.Len() != fresh.Len() || ix.Len() != len(snap.Tools()) {
+			t.Fatalf("round %d: updated index has %d tools, fresh %d, snapshot %d", round, ix.Len(), fresh.Len(), len(snap.Tools()))
+		}
+		for _, q := range queries {
+			a, errA := ix.Search(context.Background(), Request{Query: q, MaxResults: 20})
+			b, errB := fresh.Search(context.Background(), Request{Query: q, MaxResults: 20})
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("round %d %q: errors differ: %v vs %v", round, q, errA, errB)
+			}
+			if !sameSet(ids(a), ids(b)) {
+				t.Errorf("round %d %q: updated index found %v, fresh index %v", round, q, ids(a), ids(b))
+			}
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func TestUpdateLeavesOldIndexAlone(t *testing.T) {
+	t.Parallel()
+	snap, ix := fixtureIndex(t)
+	next, diff, err := snap.Apply(catalog.Remove("slack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix2 := ix.Update(next, diff.Servers...)
+	for _, tc := range []struct {
+		ix   *Index
+		want bool
+	}{{ix, true}, {ix2, false}} {
+		res, err := tc.ix.Search(context.Background(), Request{Query: "post_message"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(ids(res), "slack/post_message"); got != tc.want {
+			t.Errorf("found slack/post_message = %v, want %v", got, tc.want)
+		}
+	}
+}
+
+func TestConcurrentSearchAndUpdate(t *testing.T) {
+	t.Parallel()
+	snap, ix := fixtureIndex(t)
+	var mu sync.Mutex
+	cur := ix
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				mu.Lock()
+				x := cur
+				mu.Unlock()
+				if _, err := x.Search(context.Background(), Request{Query: "create issue in repo"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 20; i++ {
+		next, diff, err := snap.Apply(catalog.Put(fixtureServer(t, "churn",
+			fixtureTool{name: fmt.Sprintf("tool_%d", i), desc: "Create things in a repo."})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = next
+		x := cur.Update(snap, diff.Servers...)
+		mu.Lock()
+		cur = x
+		mu.Unlock()
+	}
+	wg.Wait()
+}
+
+func TestAnalyze(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"createPullRequest", []string{"creat", "pull", "request", "createpullrequest"}},
+		{"create_pull_request", []string{"creat", "pull", "request", "createpullrequest"}},
+		{"get-file.contents", []string{"get", "file", "content", "getfilecontents"}},
+		{"HTTPServerError", []string{"http", "server", "error", "httpservererror"}},
+		{"the repos of my org", []string{"repositori", "organ"}},
+		{"K8s PR", []string{"kubernet", "pull", "request"}},
+		{"to-do list", []string{"todo", "list"}},
+		{"EC2 v1", []string{"ec2", "instanc", "v1"}},
+		{"DSNs", []string{"dsn"}},
+		{"don't", []string{"dont"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, tk := range analyze(tc.in, nil) {
+			got = append(got, tk.term)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("analyze(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "Keyword": ModeKeyword, "regex": ModeRegex} {
+		got, err := ParseMode(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseMode("fuzzy"); err == nil || !strings.Contains(err.Error(), `"fuzzy"`) {
+		t.Errorf("ParseMode(fuzzy) error = %v, want one naming the mode", err)
+	}
+}
+
+// FuzzSearch feeds arbitrary queries to every mode: no panic, only
+// ErrBadQuery errors, never more hits than asked for.
+func FuzzSearch(f *testing.F) {
+	for _, s := range []string{
+		"select:a,b", "select:", "github__", "mcp__slack", "create issue +github", "+", "++x", "(?i)^list_",
+		"[", "a{2,1}", "(a+)+$", "PR k8s DM", "\x00", "createPullRequest", "\u00e9t\u00e9 caf\u00e9", "a\\", "x|y|",
+	} {
+		f.Add(s, 0, 3)
+	}
+	_, ix := fixtureIndex(f)
+	f.Fuzz(func(t *testing.T, q string, mode, max int) {
+		req := Request{Query: q, Mode: Mode(((mode % 3) + 3) % 3), MaxResults: max % 60}
+		res, err := ix.Search(context.Background(), req)
+		if err != nil {
+			if !errors.Is(err, ErrBadQuery) {
+				t.Fatalf("Search(%q) error %v is not ErrBadQuery", q, err)
+			}
+			return
+		}
+		limit := req.MaxResults
+		if limit == 0 {
+			limit = DefaultMaxResults
+		}
+		if res.Form != FormSelect && len(res.Hits) > min(limit, MaxMaxResults) {
+			t.Fatalf("Search(%q): %d hits, max %d", q, len(res.Hits), limit)
+		}
+	})
+}
