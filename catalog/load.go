@@ -25,7 +25,9 @@ import (
 //	{"github": {"tools": [{"name": "create_issue", ...}], "keywords": ["gh"]},
 //	 "slack":  [{"name": "post_message", ...}]}
 //
-// In both, a tool definition is kept byte for byte.
+// In both, a tool definition is kept byte for byte. A server key may appear
+// only once. In the plain format, a top-level "servers" whose value is an
+// array is read as the collected format, so that name is reserved.
 
 // LoadFile reads a catalog file in either format.
 func LoadFile(path string) (*Snapshot, error) {
@@ -66,14 +68,61 @@ func Parse(data []byte) ([]*Server, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("a catalog must be a JSON object")
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	if raw, ok := top["servers"]; ok && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[' {
+	top, keys, err := objectMembers(data)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := top["servers"]; ok && isCollected(raw) {
 		return parseCollected(raw)
 	}
-	return parsePlain(top)
+	return parsePlain(top, keys)
+}
+
+// objectMembers reads a JSON object's members in order, refusing a key that
+// appears twice (encoding/json would silently keep the last).
+func objectMembers(data []byte) (map[string]json.RawMessage, []string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	m := map[string]json.RawMessage{}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("invalid JSON in %q: %w", k, err)
+		}
+		if _, dup := m[k]; dup {
+			return nil, nil, fmt.Errorf("server %q appears twice", k)
+		}
+		m[k] = v
+		keys = append(keys, k)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, nil, fmt.Errorf("invalid JSON: data after the top-level object")
+	}
+	return m, keys, nil
+}
+
+// isCollected reports whether a top-level "servers" member is the collected
+// format's array. In the plain format "servers" therefore cannot name a
+// server whose value is a bare array of tools.
+func isCollected(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '['
 }
 
 type collectedServer struct {
@@ -92,10 +141,15 @@ func parseCollected(raw json.RawMessage) ([]*Server, error) {
 		return nil, fmt.Errorf("\"servers\": %w", err)
 	}
 	out := make([]*Server, 0, len(list))
+	seen := map[string]bool{}
 	for i, cs := range list {
 		if err := ValidKey(cs.Key); err != nil {
 			return nil, fmt.Errorf("servers[%d]: %w", i, err)
 		}
+		if seen[cs.Key] {
+			return nil, fmt.Errorf("servers[%d]: duplicate server key %q", i, cs.Key)
+		}
+		seen[cs.Key] = true
 		title := cs.ServerName
 		if title == cs.Key || title == cs.Package {
 			title = ""
@@ -118,11 +172,8 @@ type plainServer struct {
 	Tools      []json.RawMessage `json:"tools"`
 }
 
-func parsePlain(top map[string]json.RawMessage) ([]*Server, error) {
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
+func parsePlain(top map[string]json.RawMessage, keys []string) ([]*Server, error) {
+	keys = append([]string(nil), keys...)
 	sort.Strings(keys)
 	out := make([]*Server, 0, len(keys))
 	for _, k := range keys {

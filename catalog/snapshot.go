@@ -43,6 +43,9 @@ func ValidKey(key string) error {
 		return fmt.Errorf("server key %q contains %q", key, WireSeparator)
 	case strings.ContainsAny(key, " \t\r\n"):
 		return fmt.Errorf("server key %q contains white space", key)
+	case strings.HasSuffix(key, "_"):
+		// "a_" + "__" + "b" would read as "a" + "__" + "_b".
+		return fmt.Errorf("server key %q ends with \"_\"", key)
 	}
 	return nil
 }
@@ -63,7 +66,15 @@ var Empty = &Snapshot{byID: map[string]*Tool{}}
 // valid and unique; tool names must be unique within a server.
 func NewSnapshot(servers ...*Server) (*Snapshot, error) {
 	changes := make([]Change, len(servers))
+	seen := make(map[string]bool, len(servers))
 	for i, s := range servers {
+		if s == nil {
+			return nil, fmt.Errorf("server %d is nil", i)
+		}
+		if seen[s.Key] {
+			return nil, fmt.Errorf("duplicate server key %q", s.Key)
+		}
+		seen[s.Key] = true
 		changes[i] = Put(s)
 	}
 	s, _, err := Empty.Apply(changes...)
@@ -195,7 +206,7 @@ func checkServer(srv *Server) error {
 		if t.Server != srv.Key {
 			return fmt.Errorf("server %q: tool %q belongs to server %q", srv.Key, t.Name, t.Server)
 		}
-		if t.Name == "" {
+		if strings.TrimSpace(t.Name) == "" {
 			return fmt.Errorf("server %q: tool %d has no name", srv.Key, i)
 		}
 		if seen[t.Name] {

@@ -133,10 +133,30 @@ type wireTool struct {
 // ParseTool reads one MCP tool definition (an element of a tools/list
 // result) for the given server. The definition's bytes are kept as they are.
 func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
-	var w wireTool
-	if err := json.Unmarshal(raw, &w); err != nil {
+	// Field names are matched exactly, as MCP defines them (encoding/json
+	// alone would also accept "Name" or "NAME").
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("tool definition of server %q: %w", server, err)
 	}
+	if fields == nil {
+		return nil, fmt.Errorf("tool definition of server %q: not an object", server)
+	}
+	var w wireTool
+	for _, f := range []struct {
+		key string
+		dst any
+	}{{"name", &w.Name}, {"title", &w.Title}, {"description", &w.Description}} {
+		v, ok := fields[f.key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return nil, fmt.Errorf("tool definition of server %q: field %q: %w", server, f.key, err)
+		}
+	}
+	w.InputSchema, w.OutputSchema = fields["inputSchema"], fields["outputSchema"]
+	w.Annotations, w.Meta = fields["annotations"], fields["_meta"]
 	if strings.TrimSpace(w.Name) == "" {
 		return nil, fmt.Errorf("tool definition of server %q: missing \"name\"", server)
 	}
