@@ -1,0 +1,44 @@
+package discovery
+
+import "strings"
+
+// LoadedPrefix starts the line of LoadedText.
+const LoadedPrefix = "Loaded tools: "
+
+// LoadedText is the plain-text form of a search result that loaded tools,
+// for wires that carry no tool references: the Anthropic expand mode (an
+// endpoint that refuses tool_reference blocks) and OpenAI Chat Completions.
+// It is one line, "Loaded tools: a, b, c", and ParseLoadedText reads it back.
+// Names must be wire names (see SafeName); others are left out. An empty
+// list yields "".
+func LoadedText(names []string) string {
+	var ok []string
+	for _, n := range names {
+		if validName(n) {
+			ok = append(ok, n)
+		}
+	}
+	if len(ok) == 0 {
+		return ""
+	}
+	return LoadedPrefix + strings.Join(ok, ", ")
+}
+
+// ParseLoadedText returns the names of every LoadedText line in text, in
+// order. Lines that are not LoadedText, and names that are not wire names,
+// are ignored, so the line may sit among other text.
+func ParseLoadedText(text string) []string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r \t"), LoadedPrefix)
+		if !ok {
+			continue
+		}
+		for n := range strings.SplitSeq(rest, ",") {
+			if n = strings.TrimSpace(n); validName(n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
