@@ -20,7 +20,10 @@ import (
 //
 // The plain format is an object keyed by server name. Each value is either a
 // tools/list result ({"tools": [...]}, optionally with "keywords",
-// "alwaysLoad", "title" and "version") or the bare array of tools:
+// "toolKeywords", "alwaysLoad", "title" and "version") or the bare array of
+// tools. "keywords" are extra search words for every tool of the server,
+// "toolKeywords" maps a tool name to extra words for that tool alone (both
+// formats accept them):
 //
 //	{"github": {"tools": [{"name": "create_issue", ...}], "keywords": ["gh"]},
 //	 "slack":  [{"name": "post_message", ...}]}
@@ -133,6 +136,8 @@ type collectedServer struct {
 	Keywords   []string          `json:"keywords"`
 	AlwaysLoad bool              `json:"alwaysLoad"`
 	Tools      []json.RawMessage `json:"tools"`
+	// ToolKeywords maps a tool name to extra search words for that tool.
+	ToolKeywords map[string][]string `json:"toolKeywords"`
 }
 
 func parseCollected(raw json.RawMessage) ([]*Server, error) {
@@ -159,17 +164,21 @@ func parseCollected(raw json.RawMessage) ([]*Server, error) {
 		if err := addTools(srv, cs.Tools); err != nil {
 			return nil, fmt.Errorf("servers[%d]: %w", i, err)
 		}
+		if err := addToolKeywords(srv, cs.ToolKeywords); err != nil {
+			return nil, fmt.Errorf("servers[%d]: %w", i, err)
+		}
 		out = append(out, srv)
 	}
 	return out, nil
 }
 
 type plainServer struct {
-	Title      string            `json:"title"`
-	Version    string            `json:"version"`
-	Keywords   []string          `json:"keywords"`
-	AlwaysLoad bool              `json:"alwaysLoad"`
-	Tools      []json.RawMessage `json:"tools"`
+	Title        string              `json:"title"`
+	Version      string              `json:"version"`
+	Keywords     []string            `json:"keywords"`
+	AlwaysLoad   bool                `json:"alwaysLoad"`
+	Tools        []json.RawMessage   `json:"tools"`
+	ToolKeywords map[string][]string `json:"toolKeywords"`
 }
 
 func parsePlain(top map[string]json.RawMessage, keys []string) ([]*Server, error) {
@@ -198,6 +207,9 @@ func parsePlain(top map[string]json.RawMessage, keys []string) ([]*Server, error
 		if err := addTools(srv, ps.Tools); err != nil {
 			return nil, err
 		}
+		if err := addToolKeywords(srv, ps.ToolKeywords); err != nil {
+			return nil, err
+		}
 		out = append(out, srv)
 	}
 	return out, nil
@@ -219,6 +231,24 @@ func addTools(srv *Server, raws []json.RawMessage) error {
 		t.Keywords = append(t.Keywords, srv.Keywords...)
 		t.AlwaysLoad = t.AlwaysLoad || srv.AlwaysLoad
 		srv.Tools = append(srv.Tools, t)
+	}
+	return nil
+}
+
+// addToolKeywords gives named tools of srv extra search words. A name that
+// is not one of the server's tools is an error.
+func addToolKeywords(srv *Server, kw map[string][]string) error {
+	for name, words := range kw {
+		found := false
+		for _, t := range srv.Tools {
+			if t.Name == name {
+				t.Keywords = append(t.Keywords, words...)
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("server %q: \"toolKeywords\" names %q, which is not one of its tools", srv.Key, name)
+		}
 	}
 	return nil
 }

@@ -219,6 +219,7 @@ func TestLoadErrors(t *testing.T) {
 		{"collected element not an object", `{"servers": [42]}`, []string{`"servers"`}},
 		{"duplicate server, plain", `{"a": [{"name": "x"}], "a": [{"name": "y"}]}`, []string{`server "a" appears twice`}},
 		{"duplicate server, collected", `{"servers": [{"key": "a", "tools": []}, {"key": "a", "tools": []}]}`, []string{"servers[1]", `duplicate server key "a"`}},
+		{"tool keywords for an unknown tool", `{"a": {"tools": [{"name": "x"}], "toolKeywords": {"y": ["w"]}}}`, []string{`server "a"`, `names "y"`}},
 		{"key ending in underscore", `{"a_": [{"name": "b"}]}`, []string{`server key "a_" ends with "_"`}},
 	}
 	for _, tc := range tests {
@@ -287,5 +288,22 @@ func TestLoadReadError(t *testing.T) {
 	_, err := Load(iotest.ErrReader(boom))
 	if !errors.Is(err, boom) {
 		t.Errorf("Load error %v, want the reader's", err)
+	}
+}
+
+func TestToolKeywords(t *testing.T) {
+	t.Parallel()
+	s, err := Load(strings.NewReader(`{"a": {"keywords": ["srv"], "toolKeywords": {"x": ["bug", "defect"]},
+		"tools": [{"name": "x"}, {"name": "y"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := s.Tool("a/x")
+	y, _ := s.Tool("a/y")
+	if got := strings.Join(x.Keywords, ","); got != "srv,bug,defect" {
+		t.Errorf("a/x keywords = %q", got)
+	}
+	if got := strings.Join(y.Keywords, ","); got != "srv" {
+		t.Errorf("a/y keywords = %q", got)
 	}
 }

@@ -68,6 +68,8 @@ type Tool struct {
 
 	tokensOnce sync.Once
 	tokens     int
+	paramsOnce sync.Once
+	params     []Param
 }
 
 // ID returns the tool's qualified ID, "<server>/<name>".
@@ -79,8 +81,12 @@ func (t *Tool) WireName() string { return t.Server + WireSeparator + t.Name }
 
 // Params returns the tool's top-level parameters (name and description) in
 // the order they appear in the input schema. A schema that cannot be read
-// yields no parameters.
-func (t *Tool) Params() []Param { return schemaParams(t.InputSchema) }
+// yields no parameters. The result is computed once and shared: callers must
+// not modify it.
+func (t *Tool) Params() []Param {
+	t.paramsOnce.Do(func() { t.params = schemaParams(t.InputSchema) })
+	return t.params
+}
 
 // Param is one top-level property of a tool's input schema.
 type Param struct {

@@ -111,6 +111,9 @@ func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/'
 // each part. Digits stay with the letters before them ("v1", "k8s", "ec2").
 // An apostrophe joins without splitting ("don't" → "dont").
 func splitIdentifier(word string, out []string) []string {
+	if isASCII(word) {
+		return splitASCII(word, out)
+	}
 	var cur strings.Builder
 	flush := func() {
 		if cur.Len() > 0 {
@@ -141,10 +144,72 @@ func splitIdentifier(word string, out []string) []string {
 	return out
 }
 
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isUpperB(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLowerB(c byte) bool { return c >= 'a' && c <= 'z' }
+func isDigitB(c byte) bool { return c >= '0' && c <= '9' }
+
+// splitASCII is splitIdentifier for ASCII words, without allocating runes.
+func splitASCII(word string, out []string) []string {
+	buf := make([]byte, 0, len(word))
+	flush := func() {
+		if len(buf) > 0 {
+			out = append(out, string(buf))
+			buf = buf[:0]
+		}
+	}
+	for k := 0; k < len(word); k++ {
+		c := word[k]
+		switch {
+		case c == '\'':
+			continue
+		case c == '_' || c == '-' || c == '.' || c == '/':
+			flush()
+			continue
+		case isUpperB(c) && k > 0:
+			prev := word[k-1]
+			nextLower := k+1 < len(word) && isLowerB(word[k+1])
+			pluralS := nextLower && word[k+1] == 's' && (k+2 == len(word) || !isLowerB(word[k+2]))
+			if isLowerB(prev) || isDigitB(prev) || (isUpperB(prev) && nextLower && !pluralS) {
+				flush()
+			}
+		}
+		if isUpperB(c) {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	flush()
+	return out
+}
+
 // analyze returns the index terms of text, in order. Abbreviations are
 // expanded, stop words dropped and terms stemmed. The joined form of a
 // multi-part identifier is added after its parts, marked joined.
-func analyze(text string, out []token) []token {
+func analyze(text string, out []token) []token { return analyzeWith(nil, text, out) }
+
+// analyzeWith is analyze with a private stem cache (nil for the shared one),
+// for index builds that analyse many documents on one goroutine.
+func analyzeWith(cache map[string]string, text string, out []token) []token {
+	stem := func(w string) string {
+		if cache == nil {
+			return stem(w)
+		}
+		s, ok := cache[w]
+		if !ok {
+			s = stem(w)
+			cache[w] = s
+		}
+		return s
+	}
 	words(text, func(parts []string, whole string) {
 		if whole != "" && allStopWords(parts) {
 			// "to-do", "how-to": the joined word is the word.

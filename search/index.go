@@ -61,6 +61,10 @@ type Weights struct {
 	// is not in the server's name but is concentrated in its tools (at
 	// least half of the tools containing it, and three or more).
 	ImplicitMention float64
+	// SynonymMaxDF skips a synonym found in more than this share of the
+	// tools: so common a word says little, and its postings dominate the
+	// cost of a query. 0 keeps every synonym.
+	SynonymMaxDF float64
 	// ServerMention multiplies the score of a tool whose server the query
 	// names by (1 + ServerMention × strength), strength being 1 for the
 	// server named most clearly.
@@ -78,6 +82,7 @@ var DefaultWeights = Weights{
 	MinRelative:     0.25,
 	ServerMention:   2.0,
 	ImplicitMention: 0.25,
+	SynonymMaxDF:    0,
 }
 
 // posting records one document's use of a term.
@@ -90,6 +95,7 @@ type posting struct {
 // doc is one indexed tool.
 type doc struct {
 	tool *catalog.Tool
+	srv  int32 // the server's number
 	// nameTerms are the distinct terms of the tool's name (its parts, not
 	// the joined form) and nameIDF the sum of their idf, for name coverage.
 	nameTerms []string
@@ -132,6 +138,7 @@ type Index struct {
 	// serverTerms maps a term of a server's key, title or package to the
 	// servers it names.
 	serverTerms map[string][]string
+	nextSrv     int32 // the number the next new server gets
 	version     uint64
 }
 
@@ -139,7 +146,16 @@ type Index struct {
 type serverInfo struct {
 	srv   *catalog.Server
 	seg   *segment
-	terms []string // analysed terms of the server's key, title and package
+	idx   int32           // the server's number, unique within the index
+	terms []string        // analysed terms of the server's key, title and package
+	grams map[string]bool // character trigrams of its names, for nearestServers
+}
+
+// newServerInfo numbers a server for this index.
+func (ix *Index) newServerInfo(srv *catalog.Server, terms []string) *serverInfo {
+	info := &serverInfo{srv: srv, idx: ix.nextSrv, terms: terms, grams: trigrams(strings.ToLower(serverText(srv)))}
+	ix.nextSrv++
+	return info
 }
 
 // Build indexes every tool of the snapshot with DefaultWeights.
@@ -195,7 +211,7 @@ func analyseServer(srv *catalog.Server) []string {
 	return out
 }
 
-func analyseTool(t *catalog.Tool, serverTerms []string, buf []token) (analysed, []token) {
+func analyseTool(cache map[string]string, t *catalog.Tool, serverTerms []string, buf []token) (analysed, []token) {
 	a := analysed{tool: t, tf: make(map[string]*[numFields]uint16, 32)}
 	add := func(f Field, term string) {
 		c := a.tf[term]
@@ -209,13 +225,13 @@ func analyseTool(t *catalog.Tool, serverTerms []string, buf []token) (analysed, 
 		a.lens[f]++
 	}
 	addText := func(f Field, text string) {
-		buf = analyze(text, buf[:0])
+		buf = analyzeWith(cache, text, buf[:0])
 		for _, tk := range buf {
 			add(f, tk.term)
 		}
 	}
 	// Name: parts and the joined form.
-	buf = analyze(t.Name, buf[:0])
+	buf = analyzeWith(cache, t.Name, buf[:0])
 	seen := map[string]bool{}
 	for _, tk := range buf {
 		add(FieldName, tk.term)
@@ -247,15 +263,17 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.n, ix.total = 0, 0
 	ix.servers = make(map[string]*serverInfo, len(servers))
 	ix.names = map[string][]*catalog.Tool{}
+	ix.nextSrv = 0
 	var docs []analysed
 	var lens [numFields]float64
 	var buf []token
+	cache := map[string]string{}
 	for _, srv := range servers {
 		st := analyseServer(srv)
-		ix.servers[srv.Key] = &serverInfo{srv: srv, terms: st}
+		ix.servers[srv.Key] = ix.newServerInfo(srv, st)
 		for _, t := range srv.Tools {
 			var a analysed
-			a, buf = analyseTool(t, st, buf)
+			a, buf = analyseTool(cache, t, st, buf)
 			docs = append(docs, a)
 			for f := range lens {
 				lens[f] += float64(a.lens[f])
@@ -298,7 +316,7 @@ func (ix *Index) newSegment(docs []analysed, base int) *segment {
 	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{},
 		stats: map[string]int32{}, top: map[string]serverCount{}}
 	for i, a := range docs {
-		seg.docs[i] = doc{tool: a.tool, nameTerms: a.nameTerms}
+		seg.docs[i] = doc{tool: a.tool, srv: ix.servers[a.tool.Server].idx, nameTerms: a.nameTerms}
 		var norm [numFields]float64
 		for f := range norm {
 			avg := ix.avgLen[f]
@@ -370,7 +388,7 @@ func (ix *Index) addNames(t *catalog.Tool) {
 // servers' postings are shared with ix, not rebuilt. ix is unchanged.
 func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	next := &Index{
-		w: ix.w, segs: append([]*segment(nil), ix.segs...), n: ix.n, total: ix.total,
+		w: ix.w, segs: append([]*segment(nil), ix.segs...), n: ix.n, total: ix.total, nextSrv: ix.nextSrv,
 		avgLen: ix.avgLen, version: snap.Version(),
 		df:      make(map[string]int32, len(ix.df)),
 		servers: make(map[string]*serverInfo, len(ix.servers)),
@@ -382,6 +400,8 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	for k, v := range ix.servers {
 		next.servers[k] = v
 	}
+	cache := map[string]string{}
+	var buf []token
 	touched := map[string]bool{}
 	for _, key := range servers {
 		touched[key] = true
@@ -397,10 +417,9 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 			deadIn[info.seg] = map[string]bool{}
 		}
 		deadIn[info.seg][key] = true
-		var buf []token
 		for _, t := range info.srv.Tools {
 			var a analysed
-			a, buf = analyseTool(t, info.terms, buf)
+			a, buf = analyseTool(cache, t, info.terms, buf)
 			for term := range a.tf {
 				if next.df[term]--; next.df[term] <= 0 {
 					delete(next.df, term)
@@ -437,17 +456,17 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	// Index the new documents of each touched server still in snap.
 	var docs []analysed
 	var newServers []*serverInfo
-	var buf []token
 	for _, key := range sortedKeys(touched) {
 		srv, ok := snap.Server(key)
 		if !ok {
 			continue
 		}
-		info := &serverInfo{srv: srv, terms: analyseServer(srv)}
+		info := next.newServerInfo(srv, analyseServer(srv))
+		next.servers[key] = info
 		newServers = append(newServers, info)
 		for _, t := range srv.Tools {
 			var a analysed
-			a, buf = analyseTool(t, info.terms, buf)
+			a, buf = analyseTool(cache, t, info.terms, buf)
 			docs = append(docs, a)
 		}
 	}
@@ -463,9 +482,6 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		for _, info := range newServers {
 			info.seg = seg
 		}
-	}
-	for _, info := range newServers {
-		next.servers[info.srv.Key] = info
 	}
 	// Too many segments or too many dead documents: compact.
 	if len(next.segs) > maxSegments || next.total > 2*next.n+64 {

@@ -155,7 +155,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		bit := uint64(1) << gi
 		for mi, m := range g.members {
 			df := ix.df[m.term]
-			if df == 0 {
+			if df == 0 || (mi > 0 && ix.w.SynonymMaxDF > 0 && float64(df) > ix.w.SynonymMaxDF*float64(ix.n)) {
 				continue
 			}
 			idf := m.weight * ix.idf(df)
@@ -176,7 +176,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 					// The server boost already counts a word that names
 					// the tool's own server, as far as it names it.
 					if named != nil {
-						c *= 1 - float32(named[seg.docs[p.doc].tool.Server])
+						c *= 1 - named[seg.docs[p.doc].srv]
 					}
 					if s.best[d] == 0 {
 						s.gTouched = append(s.gTouched, d)
@@ -219,12 +219,22 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		if !v(dc.tool) {
 			continue
 		}
+		res.Total++
 		score := float64(s.acc[d])
+		var mention float64
+		if mentions != nil {
+			mention = float64(mentions[dc.srv])
+		}
+		// Coverage factors are at most 1 and name coverage at most
+		// 1+NameCoverage: skip a tool that cannot enter the top k.
+		if top.full() && score*(1+ix.w.NameCoverage)*(1+ix.w.ServerMention*mention) < top.min() {
+			continue
+		}
 		// Coverage of the query, each group weighted by its idf. A word
 		// naming the tool's server covers its part.
 		matched := s.matched[d]
 		for gi, named := range byGroup {
-			if named[dc.tool.Server] > 0 {
+			if named != nil && named[dc.srv] > 0 {
 				matched |= 1 << gi
 			}
 		}
@@ -233,17 +243,18 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 			cov += pq.groups[bits.TrailingZeros64(m)].idf
 		}
 		if idfSum > 0 && ix.w.Coordination > 0 {
-			score *= math.Pow(cov/idfSum, ix.w.Coordination)
+			if ix.w.Coordination == 1 {
+				score *= cov / idfSum
+			} else {
+				score *= math.Pow(cov/idfSum, ix.w.Coordination)
+			}
 		}
 		// Coverage of the tool's name.
 		if dc.nameIDF > 0 {
 			nc := math.Min(1, float64(s.nameAcc[d]/dc.nameIDF))
 			score *= 1 + ix.w.NameCoverage*nc
 		}
-		if m := mentions[dc.tool.Server]; m > 0 {
-			score *= 1 + ix.w.ServerMention*m
-		}
-		res.Total++
+		score *= 1 + ix.w.ServerMention*mention
 		top.offer(scored{seg: seg, doc: uint32(i), score: score})
 	}
 	hits := top.sorted()
@@ -270,11 +281,18 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 // term found in a server's key, title or package names that server with the
 // probability that a tool containing the term belongs to it: 1 for a word
 // only that server's tools use ("datadog"), little for a word that is also
-// common elsewhere ("email"). The strengths of a server's terms add up, to
-// at most 1. byGroup gives, per query group, the servers it names.
-func (ix *Index) serverMentions(pq parsedQuery) (map[string]float64, []map[string]float64) {
-	var out map[string]float64
-	byGroup := make([]map[string]float64, len(pq.groups))
+// common elsewhere ("email"). A word in no server's name but concentrated in
+// one server's tools names it more weakly (ImplicitMention). The strengths
+// of a server add up, to at most 1. Both results are indexed by server
+// number; byGroup gives, per query group, the servers its word names.
+func (ix *Index) serverMentions(pq parsedQuery) (mentions []float32, byGroup [][]float32) {
+	byGroup = make([][]float32, len(pq.groups))
+	add := func(idx int32, p float64) {
+		if mentions == nil {
+			mentions = make([]float32, ix.nextSrv)
+		}
+		mentions[idx] = float32(math.Min(1, float64(mentions[idx])+p))
+	}
 	for gi, g := range pq.groups {
 		term := g.members[0].term
 		keys := ix.serverTerms[term]
@@ -285,25 +303,21 @@ func (ix *Index) serverMentions(pq parsedQuery) (map[string]float64, []map[strin
 		if len(keys) == 0 {
 			if ix.w.ImplicitMention > 0 {
 				if srv, p := ix.concentration(term, df); p >= 0.5 {
-					if out == nil {
-						out = map[string]float64{}
-					}
-					out[srv] = math.Min(1, out[srv]+ix.w.ImplicitMention*p)
+					add(ix.servers[srv].idx, ix.w.ImplicitMention*p)
 				}
 			}
 			continue
 		}
-		if out == nil {
-			out = map[string]float64{}
-		}
-		byGroup[gi] = map[string]float64{}
+		named := make([]float32, ix.nextSrv)
 		for _, k := range keys {
-			p := math.Min(1, float64(len(ix.servers[k].srv.Tools))/float64(df))
-			byGroup[gi][k] = p
-			out[k] = math.Min(1, out[k]+p)
+			info := ix.servers[k]
+			p := math.Min(1, float64(len(info.srv.Tools))/float64(df))
+			named[info.idx] = float32(p)
+			add(info.idx, p)
 		}
+		byGroup[gi] = named
 	}
-	return out, byGroup
+	return mentions, byGroup
 }
 
 // concentration returns the server with the most live documents containing
@@ -413,6 +427,13 @@ func (h candHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
 func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *candHeap) Push(x any)        { *h = append(*h, x.(scored)) }
 func (h *candHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+
+// full reports whether k candidates are held.
+func (t *topK) full() bool { return len(t.h) >= t.k }
+
+// min is the score of the weakest candidate held.
+func (t *topK) min() float64 { return t.h[0].score }
+
 func (t *topK) offer(c scored) {
 	if len(t.h) < t.k {
 		heap.Push(&t.h, c)

@@ -136,7 +136,7 @@ func (ix *Index) nearestServers(q string) []string {
 	}
 	var cs []cand
 	for key, info := range ix.servers {
-		sg := trigrams(strings.ToLower(serverText(info.srv)))
+		sg := info.grams
 		common := 0
 		for g := range qg {
 			if sg[g] {
