@@ -10,6 +10,7 @@
 //	search   find tools by name, keywords, natural language or regex
 //	tools    where the tokens of a tool list go, per server
 //	eval     hit@1, hit@k and MRR of the search over a query set
+//	lint     how findable each tool is, and what makes it hard to find
 //
 // Run "toolsearch <command> --help" for a command's flags. Exit codes: 0 for
 // success, 1 when a search finds nothing (or an evaluation fails), 2 for a
@@ -48,6 +49,7 @@ func init() {
 		{"search", "find tools by name, keywords, natural language or regex", runSearch},
 		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
 		{"eval", "measure hit@1, hit@k and MRR of the search over a query set", runEval},
+		{"lint", "tell tool authors how findable their tools are", runLint},
 	}
 }
 

@@ -170,3 +170,18 @@ func TestToolsJSONAddsUp(t *testing.T) {
 		t.Errorf("servers sum to %d tokens (total %d), %d tools, shares %.3f", sum, rep.Tokens, rep.Tools, share)
 	}
 }
+
+func TestLintCommand(t *testing.T) {
+	t.Parallel()
+	good := writeFile(t, "good.json", plainCatalog)
+	bad := writeFile(t, "bad.json", `{"x": [{"name": "undocumented", "inputSchema": {"type": "object"}}]}`)
+	if code, out, errs := runCLI(t, "lint", "--catalog", good); code != exitOK || !strings.Contains(out, "3 tools") {
+		t.Errorf("lint good catalog: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := runCLI(t, "lint", "--catalog", bad); code != exitNoResult || !strings.Contains(out, "no description") {
+		t.Errorf("lint bad catalog: exit %d, want %d\n%s", code, exitNoResult, out)
+	}
+	if code, _, errs := runCLI(t, "lint", "--server", "nope"); code != exitUsage || !strings.Contains(errs, `unknown server "nope"`) {
+		t.Errorf("lint unknown server: exit %d: %s", code, errs)
+	}
+}

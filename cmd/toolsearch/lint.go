@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/toolsearch/toolsearch/lint"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("lint", "[--catalog FILE] [--server KEY] [-k 5] [--json]", stderr)
+	catPath := fs.String("catalog", "", catalogHelp)
+	k := fs.Int("k", 5, "rank within which a tool must be found by its own description")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	var servers stringList
+	fs.Var(&servers, "server", "only report this server `key` (repeatable); all servers still compete")
+	pos, code, ok := parseFlags(fs, args, stdout)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "toolsearch lint: unexpected argument %q\n", pos[0])
+		return exitUsage
+	}
+	if *k < 1 || *k > search.MaxMaxResults {
+		fmt.Fprintf(stderr, "toolsearch lint: -k is %d; it must be between 1 and %d\n", *k, search.MaxMaxResults)
+		return exitUsage
+	}
+	snap, err := loadSnapshot(*catPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
+		return exitUsage
+	}
+	rep, err := lint.Check(ctx, snap, search.Build(snap), lint.Options{Servers: servers, K: *k})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
+		return exitUsage
+	}
+	serious := 0
+	for _, f := range rep.Findings {
+		if f.Severity >= lint.Warning {
+			serious++
+		}
+	}
+	if *asJSON {
+		writeJSON(stdout, rep)
+	} else {
+		for _, f := range rep.Findings {
+			fmt.Fprintf(stdout, "%-7s %s [%s] %s\n", f.Severity, f.Tool, f.Check, f.Message)
+		}
+		pct := 0.0
+		if rep.Tools > 0 {
+			pct = 100 * float64(rep.Findable) / float64(rep.Tools)
+		}
+		fmt.Fprintf(stdout, "\n%d tools: %d (%.0f%%) found in the top %d by their own description; %d warnings or errors.\n",
+			rep.Tools, rep.Findable, pct, *k, serious)
+	}
+	if serious > 0 {
+		return exitNoResult
+	}
+	return exitOK
+}
