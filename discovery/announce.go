@@ -78,7 +78,9 @@ const DefaultBudget = 8000
 // ServerTools are the deferred tools of one server.
 type ServerTools struct {
 	// Prefix begins every wire name of the server's tools ("github__", see
-	// Names.ServerPrefix).
+	// Names.ServerPrefix). An empty Prefix stands for tools that share no
+	// prefix (a host's built-in tools): they are always listed one by one,
+	// never grouped.
 	Prefix string
 	// Names are the wire names of the server's deferred tools, in the
 	// server's order.
@@ -401,7 +403,7 @@ func (s *State) Delta(cur Deferred, budget int) Announcement {
 		if len(fresh) == 0 {
 			continue
 		}
-		if !known {
+		if !known && srv.Prefix != "" {
 			whole = append(whole, pending{srv: ServerTools{Prefix: srv.Prefix, Names: fresh}, back: st.removedGroups[srv.Prefix] || anyIn(fresh, st.removed)})
 			continue
 		}

@@ -2,8 +2,13 @@ package discovery
 
 import "strings"
 
-// LoadedPrefix starts the line of LoadedText.
-const LoadedPrefix = "Loaded tools: "
+// Line prefixes of the plain-text forms.
+const (
+	// LoadedPrefix starts the line of LoadedText.
+	LoadedPrefix = "Loaded tools: "
+	// CarriedPrefix starts the line of CarriedText.
+	CarriedPrefix = "Tools loaded before this summary: "
+)
 
 // LoadedText is the plain-text form of a search result that loaded tools,
 // for wires that carry no tool references: the Anthropic expand mode (an
@@ -11,7 +16,17 @@ const LoadedPrefix = "Loaded tools: "
 // It is one line, "Loaded tools: a, b, c", and ParseLoadedText reads it back.
 // Names must be wire names (see SafeName); others are left out. An empty
 // list yields "".
-func LoadedText(names []string) string {
+func LoadedText(names []string) string { return namesLine(LoadedPrefix, names) }
+
+// CarriedText is the plain-text form of a compaction boundary's carry (see
+// Carry): one line, "Tools loaded before this summary: a, b", that an adapter
+// puts in the summary message and ParseCarriedText reads back.
+func CarriedText(names []string) string { return namesLine(CarriedPrefix, names) }
+
+// ParseCarriedText returns the names of every CarriedText line in text.
+func ParseCarriedText(text string) []string { return parseNamesLines(CarriedPrefix, text) }
+
+func namesLine(prefix string, names []string) string {
 	var ok []string
 	for _, n := range names {
 		if validName(n) {
@@ -21,16 +36,18 @@ func LoadedText(names []string) string {
 	if len(ok) == 0 {
 		return ""
 	}
-	return LoadedPrefix + strings.Join(ok, ", ")
+	return prefix + strings.Join(ok, ", ")
 }
 
 // ParseLoadedText returns the names of every LoadedText line in text, in
 // order. Lines that are not LoadedText, and names that are not wire names,
 // are ignored, so the line may sit among other text.
-func ParseLoadedText(text string) []string {
+func ParseLoadedText(text string) []string { return parseNamesLines(LoadedPrefix, text) }
+
+func parseNamesLines(prefix, text string) []string {
 	var out []string
 	for line := range strings.SplitSeq(text, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r \t"), LoadedPrefix)
+		rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r \t"), prefix)
 		if !ok {
 			continue
 		}

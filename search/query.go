@@ -172,7 +172,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (Result, error) {
 		return ix.serverTools(srv, req, v), nil
 	}
 	if req.Mode == ModeAuto && looksLikeRegex(q) {
-		if res, err := ix.regexSearch(ctx, q, req, v); err == nil {
+		// A pattern that does not compile or finds nothing is read as
+		// words after all ("what's in [brackets]").
+		if res, err := ix.regexSearch(ctx, q, req, v); err == nil && len(res.Hits) > 0 {
 			return res, nil
 		}
 	}
