@@ -1,0 +1,792 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/policy"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// Names of the gateway's own tools.
+const (
+	searchToolName = "search_tools"
+	callToolName   = "call_tool"
+)
+
+// maxDynamicTools caps how many found tools one dynamic session carries;
+// the oldest are dropped first.
+const maxDynamicTools = 64
+
+// downstreamVersions are the protocol versions served to clients: those with
+// sessions, since a session's tool list (dynamic mode) is per session.
+var downstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+var searchInputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"What the tool should do, in a few words (\"create a pull request\"); or select:name1,name2 to load tools by exact name; or an exact tool name; or a server name; or a regular expression over tool names and descriptions. Mark required words with +."},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}},"required":["query"]}`)
+
+var callInputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"name":{"type":"string","description":"The tool's name as search_tools returned it (server__tool)."},` +
+	`"arguments":{"type":"object","description":"The tool's arguments, matching its input schema."}},"required":["name"]}`)
+
+var alwaysLoadMeta = mcp.Meta{catalog.MetaAlwaysLoad: true}
+
+// session is one client connection with its own tool list.
+type session struct {
+	g      *Gateway
+	mode   string
+	reason string
+	server *mcp.Server
+
+	mu         sync.Mutex
+	ss         *mcp.ServerSession
+	tools      map[string][]byte // wire name → what was registered
+	loaded     []string          // dynamic: found tools, oldest first
+	searchDesc string
+	hasCall    bool
+	resources  map[string]string // exposed URI → signature
+	templates  map[string]string
+	prompts    map[string]string
+	loadedTok  int
+}
+
+// newSession makes a server for one client connection in the given mode
+// (auto is resolved now).
+func (g *Gateway) newSession(mode string) *session {
+	m, reason := g.resolveMode(mode)
+	s := &session{g: g, mode: m, reason: reason, tools: map[string][]byte{},
+		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch gateway", Version: g.version}, &mcp.ServerOptions{
+		Instructions: g.instructions(m),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+		SupportedProtocolVersions: downstreamVersions,
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			s.mu.Lock()
+			s.ss = req.Session
+			s.mu.Unlock()
+			g.register(s)
+			s.sync()
+			go func() {
+				_ = req.Session.Wait()
+				g.unregister(s)
+			}()
+		},
+	})
+	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "logging/setLevel" && err == nil {
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+					g.setUpstreamLogLevel(p.Level)
+				}
+			}
+			return res, err
+		}
+	})
+	s.sync()
+	return s
+}
+
+func (g *Gateway) instructions(mode string) string {
+	if mode == config.ExposureFull {
+		return "toolsearch gateway: the tools of several MCP servers, each named server__tool."
+	}
+	return "toolsearch gateway: the tools of many MCP servers are behind search_tools. " +
+		"Search for what you need, then call the tool found (by name, or through call_tool)."
+}
+
+func (s *session) serverSession() *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ss
+}
+
+func (g *Gateway) register(s *session) {
+	g.sessMu.Lock()
+	g.sessions[s] = struct{}{}
+	n := len(g.sessions)
+	g.sessMu.Unlock()
+	g.metrics.setSessions(n)
+}
+
+func (g *Gateway) unregister(s *session) {
+	g.sessMu.Lock()
+	delete(g.sessions, s)
+	n := len(g.sessions)
+	g.sessMu.Unlock()
+	g.metrics.setSessions(n)
+}
+
+func (g *Gateway) sessionList() []*session {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	out := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// syncSessions brings every session's lists up to date with the current
+// view; the SDK sends list_changed to clients whose lists changed.
+func (g *Gateway) syncSessions() {
+	for _, s := range g.sessionList() {
+		s.sync()
+	}
+}
+
+// guard runs f and turns a panic of the SDK's Add* functions into a log
+// line, so that one bad upstream definition cannot bring the gateway down.
+func (g *Gateway) guard(what string, f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.log.Warn("skipping a definition the MCP server library refused", "what", what, "err", fmt.Sprint(r))
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// sync reconciles the session's tools, resources and prompts with the view.
+func (s *session) sync() {
+	g := s.g
+	v := g.cur.Load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	desired := map[string]*catalog.Tool{}
+	switch s.mode {
+	case config.ExposureFull:
+		for _, t := range v.snap.Tools() {
+			if g.Visible(t) {
+				desired[t.WireName()] = t
+			}
+		}
+	default:
+		for _, t := range v.snap.Tools() {
+			if t.AlwaysLoad && g.Visible(t) {
+				desired[t.WireName()] = t
+			}
+		}
+		kept := s.loaded[:0]
+		for _, w := range s.loaded {
+			if t, err := g.resolve(w); err == nil {
+				desired[w] = t
+				kept = append(kept, w)
+			}
+		}
+		s.loaded = kept
+	}
+	var remove []string
+	for name := range s.tools {
+		if name == searchToolName || name == callToolName {
+			continue
+		}
+		if _, ok := desired[name]; !ok {
+			remove = append(remove, name)
+			delete(s.tools, name)
+		}
+	}
+	if len(remove) > 0 {
+		s.server.RemoveTools(remove...)
+	}
+	names := make([]string, 0, len(desired))
+	for n := range desired {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tok := 0
+	for _, n := range names {
+		t := desired[n]
+		if s.mode != config.ExposureFull {
+			tok += t.Tokens()
+		}
+		if prev, ok := s.tools[n]; ok && bytes.Equal(prev, t.Raw) {
+			continue
+		}
+		mt, err := mcpTool(t)
+		if err != nil {
+			g.log.Warn("skipping a tool", "tool", t.ID(), "err", err)
+			continue
+		}
+		if g.guard(t.ID(), func() { s.server.AddTool(mt, s.nativeHandler) }) {
+			s.tools[n] = t.Raw
+		}
+	}
+	if s.mode == config.ExposureFull {
+		tok = g.visibleTokens(v)
+	} else {
+		desc := searchDescription(v, g, s.mode)
+		if desc != s.searchDesc {
+			s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
+				InputSchema: searchInputSchema, Meta: alwaysLoadMeta,
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.handleSearch)
+			s.searchDesc = desc
+			s.tools[searchToolName] = nil
+		}
+		if !s.hasCall {
+			s.server.AddTool(&mcp.Tool{Name: callToolName, Title: "Call a tool", Description: callDescription,
+				InputSchema: callInputSchema, Meta: alwaysLoadMeta}, s.handleCall)
+			s.hasCall = true
+			s.tools[callToolName] = nil
+		}
+		tok += catalog.CountTokens(s.searchDesc) + catalog.CountTokens(callDescription) + 200
+	}
+	s.loadedTok = tok
+	s.syncExtras(v)
+}
+
+const callDescription = "Call a tool that search_tools found, by its name (server__tool), with its arguments. " +
+	"Use it when the tool is not in your tool list."
+
+// searchDescription names the servers and their tool counts, not every
+// tool, so that its size does not grow with the catalog.
+func searchDescription(v *view, g *Gateway, mode string) string {
+	type sc struct {
+		key string
+		n   int
+	}
+	var list []sc
+	total := 0
+	for _, srv := range v.snap.Servers() {
+		n := 0
+		for _, t := range srv.Tools {
+			if g.Visible(t) {
+				n++
+			}
+		}
+		if n > 0 {
+			list = append(list, sc{srv.Key, n})
+			total += n
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Find tools among %d tools of %d MCP servers. Returns each match's name, description and input schema", total, len(list))
+	if mode == config.ExposureDynamic {
+		b.WriteString("; found tools are also added to your tool list")
+	}
+	b.WriteString(". Then call a tool by its name (or through call_tool). Servers (tools): ")
+	for i, s := range list {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%d)", s.key, s.n)
+	}
+	var starting []string
+	for _, k := range g.keys {
+		if _, ok := v.snap.Server(k); !ok {
+			starting = append(starting, k)
+		}
+	}
+	if len(starting) > 0 {
+		fmt.Fprintf(&b, ". Not listed yet: %s", strings.Join(starting, ", "))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// mcpTool turns a catalog tool into the definition clients see: the
+// upstream definition with the name qualified and, for always-loaded tools,
+// the alwaysLoad hint in _meta. Schemas pass through byte for byte.
+func mcpTool(t *catalog.Tool) (*mcp.Tool, error) {
+	var mt mcp.Tool
+	if len(t.Raw) > 0 {
+		if err := json.Unmarshal(t.Raw, &mt); err != nil {
+			return nil, err
+		}
+	}
+	mt.Name = t.WireName()
+	if len(t.InputSchema) > 0 {
+		mt.InputSchema = json.RawMessage(t.InputSchema)
+	} else {
+		mt.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	mt.OutputSchema = nil
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
+	if t.AlwaysLoad {
+		if mt.Meta == nil {
+			mt.Meta = mcp.Meta{}
+		}
+		mt.Meta[catalog.MetaAlwaysLoad] = true
+	}
+	return &mt, nil
+}
+
+// toolError is a tool result that reports an error to the model.
+func toolError(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// nativeHandler serves a call of an upstream tool by its own name.
+func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.g.call(ctx, req, req.Params.Name, req.Params.Arguments), nil
+}
+
+func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &args); err != nil {
+		return toolError("call_tool takes {\"name\": string, \"arguments\": object}: %v", err), nil
+	}
+	if strings.TrimSpace(args.Name) == "" {
+		return toolError("call_tool needs the name of the tool to call"), nil
+	}
+	if args.Name == searchToolName || args.Name == callToolName {
+		return toolError("call %s directly, not through call_tool", args.Name), nil
+	}
+	return s.g.call(ctx, req, args.Name, args.Arguments), nil
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(b)) == 0 || string(b) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// searchOutput is what search_tools returns, as JSON text.
+type searchOutput struct {
+	Query    string          `json:"query"`
+	Matched  string          `json:"matched_as"`
+	Total    int             `json:"total"`
+	Tools    []searchToolOut `json:"tools"`
+	More     []searchToolOut `json:"more,omitempty"`
+	Unknown  []string        `json:"unknown,omitempty"`
+	Starting []string        `json:"servers_starting,omitempty"`
+	Note     string          `json:"note"`
+}
+
+type searchToolOut struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	g := s.g
+	var args struct {
+		Query      string `json:"query"`
+		MaxResults int    `json:"max_results"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &args); err != nil {
+		return toolError("search_tools takes {\"query\": string, \"max_results\": integer}: %v", err), nil
+	}
+	max := args.MaxResults
+	if max <= 0 {
+		max = g.cfg.Gateway.Limits.MaxResults
+	}
+	res, err := g.Search(ctx, args.Query, max)
+	if err != nil {
+		if errors.Is(err, search.ErrBadQuery) {
+			return toolError("%v", err), nil
+		}
+		return toolError("search failed: %v", err), nil
+	}
+	out := searchOutput{Query: args.Query, Matched: string(res.Form), Total: res.Total, Unknown: res.Unknown, Tools: []searchToolOut{}}
+	budget := g.cfg.Gateway.Limits.ResultTokens
+	used := 0
+	var found []*catalog.Tool
+	for _, h := range res.Hits {
+		t := h.Tool
+		found = append(found, t)
+		cost := t.Tokens()
+		if used+cost <= budget || len(out.Tools) == 0 {
+			used += cost
+			out.Tools = append(out.Tools, searchToolOut{Name: t.WireName(), Description: t.Description, InputSchema: orEmpty(t.InputSchema)})
+			continue
+		}
+		out.More = append(out.More, searchToolOut{Name: t.WireName(), Description: firstSentence(t.Description)})
+	}
+	v := g.cur.Load()
+	for _, k := range g.keys {
+		if st := g.ups[k].status().State; (st == StateStarting || st == StateRestarting) && v.fromCache[k] == false {
+			if _, ok := v.snap.Server(k); !ok {
+				out.Starting = append(out.Starting, k)
+			}
+		}
+	}
+	switch {
+	case len(res.Hits) == 0:
+		out.Note = "No tool matched."
+		if len(res.NearestServers) > 0 {
+			out.Note += " Servers with the closest names: " + strings.Join(res.NearestServers, ", ") + "."
+		}
+		out.Note += " Try other words, a server name, or select:<exact tool name>."
+	case s.mode == config.ExposureDynamic:
+		out.Note = "These tools are now in your tool list: call them by name. call_tool also works."
+	default:
+		out.Note = "Call a tool with call_tool {\"name\": <name>, \"arguments\": {...}}."
+	}
+	if len(out.More) > 0 {
+		out.Note += fmt.Sprintf(" %d more matches are listed without schemas (token budget); load them with select:<name>.", len(out.More))
+	}
+	if len(out.Starting) > 0 {
+		out.Note += " Some servers are still starting; search again shortly to include them."
+	}
+	if s.mode == config.ExposureDynamic && len(found) > 0 {
+		s.load(found)
+	}
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		return toolError("encoding the result: %v", err), nil
+	}
+	return textResult(string(b)), nil
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, ".\n"); i > 0 {
+		s = s[:i+1]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// load adds found tools to a dynamic session's tool list.
+func (s *session) load(tools []*catalog.Tool) {
+	s.mu.Lock()
+	present := map[string]bool{}
+	for _, w := range s.loaded {
+		present[w] = true
+	}
+	for _, t := range tools {
+		w := t.WireName()
+		if _, ok := s.tools[w]; ok || present[w] {
+			continue
+		}
+		s.loaded = append(s.loaded, w)
+		present[w] = true
+	}
+	if len(s.loaded) > maxDynamicTools {
+		s.loaded = append([]string(nil), s.loaded[len(s.loaded)-maxDynamicTools:]...)
+	}
+	s.mu.Unlock()
+	s.sync()
+}
+
+// call routes one tool call: resolve the name (policy-visible tools only),
+// apply ask rules, validate the arguments, forward to the upstream server.
+// Every error is a tool error the model can read.
+func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
+	start := time.Now()
+	t, err := g.resolve(name)
+	if err != nil {
+		g.metrics.call("", "unknown_tool", time.Since(start))
+		return toolError("%v", err)
+	}
+	if v := g.pol.Decide(t.Server, t.Name); v.Decision == policy.Ask {
+		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
+			g.metrics.call(t.Server, "refused", time.Since(start))
+			return toolError("%s", msg)
+		}
+	}
+	if g.demo {
+		g.metrics.call(t.Server, "not_configured", time.Since(start))
+		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+
+			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", t.WireName())
+	}
+	args = orEmpty(args)
+	if err := g.validate(t, args); err != nil {
+		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
+		return toolError("the arguments do not match the input schema of %s: %v", t.WireName(), err)
+	}
+	u := g.ups[t.Server]
+	if u == nil {
+		g.metrics.call(t.Server, "error", time.Since(start))
+		return toolError("server %q is not configured", t.Server)
+	}
+	cs, proc, err := u.sessionProc(ctx)
+	if err != nil {
+		g.metrics.call(t.Server, "unavailable", time.Since(start))
+		return toolError("cannot call %s: %v", t.WireName(), err)
+	}
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	if req != nil && req.Params != nil {
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
+			g.progMu.Lock()
+			g.progress[id] = progressTarget{ss: req.Session, token: tok}
+			g.progMu.Unlock()
+			defer func() {
+				g.progMu.Lock()
+				delete(g.progress, id)
+				g.progMu.Unlock()
+			}()
+			params.SetProgressToken(id)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	defer cancel()
+	res, err := cs.CallTool(cctx, params)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			g.metrics.call(t.Server, "cancelled", time.Since(start))
+			return toolError("the call to %s was cancelled", t.WireName())
+		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+			g.metrics.call(t.Server, "timeout", time.Since(start))
+			return toolError("the call to %s timed out after %v", t.WireName(), g.cfg.Gateway.Limits.CallTimeout)
+		case stopped(proc, err):
+			g.metrics.call(t.Server, "server_stopped", time.Since(start))
+			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, t.WireName(), u.withTail(err))
+		}
+		g.metrics.call(t.Server, "error", time.Since(start))
+		return toolError("%s failed: %v", t.WireName(), err)
+	}
+	outcome := "ok"
+	if res.IsError {
+		outcome = "tool_error"
+	}
+	g.metrics.call(t.Server, outcome, time.Since(start))
+	return res
+}
+
+// stopped reports whether a call failed because the server went away:
+// its process exited, or its connection closed.
+func stopped(proc *process, err error) bool {
+	if proc != nil {
+		select {
+		case <-proc.exited:
+			return true
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
+}
+
+// confirm asks the user, through elicitation, to allow a call an ask rule
+// matched. It returns the refusal message when the call must not go on.
+func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, v policy.Verdict, args json.RawMessage) (string, bool) {
+	if req == nil || req.Session == nil {
+		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", t.WireName(), v.Reason()), false
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", t.WireName(), v.Reason()), false
+	}
+	a := string(orEmpty(args))
+	if len(a) > 500 {
+		a = a[:500] + "…"
+	}
+	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+		Message:         fmt.Sprintf("Allow the call to %s?\nArguments: %s\n(policy: %s)", t.WireName(), a, v.Reason()),
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`),
+	})
+	if err != nil {
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", t.WireName(), v.Reason(), err), false
+	}
+	if res.Action != "accept" || res.Content["allow"] != true {
+		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", t.WireName(), res.Action), false
+	}
+	return "", true
+}
+
+// schemaCache keeps resolved input schemas per tool definition.
+var schemaCache sync.Map // *catalog.Tool → *jsonschema.Resolved (nil when unusable)
+
+// validate checks args against the tool's input schema. A schema the
+// validator cannot read is not enforced; the upstream server still checks.
+func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
+	var rs *jsonschema.Resolved
+	if v, ok := schemaCache.Load(t); ok {
+		rs, _ = v.(*jsonschema.Resolved)
+	} else {
+		var sch jsonschema.Schema
+		if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &sch) == nil {
+			sch.Schema = "" // the draft named does not change these checks
+			r, err := sch.Resolve(nil)
+			if err == nil {
+				rs = r
+			} else {
+				g.log.Debug("input schema not enforced", "tool", t.ID(), "err", err)
+			}
+		}
+		schemaCache.Store(t, rs)
+	}
+	var inst any
+	if err := json.Unmarshal(args, &inst); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if _, ok := inst.(map[string]any); !ok {
+		return errors.New("the arguments must be a JSON object")
+	}
+	if rs == nil {
+		return nil
+	}
+	return rs.Validate(inst)
+}
+
+// exposedURI returns the URI clients see for a server's resource: the
+// original one, unless another server has the same URI.
+func exposedURI(server, uri string, owners map[string]int) string {
+	if owners[uri] <= 1 {
+		return uri
+	}
+	return "toolsearch://" + server + "/" + url.PathEscape(uri)
+}
+
+// syncExtras reconciles resources, resource templates and prompts.
+// s.mu is held.
+func (s *session) syncExtras(v *view) {
+	g := s.g
+	owners := map[string]int{}
+	keys := make([]string, 0, len(v.extras))
+	for k, m := range v.extras {
+		keys = append(keys, k)
+		for _, r := range m.Resources {
+			owners[r.URI]++
+		}
+	}
+	sort.Strings(keys)
+	wantRes := map[string]bool{}
+	wantTpl := map[string]bool{}
+	wantPr := map[string]bool{}
+	for _, k := range keys {
+		m := v.extras[k]
+		for _, r := range m.Resources {
+			server, orig := k, r.URI
+			exp := exposedURI(k, r.URI, owners)
+			wantRes[exp] = true
+			sig := k + "\x00" + mustJSON(r)
+			if s.resources[exp] == sig {
+				continue
+			}
+			rr := *r
+			rr.URI = exp
+			rr.Name = k + catalog.WireSeparator + r.Name
+			if g.guard("resource "+exp, func() {
+				s.server.AddResource(&rr, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return g.readResource(ctx, server, orig)
+				})
+			}) {
+				s.resources[exp] = sig
+			}
+		}
+		for _, t := range m.Templates {
+			if wantTpl[t.URITemplate] {
+				continue // another server has the same template; the first wins
+			}
+			wantTpl[t.URITemplate] = true
+			sig := k + "\x00" + mustJSON(t)
+			if s.templates[t.URITemplate] == sig {
+				continue
+			}
+			tt := *t
+			tt.Name = k + catalog.WireSeparator + t.Name
+			server := k
+			if g.guard("resource template "+t.URITemplate, func() {
+				s.server.AddResourceTemplate(&tt, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return g.readResource(ctx, server, req.Params.URI)
+				})
+			}) {
+				s.templates[t.URITemplate] = sig
+			}
+		}
+		for _, p := range m.Prompts {
+			name := k + catalog.WireSeparator + p.Name
+			wantPr[name] = true
+			sig := mustJSON(p)
+			if s.prompts[name] == sig {
+				continue
+			}
+			pp := *p
+			pp.Name = name
+			server, orig := k, p.Name
+			if g.guard("prompt "+name, func() {
+				s.server.AddPrompt(&pp, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					return g.getPrompt(ctx, server, orig, req.Params.Arguments)
+				})
+			}) {
+				s.prompts[name] = sig
+			}
+		}
+	}
+	var rm []string
+	for u := range s.resources {
+		if !wantRes[u] {
+			rm = append(rm, u)
+			delete(s.resources, u)
+		}
+	}
+	if len(rm) > 0 {
+		s.server.RemoveResources(rm...)
+	}
+	rm = nil
+	for u := range s.templates {
+		if !wantTpl[u] {
+			rm = append(rm, u)
+			delete(s.templates, u)
+		}
+	}
+	if len(rm) > 0 {
+		s.server.RemoveResourceTemplates(rm...)
+	}
+	rm = nil
+	for n := range s.prompts {
+		if !wantPr[n] {
+			rm = append(rm, n)
+			delete(s.prompts, n)
+		}
+	}
+	if len(rm) > 0 {
+		s.server.RemovePrompts(rm...)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (g *Gateway) readResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	u := g.ups[server]
+	if u == nil {
+		return nil, fmt.Errorf("server %q is not configured", server)
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	u := g.ups[server]
+	if u == nil {
+		return nil, fmt.Errorf("server %q is not configured", server)
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+}

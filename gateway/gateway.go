@@ -1,0 +1,472 @@
+// Package gateway is toolsearch's MCP gateway: it connects to every upstream
+// MCP server of a configuration (stdio, streamable HTTP, SSE), keeps their
+// tools in one catalog and search index, and serves MCP clients a small tool
+// list — a search tool and a call tool — or every tool, depending on the
+// exposure mode.
+//
+// Data flows one way: upstream tools/list → catalog snapshot → index →
+// search → references → routing. Policy (package policy) is applied in one
+// place, Gateway.visible, for every listing, search and call.
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/catalog/demo"
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/policy"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// Options configure a Gateway.
+type Options struct {
+	// Logger receives the gateway's logs (stderr in stdio mode). Nil
+	// discards them.
+	Logger *slog.Logger
+	// Version is reported to clients and upstream servers.
+	Version string
+	// Demo serves the embedded demo catalog: searchable, and every call
+	// answers that no server is configured. Used when there is no config.
+	Demo bool
+}
+
+// Status is the visible state of one upstream server.
+type Status struct {
+	Key       string
+	Transport string
+	State     State
+	Error     string
+	Tools     int
+	Tokens    int
+	Restarts  int
+	FromCache bool
+	Since     time.Time
+}
+
+// view is the gateway's current picture of the world, replaced as a whole.
+type view struct {
+	snap  *catalog.Snapshot
+	index *search.Index
+	// tokens per server key (o200k), from a manifest or counted.
+	tokens map[string]int
+	// extras per server key: resources, templates, prompts.
+	extras map[string]*manifest
+	// fromCache marks servers whose tools came from a cached manifest and
+	// have not been listed live yet.
+	fromCache map[string]bool
+}
+
+// Gateway connects upstream servers and serves clients. Create it with New,
+// start it with Start, and stop it by cancelling Start's context and calling
+// Close.
+type Gateway struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	version string
+	pol     *policy.Policy
+	demo    bool
+
+	cat  *catalog.Catalog
+	mu   sync.Mutex // serialises publish
+	cur  atomic.Pointer[view]
+	ups  map[string]*upstream
+	keys []string
+
+	sessMu   sync.Mutex
+	sessions map[*session]struct{}
+
+	progMu   sync.Mutex
+	progress map[string]progressTarget
+	progSeq  atomic.Int64
+
+	metrics *metrics
+	wg      sync.WaitGroup
+	started time.Time
+	cached  map[string]bool
+}
+
+// New builds a gateway from cfg: policy compiled, cached manifests loaded
+// and indexed, so that searches are answered before any server has started.
+func New(cfg *config.Config, opts Options) (*Gateway, error) {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	perServer := map[string]policy.Rules{}
+	for _, s := range cfg.Servers {
+		perServer[s.Key] = policy.Rules{Allow: s.Allow, Deny: s.Deny, Ask: s.Ask}
+	}
+	gp := cfg.Gateway.Policy
+	pol, err := policy.New(policy.Rules{Allow: gp.Allow, Deny: gp.Deny, Ask: gp.Ask}, perServer)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{
+		cfg: cfg, log: log, version: opts.Version, pol: pol, demo: opts.Demo,
+		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
+		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
+		cached: map[string]bool{},
+	}
+	if g.version == "" {
+		g.version = "dev"
+	}
+	v := &view{tokens: map[string]int{}, extras: map[string]*manifest{}, fromCache: map[string]bool{}}
+	var servers []*catalog.Server
+	if opts.Demo {
+		v.snap = demo.Snapshot()
+		for _, s := range v.snap.Servers() {
+			v.tokens[s.Key] = s.Tokens()
+		}
+	} else {
+		for _, s := range cfg.Enabled() {
+			g.ups[s.Key] = newUpstream(g, s)
+			g.keys = append(g.keys, s.Key)
+			m, err := loadManifest(cfg.Gateway.StateDir, s)
+			if err != nil {
+				log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+				continue
+			}
+			if m == nil {
+				continue
+			}
+			srv, err := g.serverFrom(s, m.Tools)
+			if err != nil {
+				log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+				continue
+			}
+			servers = append(servers, srv)
+			v.tokens[s.Key] = m.Tokens
+			v.extras[s.Key] = m
+			v.fromCache[s.Key] = true
+			g.cached[s.Key] = true
+		}
+		sort.Strings(g.keys)
+		v.snap, err = catalog.NewSnapshot(servers...)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: cached manifests: %w", err)
+		}
+	}
+	g.cat = catalog.New(v.snap)
+	v.index = search.Build(v.snap)
+	g.cur.Store(v)
+	g.metrics.setTokens(g.visibleTokens(v))
+	return g, nil
+}
+
+// Start starts every upstream server concurrently and returns at once. The
+// servers run until ctx is cancelled.
+func (g *Gateway) Start(ctx context.Context) {
+	for _, k := range g.keys {
+		u := g.ups[k]
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(ctx, g.cached[k])
+		}()
+	}
+}
+
+// Close waits for the upstream servers to stop after Start's context was
+// cancelled.
+func (g *Gateway) Close() { g.wg.Wait() }
+
+// WaitSettled waits until every upstream has finished its first start
+// (ready, failed or idle), or ctx ends.
+func (g *Gateway) WaitSettled(ctx context.Context) error {
+	for _, k := range g.keys {
+		select {
+		case <-g.ups[k].settled:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Statuses returns the state of every upstream server in key order.
+func (g *Gateway) Statuses() []Status {
+	v := g.cur.Load()
+	out := make([]Status, 0, len(g.keys))
+	for _, k := range g.keys {
+		st := g.ups[k].status()
+		if srv, ok := v.snap.Server(k); ok {
+			st.Tools = len(srv.Tools)
+		}
+		st.Tokens = v.tokens[k]
+		st.FromCache = v.fromCache[k]
+		out = append(out, st)
+	}
+	return out
+}
+
+// Snapshot returns the current catalog snapshot (every tool, denied ones
+// included; use Visible to filter).
+func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
+
+// Visible reports whether policy lets clients see the tool. It is the one
+// place where policy is applied to listing, search and calls.
+func (g *Gateway) Visible(t *catalog.Tool) bool { return g.pol.Visible(t) }
+
+// serverFrom normalises raw tool definitions and builds a catalog server.
+func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
+	norm := make([]json.RawMessage, 0, len(raws))
+	seen := map[string]bool{}
+	for _, r := range raws {
+		n, changed, err := normaliseTool(r)
+		if err != nil {
+			g.log.Warn("dropping a tool definition that cannot be read", "server", s.Key, "err", err)
+			continue
+		}
+		var name struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(n, &name)
+		if seen[name.Name] {
+			g.log.Warn("dropping a duplicate tool", "server", s.Key, "tool", name.Name)
+			continue
+		}
+		seen[name.Name] = true
+		if changed {
+			g.log.Info("normalised an input schema to type object", "server", s.Key, "tool", name.Name)
+		}
+		norm = append(norm, n)
+	}
+	return catalog.NewServer(s.Key, norm, s.Keywords, s.AlwaysLoad)
+}
+
+// normaliseTool makes a definition's inputSchema an object schema, as MCP
+// requires and the SDK's server enforces. A definition that already has one
+// is returned unchanged, byte for byte.
+func normaliseTool(raw json.RawMessage) (json.RawMessage, bool, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, false, err
+	}
+	var name string
+	if err := json.Unmarshal(m["name"], &name); err != nil || strings.TrimSpace(name) == "" {
+		return nil, false, errors.New(`missing "name"`)
+	}
+	schema := bytes.TrimSpace(m["inputSchema"])
+	var sm map[string]json.RawMessage
+	if len(schema) > 0 && json.Unmarshal(schema, &sm) == nil && sm != nil {
+		var typ string
+		if json.Unmarshal(sm["type"], &typ) == nil && typ == "object" {
+			return raw, false, nil
+		}
+		if _, has := sm["type"]; !has {
+			sm["type"] = json.RawMessage(`"object"`)
+			m["inputSchema"], _ = json.Marshal(sm)
+			out, err := json.Marshal(m)
+			return out, true, err
+		}
+	}
+	m["inputSchema"] = json.RawMessage(`{"type":"object"}`)
+	out, err := json.Marshal(m)
+	return out, true, err
+}
+
+// publish puts a server's fresh manifest into the catalog, updates the
+// index for that server only, saves the manifest and tells the sessions.
+func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
+	srv, err := g.serverFrom(u.cfg, m.Tools)
+	if err != nil {
+		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
+	}
+	m.Tokens = srv.Tokens()
+	m.SavedAt = time.Now().UTC()
+	g.mu.Lock()
+	old := g.cur.Load()
+	snap, diff, err := g.cat.Apply(catalog.Put(srv))
+	if err != nil {
+		g.mu.Unlock()
+		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
+	}
+	nv := &view{snap: snap, index: old.index.Update(snap, u.cfg.Key),
+		tokens: cloneMap(old.tokens), extras: cloneMap(old.extras), fromCache: cloneMap(old.fromCache)}
+	nv.tokens[u.cfg.Key] = m.Tokens
+	nv.extras[u.cfg.Key] = m
+	delete(nv.fromCache, u.cfg.Key)
+	g.cur.Store(nv)
+	g.mu.Unlock()
+	g.metrics.setTokens(g.visibleTokens(nv))
+	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
+		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)
+	}
+	if !diff.Empty() {
+		g.log.Info("tools changed", "server", u.cfg.Key, "added", len(diff.Added), "removed", len(diff.Removed), "changed", len(diff.Changed), "version", snap.Version())
+	}
+	g.syncSessions()
+	return nil
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// visibleTokens sums the tokens of the tools policy lets clients see.
+func (g *Gateway) visibleTokens(v *view) int {
+	total := 0
+	for _, s := range v.snap.Servers() {
+		total += v.tokens[s.Key]
+	}
+	if g.pol.Empty() {
+		return total
+	}
+	for _, t := range v.snap.Tools() {
+		if !g.Visible(t) {
+			total -= t.Tokens()
+		}
+	}
+	return total
+}
+
+// Exposure returns the mode auto picks now, with the reason.
+func (g *Gateway) Exposure() (mode, reason string) {
+	return g.resolveMode(config.ExposureAuto)
+}
+
+func (g *Gateway) resolveMode(mode string) (string, string) {
+	if mode != config.ExposureAuto && mode != "" {
+		return mode, "set by configuration"
+	}
+	v := g.cur.Load()
+	total := g.visibleTokens(v)
+	th := g.cfg.Gateway.Threshold()
+	if total <= th {
+		return config.ExposureFull, fmt.Sprintf("auto: all tool definitions (%d tokens) fit under the threshold (%d tokens, %.4g%% of %d)",
+			total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
+	}
+	return config.ExposureDynamic, fmt.Sprintf("auto: the tool definitions (%d tokens) exceed the threshold (%d tokens, %.4g%% of %d)",
+		total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
+}
+
+// Search runs a query over the tools policy lets clients see.
+func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Result, error) {
+	start := time.Now()
+	v := g.cur.Load()
+	res, err := v.index.Search(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible})
+	g.metrics.search(time.Since(start), len(res.Hits), err)
+	return res, err
+}
+
+// resolve finds the visible tool a name refers to: "server__tool",
+// "mcp__server__tool", "server/tool", or a bare tool name that only one
+// server has. A denied tool is never found.
+func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
+	snap := g.cur.Load().snap
+	name = strings.TrimSpace(name)
+	try := func(id string) *catalog.Tool {
+		if t, ok := snap.Tool(id); ok && g.Visible(t) {
+			return t
+		}
+		return nil
+	}
+	if t := try(name); t != nil {
+		return t, nil
+	}
+	n := strings.TrimPrefix(name, "mcp__")
+	if srv, tool, ok := strings.Cut(n, catalog.WireSeparator); ok {
+		if t := try(srv + catalog.IDSeparator + tool); t != nil {
+			return t, nil
+		}
+	}
+	var found []*catalog.Tool
+	for _, t := range snap.Tools() {
+		if t.Name == name && g.Visible(t) {
+			found = append(found, t)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, fmt.Errorf("no tool is named %q; search for it with %s", name, searchToolName)
+	}
+	var names []string
+	for _, t := range found {
+		names = append(names, t.WireName())
+	}
+	return nil, fmt.Errorf("%q is ambiguous: it could be %s", name, strings.Join(names, ", "))
+}
+
+// progressTarget is where an upstream's progress notifications go.
+type progressTarget struct {
+	ss    *mcp.ServerSession
+	token any
+}
+
+func (g *Gateway) forwardProgress(p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	g.progMu.Lock()
+	t, ok := g.progress[fmt.Sprint(p.ProgressToken)]
+	g.progMu.Unlock()
+	if !ok || t.ss == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: t.token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+// forwardLog passes an upstream's log message to every client session.
+func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
+	if p == nil {
+		return
+	}
+	logger := server
+	if p.Logger != "" {
+		logger = server + "/" + p.Logger
+	}
+	out := &mcp.LoggingMessageParams{Level: p.Level, Logger: logger, Data: p.Data}
+	for _, s := range g.sessionList() {
+		if ss := s.serverSession(); ss != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = ss.Log(ctx, out)
+			cancel()
+		}
+	}
+}
+
+// setUpstreamLogLevel forwards a client's logging/setLevel to every ready
+// upstream.
+func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
+	for _, k := range g.keys {
+		u := g.ups[k]
+		u.mu.Lock()
+		cs, st := u.cs, u.state
+		u.mu.Unlock()
+		if cs == nil || st != StateReady {
+			continue
+		}
+		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging == nil {
+			continue
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}()
+	}
+}

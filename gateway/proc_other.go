@@ -1,0 +1,15 @@
+//go:build !unix
+
+package gateway
+
+import "os/exec"
+
+func setProcessGroup(*exec.Cmd) {}
+
+func terminate(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
+
+func kill(cmd *exec.Cmd) { terminate(cmd) }
