@@ -256,6 +256,56 @@ func analyseTool(cache map[string]string, t *catalog.Tool, serverTerms []string,
 	return a, buf
 }
 
+// minCompoundDF is how many tools must use a word before it counts as a
+// word when splitting compounds.
+const minCompoundDF = 3
+
+// maxCompoundDF is how many tools may use a name part before it counts as a
+// word of its own rather than a compound.
+const maxCompoundDF = 30
+
+// decompound splits name parts that are two known words run together
+// ("worklog", "webhook", "screenshot") and adds both words to the name field,
+// so "work log" finds create_worklog. The compound itself stays. A word is
+// known when at least minCompoundDF tools use it; a name part that is itself
+// a common word ("network", "performance") is left whole, and the first word
+// must have four letters or more, so stems do not split into fragments.
+func decompound(a *analysed, df map[string]int32, cache map[string]string) {
+	for _, term := range a.nameTerms {
+		if len(term) < 6 || !isAlpha(term) || df[term] >= maxCompoundDF {
+			continue
+		}
+		for cut := 4; cut <= len(term)-3; cut++ {
+			left, right := term[:cut], term[cut:]
+			if df[left] < minCompoundDF {
+				continue
+			}
+			rs := right
+			if cache != nil {
+				if v, ok := cache[right]; ok {
+					rs = v
+				} else {
+					rs = stem(right)
+					cache[right] = rs
+				}
+			}
+			if df[rs] < minCompoundDF {
+				continue
+			}
+			for _, part := range []string{left, rs} {
+				c := a.tf[part]
+				if c == nil {
+					c = new([numFields]uint16)
+					a.tf[part] = c
+				}
+				c[FieldName]++
+				a.lens[FieldName]++
+			}
+			break
+		}
+	}
+}
+
 // rebuild indexes servers from scratch into a single segment.
 func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.segs = nil
@@ -279,6 +329,15 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 				lens[f] += float64(a.lens[f])
 			}
 		}
+	}
+	counts := map[string]int32{}
+	for _, a := range docs {
+		for term := range a.tf {
+			counts[term]++
+		}
+	}
+	for i := range docs {
+		decompound(&docs[i], counts, cache)
 	}
 	for f := range lens {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
@@ -469,6 +528,9 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 			a, buf = analyseTool(cache, t, info.terms, buf)
 			docs = append(docs, a)
 		}
+	}
+	for i := range docs {
+		decompound(&docs[i], next.df, cache)
 	}
 	if len(docs) > 0 {
 		seg := next.newSegment(docs, next.total)
