@@ -557,3 +557,32 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestCompoundNamesSplit(t *testing.T) {
+	t.Parallel()
+	srv := fixtureServer(t, "tracker",
+		fixtureTool{name: "create_worklog", desc: "Record time spent."},
+		fixtureTool{name: "list_items", desc: "List the work items of a project and their log of changes."},
+		fixtureTool{name: "get_item", desc: "Get one work item with its change log."},
+		fixtureTool{name: "close_item", desc: "Close a work item and note it in the log."},
+		fixtureTool{name: "network_status", desc: "Report whether the network works."},
+	)
+	snap, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Build(snap).Search(context.Background(), Request{Query: "worklog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res); len(got) == 0 || got[0] != "tracker/create_worklog" {
+		t.Fatalf("worklog: %v", got)
+	}
+	res, err = Build(snap).Search(context.Background(), Request{Query: "log work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res); len(got) == 0 || got[0] != "tracker/create_worklog" {
+		t.Errorf("log work: hits %v, want tracker/create_worklog first (its name splits into work + log)", got)
+	}
+}
