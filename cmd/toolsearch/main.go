@@ -50,6 +50,9 @@ func init() {
 		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
 		{"eval", "measure hit@1, hit@k and MRR of the search over a query set", runEval},
 		{"lint", "tell tool authors how findable their tools are", runLint},
+		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
+		{"status", "start every configured server and show its state, tools and tokens", runStatus},
+		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
 	}
 }
 

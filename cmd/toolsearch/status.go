@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway"
+)
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newServeFlags("status", "-c FILE [--timeout D] [--json]", stderr)
+	timeout := f.fs.Duration("timeout", 0, "how long to wait for the servers (default: the start timeout plus 5s)")
+	jsonOut := f.fs.Bool("json", false, "print JSON")
+	if _, code, ok := parseFlags(f.fs, args, stdout); !ok {
+		return code
+	}
+	cfg, found, err := f.load(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch status: %v\n", err)
+		return exitUsage
+	}
+	return checkServers(ctx, cfg, found, *timeout, *jsonOut, stdout, stderr)
+}
+
+type statusJSON struct {
+	Config   string         `json:"config"`
+	Exposure string         `json:"auto_exposure"`
+	Reason   string         `json:"reason"`
+	Tools    int            `json:"tools"`
+	Tokens   int            `json:"tokens"`
+	Servers  []serverStatus `json:"servers"`
+}
+
+type serverStatus struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Tools  int    `json:"tools"`
+	Tokens int    `json:"tokens"`
+	Error  string `json:"error,omitempty"`
+}
+
+// checkServers starts every server, waits for each to settle, prints the
+// states and the exposure auto would pick, and stops them. It exits 1 when
+// a server is not ready.
+func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+	if !found {
+		fmt.Fprintf(stderr, "toolsearch: no config file (looked in %s); give one with -c FILE, or write one with toolsearch import\n",
+			strings.Join(config.DefaultPaths(), ", "))
+		return exitUsage
+	}
+	cfg.Gateway.Lazy = false
+	for _, s := range cfg.Servers {
+		s.Lazy = false
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: version})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch status: %v\n", err)
+		return exitUsage
+	}
+	if timeout <= 0 {
+		timeout = cfg.Gateway.Limits.StartTimeout + 5*time.Second
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	g.Start(rctx)
+	wctx, wcancel := context.WithTimeout(ctx, timeout)
+	_ = g.WaitSettled(wctx)
+	wcancel()
+	sts := g.Statuses()
+	mode, reason := g.Exposure()
+	cancel()
+	g.Close()
+
+	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason}
+	code := exitOK
+	for _, s := range sts {
+		row := serverStatus{Name: s.Key, State: string(s.State), Tools: s.Tools, Tokens: s.Tokens, Error: s.Error}
+		if s.State != gateway.StateReady {
+			code = 1
+		}
+		out.Tools += s.Tools
+		out.Tokens += s.Tokens
+		out.Servers = append(out.Servers, row)
+	}
+	for _, s := range cfg.Servers {
+		if s.Disabled {
+			out.Servers = append(out.Servers, serverStatus{Name: s.Key, State: "disabled"})
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tTOKENS\tERROR")
+	for _, s := range out.Servers {
+		e := s.Error
+		if len(e) > 160 {
+			e = e[:160] + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.Name, s.State, s.Tools, s.Tokens, e)
+	}
+	fmt.Fprintf(tw, "TOTAL\t\t%d\t%d\t\n", out.Tools, out.Tokens)
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
+	return code
+}
