@@ -1,0 +1,351 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/discovery"
+)
+
+// The functions of this file read and rewrite Messages API conversations as
+// JSON, so that they work the same on messages built with the SDK's types,
+// messages the SDK passes through as raw JSON (unknown block types), and the
+// request bodies a proxy sees. Blocks they do not know are left untouched.
+
+// Content block types this file reads.
+const (
+	typeText                 = "text"
+	typeToolUse              = "tool_use"
+	typeToolResult           = "tool_result"
+	typeToolReference        = "tool_reference"
+	typeServerToolUse        = "server_tool_use"
+	typeToolSearchToolResult = "tool_search_tool_result"
+)
+
+// rawBlock is a content block, as far as discovery needs to read it.
+type rawBlock struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Text      string          `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// rawMessage is a message of the messages array.
+type rawMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// searchResultContent is the content of a tool_search_tool_result block.
+type searchResultContent struct {
+	Type           string     `json:"type"`
+	ErrorCode      string     `json:"error_code"`
+	ToolReferences []rawBlock `json:"tool_references"`
+}
+
+// History is what a conversation says about tool search.
+type History struct {
+	// Events are the points where tools were loaded, in conversation order:
+	// tool_reference blocks in tool_result content, tool_search_tool_result
+	// blocks, LoadedText in answers of the client search tool, and
+	// CarriedText left by Compact.
+	Events []discovery.Event
+	// Announced is what the announcement blocks of the conversation told
+	// the model.
+	Announced discovery.State
+	// Announcements counts the announcement blocks read.
+	Announcements int
+}
+
+// Loaded returns the loaded tools in first-seen order.
+func (h *History) Loaded() *discovery.Set { return discovery.Loaded(h.Events) }
+
+// Carried returns the tools carried across a compaction boundary.
+func (h *History) Carried() *discovery.Set {
+	s := &discovery.Set{}
+	for _, e := range h.Events {
+		if e.Kind == discovery.Carried {
+			s.Add(e.Names...)
+		}
+	}
+	return s
+}
+
+// ReadHistory reads the messages of a conversation, each the JSON of one
+// element of the Messages API's messages array. searchTool is the name of
+// the client-side search tool ("" for none): LoadedText is honoured only in
+// the results of its calls, so that a tool's own output cannot load tools.
+// Messages that are not valid JSON are skipped.
+func ReadHistory(messages []json.RawMessage, searchTool string) *History {
+	h := &History{}
+	searchCalls := map[string]bool{}
+	for i, raw := range messages {
+		var m rawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		blocks := contentBlocks(m.Content)
+		for j, b := range blocks {
+			where := fmt.Sprintf("message %d, block %d", i, j)
+			switch b.Type {
+			case typeToolUse:
+				if searchTool != "" && b.Name == searchTool {
+					searchCalls[b.ID] = true
+				}
+			case typeToolResult:
+				var names []string
+				for _, c := range contentBlocks(b.Content) {
+					switch {
+					case c.Type == typeToolReference:
+						names = append(names, c.ToolName)
+					case c.Type == typeText && searchCalls[b.ToolUseID]:
+						names = append(names, discovery.ParseLoadedText(c.Text)...)
+					}
+				}
+				if len(names) > 0 {
+					h.Events = append(h.Events, discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_result " + b.ToolUseID})
+				}
+			case typeToolSearchToolResult:
+				var c searchResultContent
+				if json.Unmarshal(b.Content, &c) != nil {
+					continue
+				}
+				var names []string
+				for _, r := range c.ToolReferences {
+					names = append(names, r.ToolName)
+				}
+				if len(names) > 0 {
+					h.Events = append(h.Events, discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_search_tool_result " + b.ToolUseID})
+				}
+			case typeText:
+				if m.Role == "assistant" {
+					continue
+				}
+				if discovery.IsAnnouncement(b.Text) {
+					if a, ok := discovery.ParseAnnouncement(b.Text); ok {
+						h.Announced.Apply(a)
+						h.Announcements++
+					}
+					continue
+				}
+				if names := discovery.ParseCarriedText(b.Text); len(names) > 0 {
+					h.Events = append(h.Events, discovery.Event{Kind: discovery.Carried, Names: names, Where: where})
+				}
+			}
+		}
+	}
+	return h
+}
+
+// contentBlocks reads a content value: an array of blocks, or a string
+// (one text block).
+func contentBlocks(raw json.RawMessage) []rawBlock {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return []rawBlock{{Type: typeText, Text: s}}
+	}
+	elems, ok := splitArray(raw)
+	if !ok {
+		return nil
+	}
+	out := make([]rawBlock, 0, len(elems))
+	for _, e := range elems {
+		var b rawBlock
+		if json.Unmarshal(e, &b) != nil {
+			b = rawBlock{}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// rewrite says how references in a conversation are rewritten.
+type rewrite struct {
+	// expand writes every reference as text (an endpoint that takes no
+	// references); otherwise only references to tools not sent are.
+	expand bool
+	// sent reports whether a tool of that name is in the request's tools.
+	sent func(name string) bool
+}
+
+// Texts written in place of references.
+const (
+	unavailablePrefix = "Tool no longer available: "
+	searchedPrefix    = "Searched the deferred tools: "
+)
+
+// message rewrites one message. It returns the new JSON, the number of
+// references rewritten or dropped, and whether anything changed.
+func (rw rewrite) message(raw json.RawMessage) (json.RawMessage, int, bool) {
+	if !bytes.Contains(raw, []byte(typeToolReference)) && !bytes.Contains(raw, []byte(typeServerToolUse)) {
+		return raw, 0, false
+	}
+	msg, err := parseObject(raw)
+	if err != nil {
+		return raw, 0, false
+	}
+	elems, ok := splitArray(msg.get("content"))
+	if !ok {
+		return raw, 0, false
+	}
+	total := 0
+	changed := false
+	for i, e := range elems {
+		var b rawBlock
+		if json.Unmarshal(e, &b) != nil {
+			continue
+		}
+		var out json.RawMessage
+		n := 0
+		switch b.Type {
+		case typeToolResult:
+			out, n = rw.toolResult(e)
+		case typeToolSearchToolResult:
+			out, n = rw.searchResult(e, b)
+		case typeServerToolUse:
+			if rw.expand && isSearchToolName(b.Name) {
+				out = textBlock(searchedPrefix + string(compactJSON(b.Input)))
+			}
+		}
+		if out != nil {
+			elems[i] = out
+			total += n
+			changed = true
+		}
+	}
+	if !changed {
+		return raw, 0, false
+	}
+	msg.set("content", joinArray(elems))
+	return msg.marshal(), total, true
+}
+
+// toolResult rewrites the references in a tool_result block; nil when none
+// needs it.
+func (rw rewrite) toolResult(raw json.RawMessage) (json.RawMessage, int) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return nil, 0
+	}
+	inner, ok := splitArray(obj.get("content"))
+	if !ok {
+		return nil, 0
+	}
+	var out []json.RawMessage
+	var loaded []string
+	n := 0
+	flush := func() {
+		if len(loaded) > 0 {
+			out = append(out, textBlock(discovery.LoadedText(loaded)))
+			loaded = nil
+		}
+	}
+	for _, e := range inner {
+		var c rawBlock
+		if json.Unmarshal(e, &c) != nil || c.Type != typeToolReference {
+			flush()
+			out = append(out, e)
+			continue
+		}
+		switch {
+		case !rw.sent(c.ToolName):
+			flush()
+			out = append(out, textBlock(unavailablePrefix+c.ToolName))
+			n++
+		case rw.expand:
+			loaded = append(loaded, c.ToolName)
+			n++
+		default:
+			out = append(out, e)
+		}
+	}
+	flush()
+	if n == 0 {
+		return nil, 0
+	}
+	obj.set("content", joinArray(out))
+	return obj.marshal(), n
+}
+
+// searchResult rewrites a tool_search_tool_result block: as text when
+// expanding, else without the references to tools not sent.
+func (rw rewrite) searchResult(raw json.RawMessage, b rawBlock) (json.RawMessage, int) {
+	var c searchResultContent
+	if json.Unmarshal(b.Content, &c) != nil {
+		return nil, 0
+	}
+	if rw.expand {
+		var lines []string
+		var loaded []string
+		for _, r := range c.ToolReferences {
+			if rw.sent(r.ToolName) {
+				loaded = append(loaded, r.ToolName)
+			} else {
+				lines = append(lines, unavailablePrefix+r.ToolName)
+			}
+		}
+		if c.ErrorCode != "" {
+			lines = append(lines, "Tool search failed: "+c.ErrorCode)
+		}
+		if t := discovery.LoadedText(loaded); t != "" {
+			lines = append([]string{t}, lines...)
+		}
+		if len(lines) == 0 {
+			lines = []string{"Tool search found nothing."}
+		}
+		return textBlock(strings.Join(lines, "\n")), len(c.ToolReferences)
+	}
+	obj, err := parseObject(raw)
+	if err != nil {
+		return nil, 0
+	}
+	content, err := parseObject(b.Content)
+	if err != nil {
+		return nil, 0
+	}
+	refs, ok := splitArray(content.get("tool_references"))
+	if !ok {
+		return nil, 0
+	}
+	kept := make([]json.RawMessage, 0, len(refs))
+	n := 0
+	for _, e := range refs {
+		var r rawBlock
+		if json.Unmarshal(e, &r) == nil && !rw.sent(r.ToolName) {
+			n++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	content.set("tool_references", joinArray(kept))
+	obj.set("content", content.marshal())
+	return obj.marshal(), n
+}
+
+func isSearchToolName(name string) bool {
+	return name == nameRegexTool || name == nameBM25Tool
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
