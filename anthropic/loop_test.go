@@ -153,3 +153,5 @@ func mustJSON(t testing.TB, v any) string {
 }
 
 var _ = fmt.Sprint
+
+type catalogTool = catalog.Tool

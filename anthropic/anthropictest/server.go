@@ -536,6 +536,9 @@ func checkPairs(req *Request, names map[string]bool) *apiError {
 //     tool_search_tool_result, and calls the best tool found in the same
 //     response;
 //  5. without search: calls the visible tool that best matches the task.
+//
+// Before 3 and 4, a visible tool whose name holds two words of the task is
+// called directly, as a model does with a tool it already has.
 func ScriptedModel(req *Request) Reply {
 	task := taskText(req)
 	last := req.Messages[len(req.Messages)-1]
@@ -562,6 +565,11 @@ func ScriptedModel(req *Request) Reply {
 				return Reply{Content: []any{textOut("I found no tool for this: " + resultText(b))}, StopReason: "end_turn"}
 			}
 		}
+	}
+	// A loaded tool whose name holds two words of the task or more is
+	// called without searching.
+	if loaded := nameMatch(req, task); loaded != "" {
+		return callTool(loaded)
 	}
 	switch {
 	case req.ClientSearch != "":
@@ -654,15 +662,41 @@ func shortID(s string, n int) string {
 
 var wordRE = regexp.MustCompile(`[a-zA-Z0-9]+`)
 
-// words returns the task's words of three letters or more, lower-cased.
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "about": true, "with": true, "from": true,
+	"into": true, "this": true, "that": true, "now": true, "all": true, "our": true, "new": true, "another": true}
+
+// words returns the task's words of three letters or more, lower-cased,
+// without the commonest English words.
 func words(s string) []string {
 	var out []string
 	for _, w := range wordRE.FindAllString(strings.ToLower(s), -1) {
-		if len(w) >= 3 {
+		if len(w) >= 3 && !stopWords[w] {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// nameMatch returns the visible tool (not a search tool) whose name holds
+// the most words of the task, at least two; the first of equals.
+func nameMatch(req *Request, task string) string {
+	ws := words(task)
+	best, bestN := "", 1
+	for _, t := range req.Tools {
+		if !req.Visible[t.Name] || t.Name == req.ClientSearch || (t.Type != "" && t.Type != "custom") {
+			continue
+		}
+		n, name := 0, strings.ToLower(t.Name)
+		for _, w := range ws {
+			if strings.Contains(name, w) {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = t.Name, n
+		}
+	}
+	return best
 }
 
 // bestTool scores tools by how many task words their name and description
