@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -134,25 +135,60 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			v.tokens[s.Key] = s.Tokens()
 		}
 	} else {
-		for _, s := range cfg.Enabled() {
+		enabled := cfg.Enabled()
+		for _, s := range enabled {
 			g.ups[s.Key] = newUpstream(g, s)
 			g.keys = append(g.keys, s.Key)
-			m, err := loadManifest(cfg.Gateway.StateDir, s)
-			if err != nil {
-				log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+		}
+		// Read the cached manifests in parallel: with a hundred servers this
+		// is most of the time to the first search.
+		type loaded struct {
+			m   *manifest
+			srv *catalog.Server
+		}
+		results := make([]loaded, len(enabled))
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range max(1, runtime.GOMAXPROCS(0)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(enabled) {
+						return
+					}
+					s := enabled[i]
+					m, err := loadManifest(cfg.Gateway.StateDir, s)
+					if err != nil {
+						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+						continue
+					}
+					if m == nil {
+						continue
+					}
+					// Cached tools were normalised before they were saved.
+					srv, err := catalog.NewServer(s.Key, m.Tools, s.Keywords, s.AlwaysLoad)
+					if err != nil {
+						srv, err = g.serverFrom(s, m.Tools)
+					}
+					if err != nil {
+						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+						continue
+					}
+					results[i] = loaded{m, srv}
+				}
+			}()
+		}
+		wg.Wait()
+		for i, s := range enabled {
+			r := results[i]
+			if r.m == nil {
 				continue
 			}
-			if m == nil {
-				continue
-			}
-			srv, err := g.serverFrom(s, m.Tools)
-			if err != nil {
-				log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
-				continue
-			}
-			servers = append(servers, srv)
-			v.tokens[s.Key] = m.Tokens
-			v.extras[s.Key] = m
+			servers = append(servers, r.srv)
+			v.tokens[s.Key] = r.m.Tokens
+			v.extras[s.Key] = r.m
 			v.fromCache[s.Key] = true
 			g.cached[s.Key] = true
 		}
@@ -287,6 +323,12 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	srv, err := g.serverFrom(u.cfg, m.Tools)
 	if err != nil {
 		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
+	}
+	// The manifest keeps the normalised definitions (unchanged ones byte for
+	// byte), so that loading it needs no second pass.
+	m.Tools = m.Tools[:0]
+	for _, t := range srv.Tools {
+		m.Tools = append(m.Tools, t.Raw)
 	}
 	m.Tokens = srv.Tokens()
 	m.SavedAt = time.Now().UTC()

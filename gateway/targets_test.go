@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
+)
+
+// sharedCatalog returns ../shared/catalog/catalog.json, or skips.
+func sharedCatalog(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{
+		filepath.Join(repoRoot(t), "..", "shared", "catalog", "catalog.json"),
+		"/work/shared/catalog/catalog.json",
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("shared/catalog/catalog.json is absent")
+	return ""
+}
+
+// cachedFixture writes a config of the 113 catalog servers (lazy, so none
+// starts) and their manifests, as a previous run of the gateway would have
+// left them.
+func cachedFixture(t testing.TB) (cfgPath string, snap *catalog.Snapshot) {
+	t.Helper()
+	snap, err := catalog.LoadFile(sharedCatalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	servers := map[string]any{}
+	for _, s := range snap.Servers() {
+		e := roleServer(t, "echo")
+		e["lazy"] = true
+		servers[s.Key] = e
+	}
+	cfgPath = writeConfig(t, servers, map[string]any{"stateDir": state})
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range cfg.Servers {
+		srv, _ := snap.Server(cs.Key)
+		m := &manifest{Key: cs.Key, Fingerprint: fingerprint(cs), SavedAt: time.Now(), Tokens: srv.Tokens()}
+		for _, tl := range srv.Tools {
+			m.Tools = append(m.Tools, tl.Raw)
+		}
+		if err := saveManifest(state, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfgPath, snap
+}
+
+// TestCachedCatalogTargets measures, over the 113-server catalog as cached
+// manifests: the time from start to the first search answered (target 200
+// ms), and the tokens of the initial tools/list in search and dynamic modes
+// (target 1,500; full is about 1.06M).
+func TestCachedCatalogTargets(t *testing.T) {
+	cfgPath, snap := cachedFixture(t)
+	t.Run("stdio", func(t *testing.T) { testCachedCatalogStdioStart(t, cfgPath) })
+	fullTokens := 0
+	for _, s := range snap.Servers() {
+		fullTokens += s.Tokens()
+	}
+
+	// In process: config load → gateway → client connected → first search.
+	start := time.Now()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st); err != nil {
+		t.Fatal(err)
+	}
+	cl, c := newClient(nil)
+	c.cs, err = cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := c.search(t, "create a pull request on github")
+	firstSearch := time.Since(start)
+	if len(hits) == 0 {
+		t.Fatal("no hits from the cached catalog")
+	}
+	t.Logf("TARGET first search after start (in process, 113 cached servers, %d tools): %v (target 200ms)", len(snap.Tools()), firstSearch)
+	if firstSearch > time.Second && !raceEnabled { // generous: CI machines are small and shared
+		t.Errorf("first search took %v", firstSearch)
+	}
+	for _, st := range g.Statuses()[:3] {
+		if st.State != StateIdle || !st.FromCache {
+			t.Errorf("server %s: %s from cache %v", st.Key, st.State, st.FromCache)
+		}
+	}
+
+	// The initial tools/list in each mode, counted in o200k tokens over the
+	// JSON of the tools array a client receives.
+	srv := httptest.NewServer(g.Handler(""))
+	t.Cleanup(srv.Close)
+	for _, mode := range []string{"search", "dynamic"} {
+		hc := connectHTTP(t, srv.URL+"/mcp/"+mode, nil)
+		res, err := hc.cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.Tools)
+		n := catalog.CountTokens(string(b))
+		t.Logf("TARGET initial tools/list in %s mode: %d tools, %d tokens (target 1500; all definitions: %d tokens)", mode, len(res.Tools), n, fullTokens)
+		if n > 1500 {
+			t.Errorf("%s mode tools/list is %d tokens", mode, n)
+		}
+	}
+	if m, _ := g.Exposure(); m != "dynamic" {
+		t.Errorf("auto picks %s over the 113-server catalog", m)
+	}
+}
+
+// testCachedCatalogStdioStart measures the same from process spawn: the
+// gateway binary (the test binary in role gateway-stdio) started by a client
+// over stdio, to the first search result.
+func testCachedCatalogStdioStart(t *testing.T, cfgPath string) {
+	start := time.Now()
+	c := connectStdio(t, cfgPath, "search")
+	hits := c.search(t, "send a slack message")
+	d := time.Since(start)
+	t.Logf("TARGET first search after process spawn over stdio (113 cached servers): %v (target 200ms)", d)
+	if len(hits) == 0 {
+		t.Fatal("no hits")
+	}
+	if d > 2*time.Second && !raceEnabled {
+		t.Errorf("first search took %v", d)
+	}
+}
+
+// echoHTTPServer serves a Go SDK echo server over loopback streamable HTTP.
+func echoHTTPServer(t testing.TB) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "echo-http"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// overheadPair returns a client connected straight to an HTTP echo server
+// and one connected to it through the gateway, both over loopback HTTP.
+func overheadPair(t testing.TB) (direct, via *mcp.ClientSession) {
+	upURL := echoHTTPServer(t)
+	g := startGateway(t, writeConfig(t, map[string]any{"up": map[string]any{"type": "http", "url": upURL}}, nil))
+	waitState(t, g, "up", 10*time.Second, StateReady)
+	gw := httptest.NewServer(g.Handler("full"))
+	t.Cleanup(gw.Close)
+	ctx := context.Background()
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol}
+	var err error
+	direct, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upURL}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	via, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + "/mcp"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close(); via.Close() })
+	return direct, via
+}
+
+func callEcho(tb testing.TB, cs *mcp.ClientSession, name string) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "ping"}})
+	if err != nil || res.IsError {
+		tb.Fatalf("call %s: %v %v", name, err, res)
+	}
+}
+
+// BenchmarkCallDirect and BenchmarkCallGateway make the same call with the
+// same client to the same server over loopback HTTP, directly and through
+// the gateway:
+//
+//	go test ./gateway -run '^$' -bench 'BenchmarkCall' -benchtime 2000x
+func BenchmarkCallDirect(b *testing.B) {
+	direct, _ := overheadPair(b)
+	b.ResetTimer()
+	for b.Loop() {
+		callEcho(b, direct, "echo")
+	}
+}
+
+// BenchmarkCallGateway: see BenchmarkCallDirect.
+func BenchmarkCallGateway(b *testing.B) {
+	_, via := overheadPair(b)
+	b.ResetTimer()
+	for b.Loop() {
+		callEcho(b, via, "up__echo")
+	}
+}
+
+// TestCallOverhead reports the median of direct and gateway calls,
+// interleaved, and the ratio (target: ≤ 10% or ≤ 0.3 ms more).
+func TestCallOverhead(t *testing.T) {
+	direct, via := overheadPair(t)
+	const n = 300
+	var d, v []time.Duration
+	for range 20 { // warm up
+		callEcho(t, direct, "echo")
+		callEcho(t, via, "up__echo")
+	}
+	for range n {
+		s := time.Now()
+		callEcho(t, direct, "echo")
+		d = append(d, time.Since(s))
+		s = time.Now()
+		callEcho(t, via, "up__echo")
+		v = append(v, time.Since(s))
+	}
+	md, mv := median(d), median(v)
+	t.Logf("TARGET call overhead: direct median %v, through the gateway %v: +%v (%.0f%%); target ≤ 10%% or ≤ 0.3ms",
+		md, mv, mv-md, 100*float64(mv-md)/float64(md))
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+var _ = exec.Command

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestTypeScriptClient drives the gateway with the official TypeScript SDK
+// client, over stdio and over streamable HTTP, in every exposure mode.
+func TestTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Skip("node_modules/@modelcontextprotocol/sdk is absent: run `npm ci` at the repository root")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	cfgPath := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil)
+	g := startGateway(t, cfgPath)
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	srv := httptest.NewServer(g.Handler(""))
+	t.Cleanup(srv.Close)
+	script := filepath.Join(repoRoot(t), "gateway", "testdata", "tsclient.mjs")
+	for _, kind := range []string{"http", "stdio"} {
+		for _, mode := range []string{"full", "search", "dynamic"} {
+			t.Run(kind+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				target := srv.URL + "/mcp/" + mode
+				cmd := exec.Command(node, script, kind, target, mode)
+				if kind == "stdio" {
+					cmd = exec.Command(node, script, kind, self(t), mode)
+					cmd.Env = append(os.Environ(), roleEnv+"=gateway-stdio", "TOOLSEARCH_TEST_CONFIG="+cfgPath, "TOOLSEARCH_TEST_MODE="+mode)
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("node: %v\n%s", err, stderr.String())
+				}
+				var out struct {
+					Before, After, Found []string
+					Result, Native     string
+					IsError            bool
+					ListChanged        int
+				}
+				if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+					t.Fatalf("%v: %s", err, stdout.String())
+				}
+				if out.Result != "from typescript" || out.IsError {
+					t.Errorf("call result %q (error %v)", out.Result, out.IsError)
+				}
+				switch mode {
+				case "full":
+					if !slices.Contains(out.Before, "echo__echo") {
+						t.Errorf("full list %v", out.Before)
+					}
+				case "search":
+					if !slices.Equal(out.Before, []string{"call_tool", "search_tools"}) || !slices.Contains(out.Found, "echo__echo") {
+						t.Errorf("search: list %v found %v", out.Before, out.Found)
+					}
+				case "dynamic":
+					if out.ListChanged == 0 || !slices.Contains(out.After, "echo__echo") || out.Native != "natively" {
+						t.Errorf("dynamic: list_changed %d, after %v, native %q", out.ListChanged, out.After, out.Native)
+					}
+				}
+			})
+		}
+	}
+}
