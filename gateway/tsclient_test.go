@@ -46,9 +46,9 @@ func TestTypeScriptClient(t *testing.T) {
 				}
 				var out struct {
 					Before, After, Found []string
-					Result, Native     string
-					IsError            bool
-					ListChanged        int
+					Result, Native       string
+					IsError              bool
+					ListChanged          int
 				}
 				if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 					t.Fatalf("%v: %s", err, stdout.String())
