@@ -226,7 +226,7 @@ func startGateway(t testing.TB, path string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	level := slog.LevelWarn
+	level := slog.LevelError
 	if testing.Verbose() {
 		level = slog.LevelInfo
 	}
