@@ -1,0 +1,266 @@
+// Package openai wires toolsearch into the OpenAI APIs through the official
+// Go SDK (github.com/openai/openai-go/v3).
+//
+// Responses API: a client-executed tool_search ({"type": "tool_search",
+// "execution": "client"}) puts toolsearch's engine behind the model's
+// search. A tool_search_call is answered (AnswerToolSearch) with a
+// tool_search_output whose tools are namespaces, one per server — a large
+// server split into coherent namespaces of fewer than ten functions — with
+// defer_loading: true members. The model's follow-up function_call carries
+// the namespace, and Route leads it back to the catalog tool. Deferred tools
+// are not sent in tools at all: the history's tool_search_output items hold
+// the definitions of what was loaded, so the tools array never changes.
+//
+// Chat Completions has no tool search. ChatTurn emulates it: the search is
+// an ordinary function whose answer names the tools it loaded
+// (discovery.LoadedText), and the next turn sends them as plain functions.
+//
+// Both keep their state in the conversation (the input items or messages,
+// and the tools array last sent), announce deferred tools in append-only
+// developer/system messages, and carry loaded tools across compaction.
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/deferral"
+	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// DefaultSearchToolName is the name of the Chat Completions search
+// function.
+const DefaultSearchToolName = "tool_search"
+
+// Builtin is a function of the host itself, sent as given. Built-ins are
+// never deferred by this package (deferral needs them in the search index;
+// put host tools that should be deferred into the catalog as a server).
+type Builtin struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments; {"type":"object"}
+	// when empty.
+	Parameters json.RawMessage
+	// Primary marks the host's primary channel to the user.
+	Primary bool
+}
+
+// Config configures a Toolset. The zero value is usable: mode on, delta
+// announcements, namespaces of at most 9 functions.
+type Config struct {
+	// Mode says when search is on.
+	Mode deferral.Mode
+	// NoToolSearch says that the model does not support tool_search (the
+	// Responses API needs a recent model); search is then off, with
+	// NoToolSearchWhy as the reason. Chat Completions ignores it (its
+	// search is emulated).
+	NoToolSearch    bool
+	NoToolSearchWhy string
+	// ContextWindow is the model's context window in tokens (mode auto); 0
+	// means deferral.DefaultContextWindow.
+	ContextWindow int
+	// Announce chooses delta (default) or snapshot announcements.
+	Announce discovery.Strategy
+	// Budget is the size in bytes past which announcements group whole
+	// servers; 0 means discovery.DefaultBudget.
+	Budget int
+	// MaxResults is the default number of tools a search returns.
+	MaxResults int
+	// NamespaceSize is the most functions a namespace holds; 0 means 9.
+	NamespaceSize int
+	// DescribeServers caps how many servers the search tool's description
+	// names; 0 means 40.
+	DescribeServers int
+	// SearchToolName names the Chat Completions search function;
+	// DefaultSearchToolName when empty.
+	SearchToolName string
+	// Builtins are the host's own functions, sent first.
+	Builtins []Builtin
+	// Visible hides the MCP tools for which it returns false.
+	Visible func(*catalog.Tool) bool
+	// Logger receives debug records; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Source is the catalog state a Toolset works on.
+type Source struct {
+	Snapshot   *catalog.Snapshot
+	Index      *search.Index
+	Connecting []string
+}
+
+// Toolset binds a catalog snapshot, its index and a configuration. It is
+// immutable and safe for concurrent use; build a new one when the catalog
+// changes.
+type Toolset struct {
+	cfg        Config
+	src        Source
+	names      *discovery.Names
+	ns         *namespaces
+	searchName string
+	// decision is for the Responses API, chatDecision for Chat
+	// Completions (always emulated).
+	decision, chatDecision deferral.Decision
+	mcp                    []*catalog.Tool // visible MCP tools, snapshot order
+	byWire                 map[string]*catalog.Tool
+	log                    *slog.Logger
+}
+
+// NewToolset prepares a catalog snapshot for the OpenAI APIs.
+func NewToolset(src Source, cfg Config) (*Toolset, error) {
+	if src.Snapshot == nil {
+		src.Snapshot = catalog.Empty
+	}
+	if src.Index == nil {
+		return nil, fmt.Errorf("openai: Source.Index is required")
+	}
+	ts := &Toolset{cfg: cfg, src: src, byWire: map[string]*catalog.Tool{}, log: cfg.Logger}
+	if ts.log == nil {
+		ts.log = slog.Default()
+	}
+	ts.searchName = cfg.SearchToolName
+	if ts.searchName == "" {
+		ts.searchName = DefaultSearchToolName
+	}
+	ts.names = discovery.NewNames(src.Snapshot, "")
+	size := cfg.NamespaceSize
+	if size <= 0 {
+		size = 9
+	}
+	var cands []deferral.Tool
+	seen := map[string]bool{ts.searchName: true}
+	for _, b := range cfg.Builtins {
+		if b.Name == "" || seen[b.Name] {
+			return nil, fmt.Errorf("openai: built-in %q: empty or duplicate name", b.Name)
+		}
+		seen[b.Name] = true
+		cands = append(cands, deferral.Tool{ID: b.Name, Origin: deferral.Builtin, Primary: b.Primary})
+	}
+	for _, t := range src.Snapshot.Tools() {
+		if cfg.Visible != nil && !cfg.Visible(t) {
+			continue
+		}
+		w := ts.names.Wire(t)
+		if seen[w] {
+			return nil, fmt.Errorf("openai: two tools are named %q", w)
+		}
+		seen[w] = true
+		ts.mcp = append(ts.mcp, t)
+		ts.byWire[w] = t
+		cands = append(cands, deferral.FromCatalog(t, w, t.Tokens()))
+	}
+	ts.ns = splitNamespaces(src.Snapshot, ts.mcp, size)
+	cands = append(cands, deferral.Tool{ID: ts.searchName, Origin: deferral.SearchTool})
+	in := deferral.Input{Tools: cands, Mode: cfg.Mode, ContextWindow: cfg.ContextWindow,
+		References: !cfg.NoToolSearch, NoReferencesWhy: cfg.NoToolSearchWhy}
+	if in.NoReferencesWhy == "" {
+		in.NoReferencesWhy = "the model does not support tool_search"
+	}
+	ts.decision = deferral.Decide(in)
+	in.References, in.Expand = false, true
+	in.NoReferencesWhy = "Chat Completions has no tool search"
+	ts.chatDecision = deferral.Decide(in)
+	ts.log.Debug("toolsearch: deferral decided", "search", ts.decision.SearchOn, "deferred", len(ts.decision.Deferred), "reason", ts.decision.Why())
+	return ts, nil
+}
+
+// Decision returns the Responses API's deferral decision.
+func (ts *Toolset) Decision() deferral.Decision { return ts.decision }
+
+// ChatDecision returns the Chat Completions deferral decision (search
+// emulated).
+func (ts *Toolset) ChatDecision() deferral.Decision { return ts.chatDecision }
+
+// Names is the naming of the snapshot's tools for plain functions
+// ("server__name").
+func (ts *Toolset) Names() *discovery.Names { return ts.names }
+
+// Route returns the catalog tool a function_call names: by namespace and
+// function name for a tool loaded by tool_search, or by its plain function
+// name ("server__name") for a tool sent as a function. A namespace from an
+// older split of the same server still routes. Built-ins and unknown names
+// yield false; search never grants a permission, so the host checks its
+// rules before running the tool.
+func (ts *Toolset) Route(namespace, name string) (*catalog.Tool, bool) {
+	if namespace != "" {
+		return ts.ns.route(namespace, name)
+	}
+	t, ok := ts.byWire[name]
+	return t, ok
+}
+
+// deferredView lists the deferred tools by server, by wire name.
+func (ts *Toolset) deferredView(d deferral.Decision) discovery.Deferred {
+	var out discovery.Deferred
+	idx := map[string]int{}
+	for _, t := range ts.mcp {
+		w := ts.names.Wire(t)
+		if !d.IsDeferred(w) {
+			continue
+		}
+		p := ts.names.ServerPrefix(t.Server)
+		i, ok := idx[p]
+		if !ok {
+			i = len(out.Servers)
+			idx[p] = i
+			out.Servers = append(out.Servers, discovery.ServerTools{Prefix: p})
+		}
+		out.Servers[i].Names = append(out.Servers[i].Names, w)
+	}
+	out.Connecting = ts.src.Connecting
+	return out
+}
+
+// searchable reports whether the search may return t: deferred tools only.
+func (ts *Toolset) searchable(d deferral.Decision) func(*catalog.Tool) bool {
+	return func(t *catalog.Tool) bool {
+		w := ts.names.Wire(t)
+		return ts.byWire[w] == t && d.IsDeferred(w)
+	}
+}
+
+// schema returns a tool's input schema, {"type":"object"} when it has none
+// and with "type":"object" added in front when the server left "type" out.
+// Every other byte is kept.
+func schema(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return raw
+	}
+	if _, ok := probe["type"]; ok {
+		return raw
+	}
+	out := append([]byte(`{"type":"object"`), raw[1:]...)
+	if len(probe) > 0 {
+		out = append([]byte(`{"type":"object",`), raw[1:]...)
+	}
+	return out
+}
+
+// searchParameters is the parameter schema of the search tool.
+const searchParameters = `{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"select:name1,name2 for exact names; a server prefix such as github__; or keywords, with +word for a word that must match"},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to load at most (default 5)"}},` +
+	`"required":["query"],"additionalProperties":false}`
+
+// searchArgs are the arguments of a search call.
+type searchArgs struct {
+	Query      string `json:"query"`
+	MaxResults int    `json:"max_results"`
+}
+
+func (ts *Toolset) description(d deferral.Decision) string {
+	n := ts.cfg.DescribeServers
+	if n <= 0 {
+		n = 40
+	}
+	return discovery.SearchToolDescription(ts.deferredView(d), n)
+}
