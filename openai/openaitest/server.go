@@ -62,15 +62,25 @@ type Server struct {
 
 // New starts a stand-in that stops when the test ends.
 func New(t testing.TB, opts Options) *Server {
+	s := Start(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a stand-in outside a test (an example run offline, say);
+// Close stops it.
+func Start(opts Options) *Server {
 	if opts.SearchToolName == "" {
 		opts.SearchToolName = "tool_search"
 	}
 	s := &Server{opts: opts}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
-	t.Cleanup(s.srv.Close)
 	return s
 }
+
+// Close stops the stand-in.
+func (s *Server) Close() { s.srv.Close() }
 
 // Requests returns every request body received.
 func (s *Server) Requests() [][]byte {
