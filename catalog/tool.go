@@ -221,35 +221,84 @@ func schemaParams(schema json.RawMessage) []Param {
 	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(s.Properties))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
+	var props map[string]struct {
+		Description string `json:"description"`
+		Title       string `json:"title"`
+	}
+	if json.Unmarshal(s.Properties, &props) != nil {
+		// Properties that are not all objects: read what can be read.
+		var loose map[string]json.RawMessage
+		if json.Unmarshal(s.Properties, &loose) != nil {
+			return nil
+		}
+		props = make(map[string]struct {
+			Description string `json:"description"`
+			Title       string `json:"title"`
+		}, len(loose))
+		for k, v := range loose {
+			p := props[k]
+			_ = json.Unmarshal(v, &p)
+			props[k] = p
+		}
 	}
 	req := make(map[string]bool, len(s.Required))
 	for _, r := range s.Required {
 		req[r] = true
 	}
-	var out []Param
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return out
+	out := make([]Param, 0, len(props))
+	for _, name := range objectKeys(s.Properties) {
+		p, ok := props[name]
+		if !ok {
+			continue
 		}
-		name, _ := tok.(string)
-		var p struct {
-			Description string `json:"description"`
-			Title       string `json:"title"`
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return out
-		}
-		_ = json.Unmarshal(raw, &p)
 		d := p.Description
 		if d == "" {
 			d = p.Title
 		}
 		out = append(out, Param{Name: name, Description: d, Required: req[name]})
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// objectKeys returns the member names of a valid JSON object in document
+// order, without decoding the values. A name that appears twice is listed
+// once.
+func objectKeys(obj []byte) []string {
+	var keys []string
+	seen := map[string]bool{}
+	depth := 0
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			start := i
+			for i++; i < len(obj) && obj[i] != '"'; i++ {
+				if obj[i] == '\\' {
+					i++
+				}
+			}
+			if depth != 1 {
+				continue
+			}
+			// A string at depth 1 followed by ':' is a member name.
+			j := i + 1
+			for j < len(obj) && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\n' || obj[j] == '\r') {
+				j++
+			}
+			if j < len(obj) && obj[j] == ':' {
+				var k string
+				if json.Unmarshal(obj[start:i+1], &k) == nil && !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	return keys
 }

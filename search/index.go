@@ -10,8 +10,10 @@ package search
 
 import (
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -314,22 +316,42 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.servers = make(map[string]*serverInfo, len(servers))
 	ix.names = map[string][]*catalog.Tool{}
 	ix.nextSrv = 0
-	var docs []analysed
-	var lens [numFields]float64
-	var buf []token
-	cache := map[string]string{}
+	type job struct {
+		tool  *catalog.Tool
+		terms []string
+	}
+	var jobs []job
 	for _, srv := range servers {
 		st := analyseServer(srv)
 		ix.servers[srv.Key] = ix.newServerInfo(srv, st)
 		for _, t := range srv.Tools {
-			var a analysed
-			a, buf = analyseTool(cache, t, st, buf)
-			docs = append(docs, a)
-			for f := range lens {
-				lens[f] += float64(a.lens[f])
-			}
+			jobs = append(jobs, job{t, st})
 		}
 	}
+	// Analysis dominates a build and each tool is analysed on its own:
+	// spread it over the processors, each worker with its own stem cache.
+	docs := make([]analysed, len(jobs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cache := map[string]string{}
+			var buf []token
+			for i := w; i < len(jobs); i += workers {
+				docs[i], buf = analyseTool(cache, jobs[i].tool, jobs[i].terms, buf)
+			}
+		}()
+	}
+	wg.Wait()
+	var lens [numFields]float64
+	for _, a := range docs {
+		for f := range lens {
+			lens[f] += float64(a.lens[f])
+		}
+	}
+	cache := map[string]string{}
 	counts := map[string]int32{}
 	for _, a := range docs {
 		for term := range a.tf {
