@@ -349,3 +349,38 @@ func compactJSON(raw json.RawMessage) []byte {
 	}
 	return b.Bytes()
 }
+
+// Reconcile rewrites a conversation (each element of the messages array as
+// JSON) so that no tool reference names a tool for which sent returns
+// false — the API answers such a request with a 400 "Tool reference 'X'
+// not found in available tools". A reference in a tool_result becomes the
+// text "Tool no longer available: X"; one in a tool_search_tool_result is
+// dropped. Messages that need no change are returned as they are, so the
+// rest of the conversation keeps its bytes. It returns the messages and the
+// number of references rewritten. Turn does this for every request; a proxy
+// calls it on the bodies it forwards.
+func Reconcile(messages []json.RawMessage, sent func(name string) bool) ([]json.RawMessage, int) {
+	return rewriteAll(messages, rewrite{sent: sent})
+}
+
+// ExpandReferences rewrites every tool reference of a conversation as text,
+// for an endpoint that refuses tool_reference blocks: references in a
+// tool_result become LoadedText (those to tools for which sent returns
+// false, "Tool no longer available: X"), and server_tool_use and
+// tool_search_tool_result blocks of the API's own search become text too.
+// The tools loaded must then be sent as ordinary tools, which Turn does in
+// Expand mode.
+func ExpandReferences(messages []json.RawMessage, sent func(name string) bool) ([]json.RawMessage, int) {
+	return rewriteAll(messages, rewrite{expand: true, sent: sent})
+}
+
+func rewriteAll(messages []json.RawMessage, rw rewrite) ([]json.RawMessage, int) {
+	out := make([]json.RawMessage, len(messages))
+	total := 0
+	for i, m := range messages {
+		r, n, _ := rw.message(m)
+		out[i] = r
+		total += n
+	}
+	return out, total
+}

@@ -284,3 +284,54 @@ func FuzzReadHistory(f *testing.F) {
 		}
 	})
 }
+
+func TestReconcileAndExpandJSON(t *testing.T) {
+	t.Parallel()
+	msgs := []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"hi"}`),
+		json.RawMessage(`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"tool_search","input":{"query":"x"}}]}`),
+		json.RawMessage(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"tool_reference","tool_name":"a__x"},{"type":"tool_reference","tool_name":"gone__y"}]},{"type":"text","text":"Tool loaded."}]}`),
+		json.RawMessage(`{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"tool_search_tool_regex","input":{"pattern":"y"}},{"type":"tool_search_tool_result","tool_use_id":"srvtoolu_1","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"gone__y"},{"type":"tool_reference","tool_name":"a__x"}]}}]}`),
+	}
+	sent := func(n string) bool { return n == "a__x" }
+	out, n := anthropic.Reconcile(msgs, sent)
+	if n != 2 {
+		t.Fatalf("%d rewritten, want 2", n)
+	}
+	for i := range 2 {
+		if string(out[i]) != string(msgs[i]) {
+			t.Fatalf("message %d changed: %s", i, out[i])
+		}
+	}
+	want2 := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"tool_reference","tool_name":"a__x"},{"type":"text","text":"Tool no longer available: gone__y"}]},{"type":"text","text":"Tool loaded."}]}`
+	if string(out[2]) != want2 {
+		t.Fatalf("reconciled:\n%s\nwant:\n%s", out[2], want2)
+	}
+	if !strings.Contains(string(out[3]), `"tool_references":[{"type":"tool_reference","tool_name":"a__x"}]`) {
+		t.Fatalf("server result: %s", out[3])
+	}
+	out, n = anthropic.ExpandReferences(msgs, sent)
+	if n != 4 {
+		t.Fatalf("%d expanded, want 4", n)
+	}
+	var parts []string
+	for _, m := range out {
+		parts = append(parts, string(m))
+	}
+	all := strings.Join(parts, "\n")
+	for _, bad := range []string{"tool_reference", "server_tool_use", "tool_search_tool_result"} {
+		if strings.Contains(all, bad) {
+			t.Fatalf("%s left: %s", bad, all)
+		}
+	}
+	for _, want := range []string{`"text":"Loaded tools: a__x"`, `Tool no longer available: gone__y`, `Searched the deferred tools: {\"pattern\":\"y\"}`} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("lacks %s: %s", want, all)
+		}
+	}
+	// What was rewritten still reads back as loading the tools sent.
+	h := anthropic.ReadHistory(out, "tool_search")
+	if got := h.Loaded().Names(); !slices.Equal(got, []string{"a__x"}) {
+		t.Fatalf("expanded history loads %q", got)
+	}
+}

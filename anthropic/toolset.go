@@ -34,6 +34,13 @@
 //		// ts.Resolve to route the others; then append anthropic.ResultsMessage(...)
 //	}
 //
+// Deferred tools are announced in <deferred-tools> text blocks (package
+// discovery) appended to the last user message of the turn in which
+// something changed — not in a {"role":"system"} message as Claude Code
+// does, which needs the mid-conversation-system beta: a text block works on
+// every endpoint. Reconcile and ExpandReferences do the history rewrites of
+// Turn on raw JSON, for a proxy.
+//
 // A Toolset is bound to one catalog snapshot; make a new one when the
 // catalog changes (the conversation carries everything else).
 package anthropic

@@ -44,6 +44,7 @@ const DefaultAutoPercent = 10
 
 // Mode says when tool search is used. The zero value is mode "on".
 type Mode struct {
+	// Kind is on, off or auto.
 	Kind Kind
 	// Percent is the threshold of an Auto mode, 1 to 100; 0 means
 	// DefaultAutoPercent. It is ignored for On and Off.

@@ -90,6 +90,7 @@ type ServerTools struct {
 // Deferred is what there is to announce: the deferred tools by server, and
 // the servers still connecting.
 type Deferred struct {
+	// Servers are the deferred tools, by server.
 	Servers []ServerTools
 	// Connecting are the keys of servers whose tools are not known yet.
 	Connecting []string
@@ -132,7 +133,8 @@ type Announcement struct {
 	// ConnectingSet is true when the block says which servers are still
 	// connecting; Connecting lists them (empty: none any more).
 	ConnectingSet bool
-	Connecting    []string
+	// Connecting are the keys of the servers still connecting.
+	Connecting []string
 }
 
 // Empty reports whether the announcement says nothing.

@@ -43,6 +43,7 @@ func (k Kind) String() string {
 
 // Event is one point of a conversation where tools were loaded.
 type Event struct {
+	// Kind says what put the event in the history.
 	Kind Kind
 	// Names are the wire names of the tools, in the order the history
 	// lists them.

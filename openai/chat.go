@@ -21,6 +21,8 @@ import (
 // ChatConversation is a Chat Completions conversation: the messages, where
 // search answers and announcements live, and the tools array last sent.
 type ChatConversation struct {
+	// Messages are the messages so far; ChatTurn appends delta
+	// announcements.
 	Messages []oai.ChatCompletionMessageParamUnion
 	// Tools is the tools array of the last request ChatTurn built.
 	Tools []oai.ChatCompletionToolUnionParam
@@ -28,9 +30,15 @@ type ChatConversation struct {
 
 // ChatTurn is one Chat Completions request and what went into it.
 type ChatTurn struct {
-	Params       oai.ChatCompletionNewParams
-	Decision     deferral.Decision
-	Loaded       []string
+	// Params is the request: the base given to ChatTurn with Tools and
+	// Messages set.
+	Params oai.ChatCompletionNewParams
+	// Decision is the deferral decision (search emulated).
+	Decision deferral.Decision
+	// Loaded are the tools loaded by the search function or carried
+	// across compaction, in first-seen order.
+	Loaded []string
+	// Announcement is what this turn announced.
 	Announcement discovery.Announcement
 	// ToolsSent counts the functions sent.
 	ToolsSent int
@@ -230,6 +238,7 @@ type ChatSearchAnswer struct {
 	Message oai.ChatCompletionMessageParamUnion
 	// Loaded are the wire names of the tools loaded.
 	Loaded []string
+	// Result is what the engine found.
 	Result search.Result
 }
 

@@ -35,11 +35,15 @@ type Conversation struct {
 
 // Turn is one Responses request, ready to send, and what went into it.
 type Turn struct {
-	Params   responses.ResponseNewParams
+	// Params is the request: the base given to Turn with Tools, Input and
+	// Instructions set.
+	Params responses.ResponseNewParams
+	// Decision is the deferral decision.
 	Decision deferral.Decision
 	// Loaded are the tools loaded by tool_search so far (wire names), in
 	// first-seen order.
-	Loaded       []string
+	Loaded []string
+	// Announcement is what this turn announced.
 	Announcement discovery.Announcement
 	// ToolsSent counts the tools array's entries; LoadedFunctions the
 	// functions loaded through tool_search_output items in the history.
@@ -278,6 +282,7 @@ type ToolSearchAnswer struct {
 	Items []responses.ResponseInputItemUnionParam
 	// Loaded are the wire names of the tools loaded.
 	Loaded []string
+	// Result is what the engine found.
 	Result search.Result
 }
 

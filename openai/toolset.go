@@ -40,6 +40,7 @@ const DefaultSearchToolName = "tool_search"
 // never deferred by this package (deferral needs them in the search index;
 // put host tools that should be deferred into the catalog as a server).
 type Builtin struct {
+	// Name and Description are the function's.
 	Name        string
 	Description string
 	// Parameters is the JSON Schema of the arguments; {"type":"object"}
@@ -58,7 +59,8 @@ type Config struct {
 	// Responses API needs a recent model); search is then off, with
 	// NoToolSearchWhy as the reason. Chat Completions ignores it (its
 	// search is emulated).
-	NoToolSearch    bool
+	NoToolSearch bool
+	// NoToolSearchWhy is the reason given when NoToolSearch is set.
 	NoToolSearchWhy string
 	// ContextWindow is the model's context window in tokens (mode auto); 0
 	// means deferral.DefaultContextWindow.
@@ -88,8 +90,11 @@ type Config struct {
 
 // Source is the catalog state a Toolset works on.
 type Source struct {
-	Snapshot   *catalog.Snapshot
-	Index      *search.Index
+	// Snapshot holds the MCP tools.
+	Snapshot *catalog.Snapshot
+	// Index is the search index of Snapshot (search.Build(Snapshot)).
+	Index *search.Index
+	// Connecting are the keys of servers still starting.
 	Connecting []string
 }
 

@@ -121,16 +121,21 @@ func (s *Server) Rejections() []string {
 
 // Tool is a tool of a request.
 type Tool struct {
-	Type        string
+	// Type is "" or "custom" for a client tool, else a server tool's type.
+	Type string
+	// Name, Description and InputSchema are the tool's fields.
 	Name        string
 	Description string
 	InputSchema json.RawMessage
-	Deferred    bool
-	Cached      bool
+	// Deferred is defer_loading; Cached says whether cache_control is set.
+	Deferred bool
+	Cached   bool
 }
 
 // Block is a content block of a request.
 type Block struct {
+	// Type and the fields below are the block's JSON fields (those the
+	// stand-in reads).
 	Type      string          `json:"type"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
@@ -147,14 +152,21 @@ type Block struct {
 
 // Message is a message of a request.
 type Message struct {
-	Role   string
+	// Role is "user" or "assistant".
+	Role string
+	// Blocks are the content blocks ("content" as a string is one text
+	// block).
 	Blocks []Block
 }
 
 // Request is a request that passed validation.
 type Request struct {
-	Model    string
-	Tools    []Tool
+	// Model is the model asked for.
+	Model string
+	// Tools are the request's tools, in order.
+	Tools []Tool
+	// Messages are the messages, consecutive ones of the same role joined
+	// as the API joins them.
 	Messages []Message
 	// Visible holds the tools the model can see: every tool without
 	// defer_loading, and every tool a reference in the conversation loaded.
@@ -180,6 +192,7 @@ type apiError struct {
 	msg    string
 }
 
+// Error returns the message sent back.
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) *apiError {
