@@ -11,6 +11,7 @@ package search
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ type doc struct {
 	// the joined form) and nameIDF the sum of their idf, for name coverage.
 	nameTerms []string
 	nameIDF   float32
+	// extra are the name terms decompound added, so that retiring the
+	// document later takes back exactly what indexing it added.
+	extra []string
 }
 
 // segment is an immutable group of indexed tools. dead marks servers whose
@@ -179,9 +183,41 @@ func (ix *Index) Version() uint64 { return ix.version }
 // analysed is a document analysed into per-field term counts.
 type analysed struct {
 	tool      *catalog.Tool
-	tf        map[string]*[numFields]uint16
+	terms     []termFreq // each distinct term once
 	lens      [numFields]int
 	nameTerms []string
+	extra     []string // terms added by decompound
+}
+
+// termFreq is how often a term occurs in each field of a document.
+type termFreq struct {
+	term string
+	tf   [numFields]uint16
+}
+
+// bump counts one more occurrence of term in field f.
+func (a *analysed) bump(term string, f Field, at map[string]int32) {
+	i, ok := at[term]
+	if !ok {
+		i = int32(len(a.terms))
+		at[term] = i
+		a.terms = append(a.terms, termFreq{term: term})
+	}
+	if c := &a.terms[i].tf[f]; *c < math.MaxUint16 {
+		*c++
+	}
+	a.lens[f]++
+}
+
+// analyser holds one goroutine's scratch space for analysing documents.
+type analyser struct {
+	cache map[string]string // stems
+	buf   []token
+	at    map[string]int32 // term → index in the current document's terms
+}
+
+func newAnalyser() *analyser {
+	return &analyser{cache: map[string]string{}, at: map[string]int32{}}
 }
 
 func serverText(srv *catalog.Server) string {
@@ -213,37 +249,25 @@ func analyseServer(srv *catalog.Server) []string {
 	return out
 }
 
-func analyseTool(cache map[string]string, t *catalog.Tool, serverTerms []string, buf []token) (analysed, []token) {
-	a := analysed{tool: t, tf: make(map[string]*[numFields]uint16, 32)}
-	add := func(f Field, term string) {
-		c := a.tf[term]
-		if c == nil {
-			c = new([numFields]uint16)
-			a.tf[term] = c
-		}
-		if c[f] < math.MaxUint16 {
-			c[f]++
-		}
-		a.lens[f]++
-	}
+func analyseTool(w *analyser, t *catalog.Tool, serverTerms []string) analysed {
+	a := analysed{tool: t}
+	clear(w.at)
 	addText := func(f Field, text string) {
-		buf = analyzeWith(cache, text, buf[:0])
-		for _, tk := range buf {
-			add(f, tk.term)
+		w.buf = analyzeWith(w.cache, text, w.buf[:0])
+		for _, tk := range w.buf {
+			a.bump(tk.term, f, w.at)
 		}
 	}
 	// Name: parts and the joined form.
-	buf = analyzeWith(cache, t.Name, buf[:0])
-	seen := map[string]bool{}
-	for _, tk := range buf {
-		add(FieldName, tk.term)
-		if !tk.joined && !seen[tk.term] {
-			seen[tk.term] = true
+	w.buf = analyzeWith(w.cache, t.Name, w.buf[:0])
+	for _, tk := range w.buf {
+		a.bump(tk.term, FieldName, w.at)
+		if !tk.joined && !slices.Contains(a.nameTerms, tk.term) {
 			a.nameTerms = append(a.nameTerms, tk.term)
 		}
 	}
 	for _, st := range serverTerms {
-		add(FieldServer, st)
+		a.bump(st, FieldServer, w.at)
 	}
 	addText(FieldExtra, t.Title)
 	addText(FieldExtra, t.SearchHint)
@@ -255,7 +279,8 @@ func analyseTool(cache map[string]string, t *catalog.Tool, serverTerms []string,
 		addText(FieldParams, p.Name)
 		addText(FieldParams, p.Description)
 	}
-	return a, buf
+	a.terms = slices.Clip(a.terms)
+	return a
 }
 
 // minCompoundDF is how many tools must use a word before it counts as a
@@ -295,13 +320,14 @@ func decompound(a *analysed, df map[string]int32, cache map[string]string) {
 				continue
 			}
 			for _, part := range []string{left, rs} {
-				c := a.tf[part]
-				if c == nil {
-					c = new([numFields]uint16)
-					a.tf[part] = c
+				i := slices.IndexFunc(a.terms, func(x termFreq) bool { return x.term == part })
+				if i < 0 {
+					i = len(a.terms)
+					a.terms = append(a.terms, termFreq{term: part})
 				}
-				c[FieldName]++
+				a.terms[i].tf[FieldName]++
 				a.lens[FieldName]++
+				a.extra = append(a.extra, part)
 			}
 			break
 		}
@@ -337,10 +363,9 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cache := map[string]string{}
-			var buf []token
+			an := newAnalyser()
 			for i := w; i < len(jobs); i += workers {
-				docs[i], buf = analyseTool(cache, jobs[i].tool, jobs[i].terms, buf)
+				docs[i] = analyseTool(an, jobs[i].tool, jobs[i].terms)
 			}
 		}()
 	}
@@ -354,8 +379,8 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	cache := map[string]string{}
 	counts := map[string]int32{}
 	for _, a := range docs {
-		for term := range a.tf {
-			counts[term]++
+		for _, tf := range a.terms {
+			counts[tf.term]++
 		}
 	}
 	for i := range docs {
@@ -397,7 +422,7 @@ func (ix *Index) newSegment(docs []analysed, base int) *segment {
 	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{},
 		stats: map[string]int32{}, top: map[string]serverCount{}}
 	for i, a := range docs {
-		seg.docs[i] = doc{tool: a.tool, srv: ix.servers[a.tool.Server].idx, nameTerms: a.nameTerms}
+		seg.docs[i] = doc{tool: a.tool, srv: ix.servers[a.tool.Server].idx, nameTerms: a.nameTerms, extra: a.extra}
 		var norm [numFields]float64
 		for f := range norm {
 			avg := ix.avgLen[f]
@@ -406,7 +431,8 @@ func (ix *Index) newSegment(docs []analysed, base int) *segment {
 			}
 			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
 		}
-		for term, c := range a.tf {
+		for _, tfr := range a.terms {
+			term, c := tfr.term, tfr.tf
 			var wtf float64
 			var fields uint8
 			for f, n := range c {
@@ -481,8 +507,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	for k, v := range ix.servers {
 		next.servers[k] = v
 	}
-	cache := map[string]string{}
-	var buf []token
+	an := newAnalyser()
 	touched := map[string]bool{}
 	for _, key := range servers {
 		touched[key] = true
@@ -498,12 +523,22 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 			deadIn[info.seg] = map[string]bool{}
 		}
 		deadIn[info.seg][key] = true
+		extra := map[*catalog.Tool][]string{}
+		for i := range info.seg.docs {
+			if d := &info.seg.docs[i]; d.tool.Server == key && len(d.extra) > 0 {
+				extra[d.tool] = d.extra
+			}
+		}
 		for _, t := range info.srv.Tools {
-			var a analysed
-			a, buf = analyseTool(cache, t, info.terms, buf)
-			for term := range a.tf {
-				if next.df[term]--; next.df[term] <= 0 {
-					delete(next.df, term)
+			a := analyseTool(an, t, info.terms)
+			for _, part := range extra[t] {
+				if !slices.ContainsFunc(a.terms, func(x termFreq) bool { return x.term == part }) {
+					a.terms = append(a.terms, termFreq{term: part})
+				}
+			}
+			for _, tf := range a.terms {
+				if next.df[tf.term]--; next.df[tf.term] <= 0 {
+					delete(next.df, tf.term)
 				}
 			}
 			next.n--
@@ -546,13 +581,11 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		next.servers[key] = info
 		newServers = append(newServers, info)
 		for _, t := range srv.Tools {
-			var a analysed
-			a, buf = analyseTool(cache, t, info.terms, buf)
-			docs = append(docs, a)
+			docs = append(docs, analyseTool(an, t, info.terms))
 		}
 	}
 	for i := range docs {
-		decompound(&docs[i], next.df, cache)
+		decompound(&docs[i], next.df, an.cache)
 	}
 	if len(docs) > 0 {
 		seg := next.newSegment(docs, next.total)

@@ -122,6 +122,9 @@ func putScratch(s *scratch) {
 	for _, d := range s.touched {
 		s.acc[d], s.matched[d], s.exact[d], s.nameAcc[d] = 0, 0, 0, 0
 	}
+	for _, d := range s.gTouched { // left over by a search cut short
+		s.best[d], s.nameBest[d] = 0, 0
+	}
 	s.touched = s.touched[:0]
 	s.gTouched = s.gTouched[:0]
 	scratchPool.Put(s)
@@ -178,7 +181,12 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 					if named != nil {
 						c *= 1 - named[seg.docs[p.doc].srv]
 					}
-					if s.best[d] == 0 {
+					if s.matched[d]&bit == 0 {
+						// First posting of this group for d.
+						if s.matched[d] == 0 {
+							s.touched = append(s.touched, d)
+						}
+						s.matched[d] |= bit
 						s.gTouched = append(s.gTouched, d)
 					}
 					if c > s.best[d] {
@@ -194,11 +202,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 			}
 		}
 		for _, d := range s.gTouched {
-			if s.acc[d] == 0 {
-				s.touched = append(s.touched, d)
-			}
 			s.acc[d] += s.best[d]
-			s.matched[d] |= bit
 			s.best[d] = 0
 			s.nameAcc[d] += s.nameBest[d]
 			s.nameBest[d] = 0

@@ -280,6 +280,24 @@ func manyWords(n int) string {
 	return strings.Join(ws, " ")
 }
 
+// TestNoDuplicateHits covers queries whose words name a server: such a word
+// scores nothing on that server's own tools (the server boost counts it), and
+// must not make a tool appear twice.
+func TestNoDuplicateHits(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	for _, q := range []string{"jira create ticket", "slack post message to channel", "kubernetes pod logs scale", "github gitlab create issue"} {
+		res, err := ix.Search(context.Background(), Request{Query: q, MaxResults: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ids(res)
+		if !sameSet(got, slices.Compact(slices.Sorted(slices.Values(got)))) {
+			t.Errorf("%q: duplicate hits %v", q, got)
+		}
+	}
+}
+
 func TestNoMatchNamesNearestServers(t *testing.T) {
 	t.Parallel()
 	_, ix := fixtureIndex(t)
@@ -397,7 +415,8 @@ func TestUpdateMatchesRebuild(t *testing.T) {
 			change = catalog.Remove(key)
 		default:
 			change = catalog.Put(fixtureServer(t, key,
-				fixtureTool{name: fmt.Sprintf("deploy_%d", round), desc: "Deploy the service to production."},
+				fixtureTool{name: fmt.Sprintf("worklog_deploy_%d", round), desc: "Deploy the service to production and log the work."},
+				fixtureTool{name: "network_status", desc: "Check the work log of the network."},
 				fixtureTool{name: "create_issue", desc: fmt.Sprintf("Create an issue, version %d.", round)}))
 		}
 		next, diff, err := snap.Apply(change)
@@ -407,6 +426,7 @@ func TestUpdateMatchesRebuild(t *testing.T) {
 		snap = next
 		ix = ix.Update(snap, diff.Servers...)
 		fresh := Build(snap)
+		checkDF(t, ix)
 		if ix.Len() != fresh.Len() || ix.Len() != len(snap.Tools()) {
 			t.Fatalf("round %d: updated index has %d tools, fresh %d, snapshot %d", round, ix.Len(), fresh.Len(), len(snap.Tools()))
 		}
@@ -548,6 +568,13 @@ func FuzzSearch(f *testing.F) {
 			}
 			return
 		}
+		seen := map[string]bool{}
+		for _, h := range res.Hits {
+			if seen[h.Tool.ID()] {
+				t.Fatalf("Search(%q): %s returned twice: %v", q, h.Tool.ID(), ids(res))
+			}
+			seen[h.Tool.ID()] = true
+		}
 		limit := req.MaxResults
 		if limit == 0 {
 			limit = DefaultMaxResults
@@ -584,5 +611,31 @@ func TestCompoundNamesSplit(t *testing.T) {
 	}
 	if got := ids(res); len(got) == 0 || got[0] != "tracker/create_worklog" {
 		t.Errorf("log work: hits %v, want tracker/create_worklog first (its name splits into work + log)", got)
+	}
+}
+
+// checkDF verifies that the index's document frequencies are exactly the
+// live postings of its segments.
+func checkDF(t *testing.T, ix *Index) {
+	t.Helper()
+	want := map[string]int32{}
+	for _, seg := range ix.segs {
+		for term, ps := range seg.post {
+			for _, p := range ps {
+				if seg.deadDoc == nil || !seg.deadDoc[p.doc] {
+					want[term]++
+				}
+			}
+		}
+	}
+	for term, n := range want {
+		if ix.df[term] != n {
+			t.Errorf("df[%q] = %d, live postings %d", term, ix.df[term], n)
+		}
+	}
+	for term, n := range ix.df {
+		if want[term] == 0 {
+			t.Errorf("df[%q] = %d with no live posting", term, n)
+		}
 	}
 }
