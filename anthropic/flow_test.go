@@ -2,6 +2,8 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/anthropic"
 	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/deferral"
 	"github.com/toolsearch/toolsearch/discovery"
 )
@@ -131,6 +134,21 @@ func TestDecisionReasons(t *testing.T) {
 	}
 	if _, err := anthropic.NewToolset(anthropic.Source{Snapshot: demoSnap()}, anthropic.Config{}); err == nil {
 		t.Fatal("client-side search without an index accepted")
+	}
+	var raws []json.RawMessage
+	for i := range anthropic.MaxServerDeferred + 1 {
+		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object"}}`, i)))
+	}
+	srv, err := catalog.NewServer("huge", raws, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anthropic.NewToolset(anthropic.Source{Snapshot: huge}, anthropic.Config{Search: anthropic.ServerBM25}); err == nil || !strings.Contains(err.Error(), "at most 10000") {
+		t.Fatalf("10,001 deferred tools with server-side search: %v", err)
 	}
 }
 

@@ -122,6 +122,10 @@ const (
 	nameRegexTool = "tool_search_tool_regex"
 )
 
+// MaxServerDeferred is the most deferred tools the API's server-side search
+// takes in one request.
+const MaxServerDeferred = 10000
+
 // DefaultSearchToolName is the name of the client-side search tool.
 const DefaultSearchToolName = "tool_search"
 
@@ -301,6 +305,10 @@ func NewToolset(src Source, cfg Config) (*Toolset, error) {
 	ts.decision = deferral.Decide(in)
 	for i := range ts.tools {
 		ts.tools[i].deferred = ts.decision.IsDeferred(ts.tools[i].name)
+	}
+	if ts.decision.SearchOn && cfg.Search != ClientSearch && len(ts.decision.Deferred) > MaxServerDeferred {
+		return nil, fmt.Errorf("anthropic: %d deferred tools; the API's server-side search takes at most %d (use client-side search)",
+			len(ts.decision.Deferred), MaxServerDeferred)
 	}
 	ts.log.Debug("toolsearch: deferral decided", "search", ts.decision.SearchOn, "deferred", len(ts.decision.Deferred),
 		"loaded", len(ts.decision.Loaded), "reason", ts.decision.Why())
