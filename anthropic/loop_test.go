@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -151,7 +150,5 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
-
-var _ = fmt.Sprint
 
 type catalogTool = catalog.Tool
