@@ -20,7 +20,7 @@ import (
 //     prefix stays byte-identical and prompt caches keep working.
 //
 // Both list one name per line. Past a size budget, whole servers are written
-// as one group line "github__* (26 tools)", largest servers first. A group
+// as one group line "github__* (26)", largest servers first. A group
 // tells the model that every tool of the server is searchable; it is
 // re-announced only when the server's number of deferred tools changes or
 // the server goes away.
@@ -31,11 +31,11 @@ import (
 //	<one line of instructions>
 //	added:                                 (a snapshot says "available:")
 //	github__create_issue
-//	slack__* (12 tools)
+//	slack__* (12)
 //	removed:
 //	jira__create_ticket
 //	re-added after a reconnect:
-//	linear__* (198 tools)
+//	linear__* (198)
 //	still connecting: notion, sentry       (or "still connecting: none")
 //	</deferred-tools>
 //
@@ -111,13 +111,10 @@ type Entry struct {
 func (e Entry) Group() bool { return e.Count > 0 }
 
 // String writes the entry as its line: "github__create_issue" or
-// "github__* (26 tools)".
+// "github__* (26)" for the 26 deferred tools of a server.
 func (e Entry) String() string {
-	switch {
-	case e.Count == 1:
-		return e.Name + "* (1 tool)"
-	case e.Count > 1:
-		return e.Name + "* (" + strconv.Itoa(e.Count) + " tools)"
+	if e.Count > 0 {
+		return e.Name + "* (" + strconv.Itoa(e.Count) + ")"
 	}
 	return e.Name
 }
@@ -270,7 +267,7 @@ func ParseAnnouncement(text string) (Announcement, bool) {
 	return a, true
 }
 
-// parseEntry reads "name" or "prefix* (N tools)".
+// parseEntry reads "name" or "prefix* (N)".
 func parseEntry(line string) (Entry, bool) {
 	star := strings.Index(line, "* (")
 	if star < 0 {
@@ -280,12 +277,12 @@ func parseEntry(line string) (Entry, bool) {
 		return Entry{Name: line}, true
 	}
 	name, rest := line[:star], line[star+3:]
-	num, unit, ok := strings.Cut(rest, " ")
-	if !ok || (unit != "tools)" && unit != "tool)") || !validName(name) {
+	num, ok := strings.CutSuffix(rest, ")")
+	if !ok || !validName(name) {
 		return Entry{}, false
 	}
 	n, err := strconv.Atoi(num)
-	if err != nil || n < 1 || strconv.Itoa(n) != num || (n == 1) != (unit == "tool)") {
+	if err != nil || n < 1 || strconv.Itoa(n) != num {
 		return Entry{}, false
 	}
 	return Entry{Name: name, Count: n}, true

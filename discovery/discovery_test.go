@@ -178,9 +178,9 @@ func TestAnnouncementText(t *testing.T) {
 		Connecting:    []string{"notion", "sentry"},
 	}
 	want := "<deferred-tools>\n" + instructions + "\n" +
-		"added:\ngithub__create_issue\nslack__* (12 tools)\n" +
+		"added:\ngithub__create_issue\nslack__* (12)\n" +
 		"removed:\njira__create_ticket\n" +
-		"re-added after a reconnect:\nlinear__* (1 tool)\n" +
+		"re-added after a reconnect:\nlinear__* (1)\n" +
 		"still connecting: notion, sentry\n</deferred-tools>"
 	if got := a.Text(); got != want {
 		t.Fatalf("Text:\n%s\nwant:\n%s", got, want)
@@ -211,10 +211,11 @@ func TestParseAnnouncementRejects(t *testing.T) {
 		"hello",
 		"<deferred-tools>\nadded:\na__b\n",
 		"<deferred-tools>\nadded:\nbad name\n</deferred-tools>",
-		"<deferred-tools>\nadded:\nx__* (0 tools)\n</deferred-tools>",
-		"<deferred-tools>\nadded:\nx__* (2 tool)\n</deferred-tools>",
-		"<deferred-tools>\nadded:\nx__* (02 tools)\n</deferred-tools>",
-		"<deferred-tools>\nadded:\nx__* (many tools)\n</deferred-tools>",
+		"<deferred-tools>\nadded:\nx__* (0)\n</deferred-tools>",
+		"<deferred-tools>\nadded:\nx__* (2 tools)\n</deferred-tools>",
+		"<deferred-tools>\nadded:\nx__* (02)\n</deferred-tools>",
+		"<deferred-tools>\nadded:\nx__* (many)\n</deferred-tools>",
+		"<deferred-tools>\nadded:\nx__* (3\n</deferred-tools>",
 		"<deferred-tools>\nstill connecting: a,,b\n</deferred-tools>",
 		"<deferred-tools>\nstill connecting: a\nstill connecting: b\n</deferred-tools>",
 		"<deferred-tools snapshot>\nadded:\na__b\n</deferred-tools>",
@@ -226,8 +227,8 @@ func TestParseAnnouncementRejects(t *testing.T) {
 }
 
 func FuzzParseAnnouncement(f *testing.F) {
-	f.Add("<deferred-tools>\n" + instructions + "\nadded:\na__b\nc__* (3 tools)\nremoved:\nd__e\nstill connecting: x, y\n</deferred-tools>")
-	f.Add("<deferred-tools snapshot>\navailable:\nz__* (1 tool)\n</deferred-tools>")
+	f.Add("<deferred-tools>\n" + instructions + "\nadded:\na__b\nc__* (3)\nremoved:\nd__e\nstill connecting: x, y\n</deferred-tools>")
+	f.Add("<deferred-tools snapshot>\navailable:\nz__* (1)\n</deferred-tools>")
 	f.Add("<deferred-tools>\nre-added after a reconnect:\nq__r\nstill connecting: none\n</deferred-tools>")
 	f.Fuzz(func(t *testing.T, s string) {
 		a, ok := ParseAnnouncement(s)
@@ -297,7 +298,7 @@ func TestDeltaSequence(t *testing.T) {
 		{
 			name: "first turn: big server grouped",
 			cur:  Deferred{Servers: []ServerTools{gh, big}, Connecting: []string{"slack"}},
-			want: "added:\ngithub__t00\ngithub__t01\ngithub__t02\nhosting__* (400 tools)\nstill connecting: slack",
+			want: "added:\ngithub__t00\ngithub__t01\ngithub__t02\nhosting__* (400)\nstill connecting: slack",
 		},
 		{name: "no change", cur: Deferred{Servers: []ServerTools{gh, big}, Connecting: []string{"slack"}}},
 		{
@@ -308,17 +309,17 @@ func TestDeltaSequence(t *testing.T) {
 		{
 			name: "one tool removed, big server shrinks",
 			cur:  Deferred{Servers: []ServerTools{{Prefix: "github__", Names: gh.Names[:2]}, server("hosting__", 399), sl}},
-			want: "added:\nhosting__* (399 tools)\nremoved:\ngithub__t02",
+			want: "added:\nhosting__* (399)\nremoved:\ngithub__t02",
 		},
 		{
 			name: "slack and hosting disconnect",
 			cur:  Deferred{Servers: []ServerTools{{Prefix: "github__", Names: gh.Names[:2]}}},
-			want: "removed:\nhosting__* (399 tools)\nslack__t00\nslack__t01",
+			want: "removed:\nhosting__* (399)\nslack__t00\nslack__t01",
 		},
 		{
 			name: "reconnect: everything back",
 			cur:  Deferred{Servers: []ServerTools{gh, big, sl}},
-			want: "re-added after a reconnect:\ngithub__t02\nhosting__* (400 tools)\nslack__t00\nslack__t01",
+			want: "re-added after a reconnect:\ngithub__t02\nhosting__* (400)\nslack__t00\nslack__t01",
 		},
 		{name: "steady", cur: Deferred{Servers: []ServerTools{gh, big, sl}}},
 	}
@@ -368,7 +369,7 @@ func TestSnapshotAndDeltaSameInformation(t *testing.T) {
 	if !strings.HasPrefix(snap.Text(), "<deferred-tools snapshot>\n") || !strings.Contains(snap.Text(), "available:\na__t00\n") {
 		t.Fatalf("snapshot text:\n%s", snap.Text())
 	}
-	if !strings.Contains(snap.Text(), "b__* (300 tools)") {
+	if !strings.Contains(snap.Text(), "b__* (300)") {
 		t.Fatalf("the largest server is not grouped:\n%s", snap.Text())
 	}
 	if got := len(snap.Text()); got > 1000+400 {

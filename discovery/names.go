@@ -105,7 +105,7 @@ func (n *Names) Tool(wire string) (*catalog.Tool, bool) {
 }
 
 // ServerPrefix returns what every wire name of a server's tools starts with
-// ("github__"), as announcements group them ("github__* (26 tools)").
+// ("github__"), as announcements group them ("github__* (26)").
 func (n *Names) ServerPrefix(server string) string {
 	return SafeName(n.prefix+server, MaxNameLen-2) + catalog.WireSeparator
 }
