@@ -197,9 +197,70 @@ func splitASCII(word string, out []string) []string {
 func analyze(text string, out []token) []token { return analyzeWith(nil, text, out) }
 
 // analyzeWith is analyze with a private stem cache (nil for the shared one),
-// for index builds that analyse many documents on one goroutine.
+// for index builds that analyse many documents on one goroutine. With a
+// cache, ASCII words are split and looked up in place, so a term already
+// seen costs no allocation.
 func analyzeWith(cache map[string]string, text string, out []token) []token {
-	stem := func(w string) string {
+	var scratch [96]byte
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if !isAlnumB(c) {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
+			i += n
+			continue
+		}
+		j := wordEnd(text, i)
+		word := text[i:j]
+		i = j
+		if cache != nil && isASCII(word) && len(word) < len(scratch)-1 {
+			out = analyzeASCII(cache, word, scratch[:0], out)
+			continue
+		}
+		parts := splitIdentifier(word, nil)
+		whole := ""
+		if len(parts) > 1 {
+			whole = strings.Join(parts, "")
+		}
+		out = analyzeParts(cache, parts, whole, out)
+	}
+	return out
+}
+
+func isAlnumB(c byte) bool { return isLowerB(c) || isUpperB(c) || isDigitB(c) }
+
+// wordEnd returns the end of the word starting at i: letters, digits and
+// inner joiners (_ - . / ') followed by a letter or digit.
+func wordEnd(text string, i int) int {
+	j := i
+	for j < len(text) {
+		r, n := rune(text[j]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(text[j:])
+		}
+		if isWordRune(r) {
+			j += n
+			continue
+		}
+		if isJoiner(r) && j+n < len(text) {
+			r2, _ := utf8.DecodeRuneInString(text[j+n:])
+			if isWordRune(r2) {
+				j += n
+				continue
+			}
+		}
+		break
+	}
+	return j
+}
+
+// analyzeParts turns the parts of one word into terms.
+func analyzeParts(cache map[string]string, parts []string, whole string, out []token) []token {
+	stemOf := func(w string) string {
 		if cache == nil {
 			return stem(w)
 		}
@@ -210,27 +271,120 @@ func analyzeWith(cache map[string]string, text string, out []token) []token {
 		}
 		return s
 	}
-	words(text, func(parts []string, whole string) {
-		if whole != "" && allStopWords(parts) {
-			// "to-do", "how-to": the joined word is the word.
-			parts, whole = []string{whole}, ""
+	if whole != "" && allStopWords(parts) {
+		// "to-do", "how-to": the joined word is the word.
+		parts, whole = []string{whole}, ""
+	}
+	for _, p := range parts {
+		if exp, ok := abbreviations[p]; ok {
+			for _, e := range exp {
+				out = append(out, token{term: stemOf(e)})
+			}
+			continue
 		}
-		for _, p := range parts {
-			if exp, ok := abbreviations[p]; ok {
-				for _, e := range exp {
-					out = append(out, token{term: stem(e)})
+		if stopWords[p] {
+			continue
+		}
+		out = append(out, token{term: stemOf(p)})
+	}
+	if whole != "" && len(whole) <= 64 {
+		out = append(out, token{term: whole, joined: true})
+	}
+	return out
+}
+
+// analyzeASCII is analyzeParts for an ASCII word, splitting it into buf:
+// buf[0] is '#', then the lower-cased parts back to back, so the joined
+// word's cache key ("#" + joined) is a slice of buf and needs no allocation.
+func analyzeASCII(cache map[string]string, word string, buf []byte, out []token) []token {
+	var ends [24]int
+	n := 0
+	buf = append(buf, '#')
+	mark := func() {
+		if len(buf) > 1 && (n == 0 || ends[n-1] != len(buf)) && n < len(ends) {
+			ends[n] = len(buf)
+			n++
+		}
+	}
+	for k := 0; k < len(word); k++ {
+		c := word[k]
+		switch {
+		case c == '\'':
+			continue
+		case c == '_' || c == '-' || c == '.' || c == '/':
+			mark()
+			continue
+		case isUpperB(c) && k > 0:
+			prev := word[k-1]
+			nextLower := k+1 < len(word) && isLowerB(word[k+1])
+			pluralS := nextLower && word[k+1] == 's' && (k+2 == len(word) || !isLowerB(word[k+2]))
+			if isLowerB(prev) || isDigitB(prev) || (isUpperB(prev) && nextLower && !pluralS) {
+				mark()
+			}
+		}
+		if isUpperB(c) {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	mark()
+	if n == len(ends) {
+		// More parts than the fast path holds: take the general one.
+		parts := splitASCII(word, nil)
+		whole := ""
+		if len(parts) > 1 {
+			whole = strings.Join(parts, "")
+		}
+		return analyzeParts(cache, parts, whole, out)
+	}
+	part := func(i int) []byte {
+		start := 1
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return buf[start:ends[i]]
+	}
+	allStop := n > 1
+	for i := 0; i < n && allStop; i++ {
+		allStop = stopWords[string(part(i))]
+	}
+	if allStop {
+		ends[0], n = ends[n-1], 1
+	}
+	for i := 0; i < n; i++ {
+		p := part(i)
+		if exp, ok := abbreviations[string(p)]; ok {
+			for _, e := range exp {
+				s, ok := cache[e]
+				if !ok {
+					s = stem(e)
+					cache[e] = s
 				}
-				continue
+				out = append(out, token{term: s})
 			}
-			if stopWords[p] {
-				continue
-			}
-			out = append(out, token{term: stem(p)})
+			continue
 		}
-		if whole != "" && len(whole) <= 64 {
-			out = append(out, token{term: whole, joined: true})
+		if stopWords[string(p)] {
+			continue
 		}
-	})
+		s, ok := cache[string(p)]
+		if !ok {
+			w := string(p)
+			s = stem(w)
+			cache[w] = s
+		}
+		out = append(out, token{term: s})
+	}
+	if n > 1 && len(buf)-1 <= 64 {
+		key := buf[:ends[n-1]]
+		s, ok := cache[string(key)]
+		if !ok {
+			k := string(key)
+			s = k[1:]
+			cache[k] = s
+		}
+		out = append(out, token{term: s, joined: true})
+	}
 	return out
 }
 

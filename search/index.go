@@ -113,15 +113,20 @@ type doc struct {
 type segment struct {
 	base int // global number of docs[0]
 	docs []doc
-	post map[string][]posting
+	post map[string]*plist
 	dead map[string]bool
 	// deadDoc marks, per document, a retired server's tool; nil when the
 	// segment has no dead documents.
 	deadDoc []bool
-	stats   map[string]int32 // df of each term within this segment
-	// top gives, per term, the server with the most documents containing
-	// it in this segment, and how many.
-	top map[string]serverCount
+}
+
+// plist is one term's postings in a segment.
+type plist struct {
+	ps  []posting // in document order
+	max float32   // the largest wtf, for bounds
+	// top is the server with the most documents containing the term in
+	// this segment, and how many.
+	top serverCount
 }
 
 // serverCount is a number of documents of one server.
@@ -211,13 +216,31 @@ func (a *analysed) bump(term string, f Field, at map[string]int32) {
 
 // analyser holds one goroutine's scratch space for analysing documents.
 type analyser struct {
-	cache map[string]string // stems
+	cache map[string]string  // stems
+	memo  map[string][]token // analysed texts: parameter names and descriptions repeat across tools
 	buf   []token
 	at    map[string]int32 // term → index in the current document's terms
 }
 
 func newAnalyser() *analyser {
-	return &analyser{cache: map[string]string{}, at: map[string]int32{}}
+	return &analyser{cache: map[string]string{}, memo: map[string][]token{}, at: map[string]int32{}}
+}
+
+// maxMemoText is the longest text whose analysis is remembered.
+const maxMemoText = 256
+
+// analyse returns the terms of text, remembering short texts.
+func (w *analyser) analyse(text string) []token {
+	if len(text) > maxMemoText {
+		w.buf = analyzeWith(w.cache, text, w.buf[:0])
+		return w.buf
+	}
+	if toks, ok := w.memo[text]; ok {
+		return toks
+	}
+	toks := slices.Clone(analyzeWith(w.cache, text, nil))
+	w.memo[text] = toks
+	return toks
 }
 
 func serverText(srv *catalog.Server) string {
@@ -253,14 +276,15 @@ func analyseTool(w *analyser, t *catalog.Tool, serverTerms []string) analysed {
 	a := analysed{tool: t}
 	clear(w.at)
 	addText := func(f Field, text string) {
-		w.buf = analyzeWith(w.cache, text, w.buf[:0])
-		for _, tk := range w.buf {
+		if text == "" {
+			return
+		}
+		for _, tk := range w.analyse(text) {
 			a.bump(tk.term, f, w.at)
 		}
 	}
 	// Name: parts and the joined form.
-	w.buf = analyzeWith(w.cache, t.Name, w.buf[:0])
-	for _, tk := range w.buf {
+	for _, tk := range w.analyse(t.Name) {
 		a.bump(tk.term, FieldName, w.at)
 		if !tk.joined && !slices.Contains(a.nameTerms, tk.term) {
 			a.nameTerms = append(a.nameTerms, tk.term)
@@ -394,8 +418,8 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		ix.servers[srv.Key].seg = seg
 	}
 	ix.segs = []*segment{seg}
-	for term, c := range seg.stats {
-		ix.df[term] = c
+	for term, l := range seg.post {
+		ix.df[term] = int32(len(l.ps))
 	}
 	ix.n = len(docs)
 	ix.setNameIDF(seg)
@@ -419,8 +443,34 @@ func (ix *Index) indexServerTerms() {
 // newSegment turns analysed documents into postings, normalising with the
 // index's current average field lengths.
 func (ix *Index) newSegment(docs []analysed, base int) *segment {
-	seg := &segment{base: base, docs: make([]doc, len(docs)), post: map[string][]posting{},
-		stats: map[string]int32{}, top: map[string]serverCount{}}
+	seg := &segment{base: base, docs: make([]doc, len(docs))}
+	// Number the terms and count their documents, then lay every posting
+	// list out in one array, each list in document order.
+	ids := map[string]int32{}
+	var terms []string
+	var counts []int32
+	flat := make([]int32, 0, len(docs)*48)
+	for _, a := range docs {
+		for _, tfr := range a.terms {
+			id, ok := ids[tfr.term]
+			if !ok {
+				id = int32(len(terms))
+				ids[tfr.term] = id
+				terms = append(terms, tfr.term)
+				counts = append(counts, 0)
+			}
+			counts[id]++
+			flat = append(flat, id)
+		}
+	}
+	backing := make([]posting, len(flat))
+	lists := make([]plist, len(terms))
+	off := 0
+	for id, n := range counts {
+		lists[id].ps = backing[off : off : off+int(n)]
+		off += int(n)
+	}
+	k := 0
 	for i, a := range docs {
 		seg.docs[i] = doc{tool: a.tool, srv: ix.servers[a.tool.Server].idx, nameTerms: a.nameTerms, extra: a.extra}
 		var norm [numFields]float64
@@ -432,34 +482,37 @@ func (ix *Index) newSegment(docs []analysed, base int) *segment {
 			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
 		}
 		for _, tfr := range a.terms {
-			term, c := tfr.term, tfr.tf
 			var wtf float64
 			var fields uint8
-			for f, n := range c {
+			for f, n := range tfr.tf {
 				if n > 0 {
 					wtf += float64(n) * norm[f]
 					fields |= 1 << f
 				}
 			}
-			seg.post[term] = append(seg.post[term], posting{doc: uint32(i), wtf: float32(wtf), fields: fields})
-			seg.stats[term]++
+			l := &lists[flat[k]]
+			k++
+			l.ps = append(l.ps, posting{doc: uint32(i), wtf: float32(wtf), fields: fields})
+			l.max = max(l.max, float32(wtf))
 		}
 	}
-	// Documents come grouped by server, so each term's postings are runs
-	// of one server at a time.
-	for term, ps := range seg.post {
-		var best, run serverCount
-		for _, p := range ps {
+	seg.post = make(map[string]*plist, len(terms))
+	for id, term := range terms {
+		l := &lists[id]
+		// Documents come grouped by server, so a term's postings are runs
+		// of one server at a time.
+		var run serverCount
+		for _, p := range l.ps {
 			srv := seg.docs[p.doc].tool.Server
 			if srv != run.server {
 				run = serverCount{server: srv}
 			}
 			run.count++
-			if run.count > best.count {
-				best = run
+			if run.count > l.top.count {
+				l.top = run
 			}
 		}
-		seg.top[term] = best
+		seg.post[term] = l
 	}
 	return seg
 }
@@ -590,8 +643,8 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	if len(docs) > 0 {
 		seg := next.newSegment(docs, next.total)
 		next.segs = append(next.segs, seg)
-		for term, c := range seg.stats {
-			next.df[term] += c
+		for term, l := range seg.post {
+			next.df[term] += int32(len(l.ps))
 		}
 		next.n += len(docs)
 		next.setNameIDF(seg)

@@ -164,10 +164,11 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 			idf := m.weight * ix.idf(df)
 			w := float32(idf * (k1 + 1))
 			for _, seg := range ix.segs {
-				ps := seg.post[m.term]
-				if len(ps) == 0 {
+				l := seg.post[m.term]
+				if l == nil {
 					continue
 				}
+				ps := l.ps
 				base := uint32(seg.base)
 				named := byGroup[gi]
 				for _, p := range ps {
@@ -330,8 +331,8 @@ func (ix *Index) serverMentions(pq parsedQuery) (mentions []float32, byGroup [][
 func (ix *Index) concentration(term string, df int32) (string, float64) {
 	counts := map[string]int32{}
 	for _, seg := range ix.segs {
-		if sc, ok := seg.top[term]; ok && !seg.dead[sc.server] {
-			counts[sc.server] += sc.count
+		if l := seg.post[term]; l != nil && !seg.dead[l.top.server] {
+			counts[l.top.server] += l.top.count
 		}
 	}
 	var best serverCount
@@ -369,7 +370,11 @@ func (ix *Index) explain(seg *segment, doc uint32, pq parsedQuery) string {
 	var perField [numFields][]string
 	for _, g := range pq.groups {
 		for mi, m := range g.members {
-			p, ok := findPosting(seg.post[m.term], doc)
+			l := seg.post[m.term]
+			if l == nil {
+				continue
+			}
+			p, ok := findPosting(l.ps, doc)
 			if !ok {
 				continue
 			}

@@ -620,8 +620,8 @@ func checkDF(t *testing.T, ix *Index) {
 	t.Helper()
 	want := map[string]int32{}
 	for _, seg := range ix.segs {
-		for term, ps := range seg.post {
-			for _, p := range ps {
+		for term, l := range seg.post {
+			for _, p := range l.ps {
 				if seg.deadDoc == nil || !seg.deadDoc[p.doc] {
 					want[term]++
 				}
@@ -638,4 +638,22 @@ func checkDF(t *testing.T, ix *Index) {
 			t.Errorf("df[%q] = %d with no live posting", term, n)
 		}
 	}
+}
+
+// FuzzAnalyzeCached checks that the allocation-free path used by index
+// builds analyses text exactly like the general path used by queries.
+func FuzzAnalyzeCached(f *testing.F) {
+	for _, s := range []string{"createPullRequest to-do list", "HTTPServerError DSNs K8s PR", "get-file.contents don't", "a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p_q_r_s_t_u_v_w_x_y_z_1_2_3", "caf\u00e9 na\u00efve", "EC2 v1 _x_ x__y", "how-to The-And", strings.Repeat("Ab", 60)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cache := map[string]string{}
+		for round := 0; round < 2; round++ { // the second round reads the cache
+			a := analyzeWith(cache, s, nil)
+			b := analyzeWith(nil, s, nil)
+			if !slices.Equal(a, b) {
+				t.Fatalf("round %d: analyzeWith(cache, %q) = %v, general path %v", round, s, a, b)
+			}
+		}
+	})
 }
