@@ -94,36 +94,35 @@ func (ix *Index) parseKeywords(q string) (parsedQuery, error) {
 
 // scratch holds a query's per-document accumulators.
 type scratch struct {
-	acc      []float32 // summed group scores
-	best     []float32 // this group's best member score
-	matched  []uint64  // groups matched by the term itself or a synonym
-	exact    []uint64  // groups matched by the term itself
-	nameBest []float32 // this group's best member idf in the name
-	nameAcc  []float32 // summed name idf matched
-	touched  []uint32  // docs with acc > 0
-	gTouched []uint32  // docs with best > 0
+	docs     []docAcc
+	touched  []uint32 // docs with a group matched
+	gTouched []uint32 // docs the current group matched
+}
+
+// docAcc is one document's accumulators, kept together so a posting
+// touches one cache line.
+type docAcc struct {
+	acc      float32 // summed group scores
+	best     float32 // this group's best member score
+	nameAcc  float32 // summed name idf matched
+	nameBest float32 // this group's best member idf in the name
+	matched  uint64  // groups matched by the term itself or a synonym
+	exact    uint64  // groups matched by the term itself
 }
 
 var scratchPool sync.Pool
 
 func getScratch(n int) *scratch {
 	s, _ := scratchPool.Get().(*scratch)
-	if s == nil || len(s.acc) < n {
-		s = &scratch{
-			acc: make([]float32, n), best: make([]float32, n),
-			matched: make([]uint64, n), exact: make([]uint64, n),
-			nameBest: make([]float32, n), nameAcc: make([]float32, n),
-		}
+	if s == nil || len(s.docs) < n {
+		s = &scratch{docs: make([]docAcc, n)}
 	}
 	return s
 }
 
 func putScratch(s *scratch) {
 	for _, d := range s.touched {
-		s.acc[d], s.matched[d], s.exact[d], s.nameAcc[d] = 0, 0, 0, 0
-	}
-	for _, d := range s.gTouched { // left over by a search cut short
-		s.best[d], s.nameBest[d] = 0, 0
+		s.docs[d] = docAcc{}
 	}
 	s.touched = s.touched[:0]
 	s.gTouched = s.gTouched[:0]
@@ -168,45 +167,46 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 				if l == nil {
 					continue
 				}
-				ps := l.ps
 				base := uint32(seg.base)
 				named := byGroup[gi]
-				for _, p := range ps {
+				own := mi == 0
+				kf := float32(k1)
+				fidf := float32(idf)
+				for _, p := range l.ps {
 					if seg.deadDoc != nil && seg.deadDoc[p.doc] {
 						continue
 					}
-					d := base + p.doc
-					c := w * p.wtf / (p.wtf + float32(k1))
+					da := &s.docs[base+p.doc]
+					c := w * p.wtf / (p.wtf + kf)
 					// The server boost already counts a word that names
 					// the tool's own server, as far as it names it.
 					if named != nil {
 						c *= 1 - named[seg.docs[p.doc].srv]
 					}
-					if s.matched[d]&bit == 0 {
+					if da.matched&bit == 0 {
 						// First posting of this group for d.
-						if s.matched[d] == 0 {
-							s.touched = append(s.touched, d)
+						if da.matched == 0 {
+							s.touched = append(s.touched, base+p.doc)
 						}
-						s.matched[d] |= bit
-						s.gTouched = append(s.gTouched, d)
+						da.matched |= bit
+						s.gTouched = append(s.gTouched, base+p.doc)
 					}
-					if c > s.best[d] {
-						s.best[d] = c
+					da.best = max(da.best, c)
+					if own {
+						da.exact |= bit
 					}
-					if mi == 0 {
-						s.exact[d] |= bit
-					}
-					if p.fields&(1<<FieldName) != 0 && float32(idf) > s.nameBest[d] {
-						s.nameBest[d] = float32(idf)
+					if p.fields&(1<<FieldName) != 0 {
+						da.nameBest = max(da.nameBest, fidf)
 					}
 				}
 			}
 		}
 		for _, d := range s.gTouched {
-			s.acc[d] += s.best[d]
-			s.best[d] = 0
-			s.nameAcc[d] += s.nameBest[d]
-			s.nameBest[d] = 0
+			da := &s.docs[d]
+			da.acc += da.best
+			da.best = 0
+			da.nameAcc += da.nameBest
+			da.nameBest = 0
 		}
 		s.gTouched = s.gTouched[:0]
 	}
@@ -215,17 +215,18 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		idfSum += g.idf
 	}
 	top := &topK{k: req.MaxResults}
+	filtered := req.Visible != nil || len(req.Servers) > 0
 	for _, d := range s.touched {
 		seg, i := ix.locate(d)
-		if !pq.satisfied(s.exact[d]) {
+		if !pq.satisfied(s.docs[d].exact) {
 			continue
 		}
 		dc := &seg.docs[i]
-		if !v(dc.tool) {
+		if filtered && !v(dc.tool) {
 			continue
 		}
 		res.Total++
-		score := float64(s.acc[d])
+		score := float64(s.docs[d].acc)
 		var mention float64
 		if mentions != nil {
 			mention = float64(mentions[dc.srv])
@@ -237,7 +238,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		}
 		// Coverage of the query, each group weighted by its idf. A word
 		// naming the tool's server covers its part.
-		matched := s.matched[d]
+		matched := s.docs[d].matched
 		for gi, named := range byGroup {
 			if named != nil && named[dc.srv] > 0 {
 				matched |= 1 << gi
@@ -256,7 +257,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		}
 		// Coverage of the tool's name.
 		if dc.nameIDF > 0 {
-			nc := math.Min(1, float64(s.nameAcc[d]/dc.nameIDF))
+			nc := math.Min(1, float64(s.docs[d].nameAcc/dc.nameIDF))
 			score *= 1 + ix.w.NameCoverage*nc
 		}
 		score *= 1 + ix.w.ServerMention*mention
