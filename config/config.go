@@ -144,6 +144,9 @@ type Gateway struct {
 	Limits Limits
 	// Policy holds the global policy globs.
 	Policy Rules
+	// Builtins is the raw "builtins" object: the gateway's built-in tools,
+	// read by package builtin (nil when absent: the defaults).
+	Builtins json.RawMessage
 }
 
 // Limits bound what the gateway does.
@@ -418,6 +421,7 @@ type rawGateway struct {
 		Deny  []string `json:"deny"`
 		Ask   []string `json:"ask"`
 	} `json:"policy"`
+	Builtins json.RawMessage `json:"builtins"` // read by package builtin
 }
 
 func parseGateway(g *Gateway, raw json.RawMessage) error {
@@ -455,6 +459,7 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 		g.StateDir = ExpandHome(rg.StateDir)
 	}
 	g.Lazy = rg.Lazy
+	g.Builtins = rg.Builtins // built-in tools: checked by package builtin
 	if l := rg.Limits; l != nil {
 		if l.MaxResults != nil {
 			if *l.MaxResults < 1 || *l.MaxResults > 50 {
