@@ -159,27 +159,40 @@ func isDigitB(c byte) bool { return c >= '0' && c <= '9' }
 
 // splitASCII is splitIdentifier for ASCII words, without allocating runes.
 func splitASCII(word string, out []string) []string {
-	buf := make([]byte, 0, len(word))
-	flush := func() {
-		if len(buf) > 0 {
-			out = append(out, string(buf))
-			buf = buf[:0]
+	buf, ends := splitASCIIInto(word, make([]byte, 0, len(word)), nil)
+	start := 0
+	for _, e := range ends {
+		out = append(out, string(buf[start:e]))
+		start = e
+	}
+	return out
+}
+
+// splitASCIIInto appends the lower-cased parts of an ASCII word to buf, back
+// to back, and the end offset of each part (in buf) to ends.
+func splitASCIIInto(word string, buf []byte, ends []int) ([]byte, []int) {
+	mark := func() {
+		if n := len(ends); len(buf) > 0 && (n == 0 || ends[n-1] != len(buf)) {
+			ends = append(ends, len(buf))
 		}
 	}
+	first := len(buf)
 	for k := 0; k < len(word); k++ {
 		c := word[k]
 		switch {
 		case c == '\'':
 			continue
 		case c == '_' || c == '-' || c == '.' || c == '/':
-			flush()
+			if len(buf) > first {
+				mark()
+			}
 			continue
 		case isUpperB(c) && k > 0:
 			prev := word[k-1]
 			nextLower := k+1 < len(word) && isLowerB(word[k+1])
 			pluralS := nextLower && word[k+1] == 's' && (k+2 == len(word) || !isLowerB(word[k+2]))
-			if isLowerB(prev) || isDigitB(prev) || (isUpperB(prev) && nextLower && !pluralS) {
-				flush()
+			if (isLowerB(prev) || isDigitB(prev) || (isUpperB(prev) && nextLower && !pluralS)) && len(buf) > first {
+				mark()
 			}
 		}
 		if isUpperB(c) {
@@ -187,8 +200,10 @@ func splitASCII(word string, out []string) []string {
 		}
 		buf = append(buf, c)
 	}
-	flush()
-	return out
+	if len(buf) > first {
+		mark()
+	}
+	return buf, ends
 }
 
 // analyze returns the index terms of text, in order. Abbreviations are
@@ -297,46 +312,10 @@ func analyzeParts(cache map[string]string, parts []string, whole string, out []t
 // buf[0] is '#', then the lower-cased parts back to back, so the joined
 // word's cache key ("#" + joined) is a slice of buf and needs no allocation.
 func analyzeASCII(cache map[string]string, word string, buf []byte, out []token) []token {
-	var ends [24]int
-	n := 0
+	var endsArr [24]int
 	buf = append(buf, '#')
-	mark := func() {
-		if len(buf) > 1 && (n == 0 || ends[n-1] != len(buf)) && n < len(ends) {
-			ends[n] = len(buf)
-			n++
-		}
-	}
-	for k := 0; k < len(word); k++ {
-		c := word[k]
-		switch {
-		case c == '\'':
-			continue
-		case c == '_' || c == '-' || c == '.' || c == '/':
-			mark()
-			continue
-		case isUpperB(c) && k > 0:
-			prev := word[k-1]
-			nextLower := k+1 < len(word) && isLowerB(word[k+1])
-			pluralS := nextLower && word[k+1] == 's' && (k+2 == len(word) || !isLowerB(word[k+2]))
-			if isLowerB(prev) || isDigitB(prev) || (isUpperB(prev) && nextLower && !pluralS) {
-				mark()
-			}
-		}
-		if isUpperB(c) {
-			c += 'a' - 'A'
-		}
-		buf = append(buf, c)
-	}
-	mark()
-	if n == len(ends) {
-		// More parts than the fast path holds: take the general one.
-		parts := splitASCII(word, nil)
-		whole := ""
-		if len(parts) > 1 {
-			whole = strings.Join(parts, "")
-		}
-		return analyzeParts(cache, parts, whole, out)
-	}
+	buf, ends := splitASCIIInto(word, buf, endsArr[:0])
+	n := len(ends)
 	part := func(i int) []byte {
 		start := 1
 		if i > 0 {
