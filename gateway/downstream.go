@@ -509,9 +509,6 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			return toolError("%s", msg)
 		}
 	}
-	if g.isBuiltin(t) { // built-in tools (builtin.go)
-		return g.callBuiltin(ctx, req, t, args, start)
-	}
 	if g.demo {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
 		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+
@@ -527,11 +524,17 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		g.metrics.call(t.Server, "error", time.Since(start))
 		return toolError("server %q is not configured", t.Server)
 	}
-	cs, proc, err := u.sessionProc(ctx)
+	ls, err := u.live(ctx)
 	if err != nil {
 		g.metrics.call(t.Server, "unavailable", time.Since(start))
 		return toolError("cannot call %s: %v", t.WireName(), err)
 	}
+	// The call ends with the client's request, at the call timeout, or
+	// when the upstream session is closed (a restart, the gateway
+	// stopping), whichever comes first.
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	defer cancel()
+	defer context.AfterFunc(ls.life, cancel)()
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -540,27 +543,29 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			g.progress[id] = progressTarget{ss: req.Session, token: tok}
 			g.progMu.Unlock()
 			defer func() {
+				// The progress that came before the result goes out
+				// before it.
+				u.tap.awaitProgress(id, 2*time.Second)
 				g.progMu.Lock()
 				delete(g.progress, id)
 				g.progMu.Unlock()
 			}()
 			params.SetProgressToken(id)
+			cctx = tapContext(cctx)
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-	defer cancel()
-	res, err := cs.CallTool(cctx, params)
+	res, err := ls.cs.CallTool(cctx, params)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			g.metrics.call(t.Server, "cancelled", time.Since(start))
 			return toolError("the call to %s was cancelled", t.WireName())
+		case ls.life.Err() != nil || stopped(ls.proc, err):
+			g.metrics.call(t.Server, "server_stopped", time.Since(start))
+			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, t.WireName(), u.withTail(err))
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			g.metrics.call(t.Server, "timeout", time.Since(start))
 			return toolError("the call to %s timed out after %v", t.WireName(), g.cfg.Gateway.Limits.CallTimeout)
-		case stopped(proc, err):
-			g.metrics.call(t.Server, "server_stopped", time.Since(start))
-			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, t.WireName(), u.withTail(err))
 		}
 		g.metrics.call(t.Server, "error", time.Since(start))
 		return toolError("%s failed: %v", t.WireName(), err)
@@ -600,7 +605,10 @@ func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *cata
 	if len(a) > 500 {
 		a = a[:500] + "…"
 	}
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+	// A client that never answers must not hold the call for ever.
+	ectx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	defer cancel()
+	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{
 		Message:         fmt.Sprintf("Allow the call to %s?\nArguments: %s\n(policy: %s)", t.WireName(), a, v.Reason()),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`),
 	})

@@ -97,7 +97,6 @@ type Gateway struct {
 	wg      sync.WaitGroup
 	started time.Time
 	cached  map[string]bool
-	builtin *builtinTools // the built-in tools (builtin.go)
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -199,9 +198,6 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: cached manifests: %w", err)
 		}
 	}
-	if err := g.initBuiltins(v); err != nil { // built-in tools (builtin.go)
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
 	g.cat = catalog.New(v.snap)
 	v.index = search.Build(v.snap)
 	g.cur.Store(v)
@@ -212,7 +208,6 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // Start starts every upstream server concurrently and returns at once. The
 // servers run until ctx is cancelled.
 func (g *Gateway) Start(ctx context.Context) {
-	g.startBuiltins(ctx) // built-in tools (builtin.go)
 	for _, k := range g.keys {
 		u := g.ups[k]
 		g.wg.Add(1)
@@ -224,8 +219,27 @@ func (g *Gateway) Start(ctx context.Context) {
 }
 
 // Close waits for the upstream servers to stop after Start's context was
-// cancelled.
-func (g *Gateway) Close() { g.wg.Wait() }
+// cancelled, then closes the client sessions still open. It returns within
+// seconds: every step is bounded.
+func (g *Gateway) Close() {
+	g.wg.Wait()
+	var wg sync.WaitGroup
+	for _, s := range g.sessionList() {
+		if ss := s.serverSession(); ss != nil {
+			wg.Go(func() { _ = ss.Close() })
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeTimeout):
+		g.log.Warn("client sessions did not close in time", "timeout", closeTimeout)
+	}
+}
 
 // WaitSettled waits until every upstream has finished its first start
 // (ready, failed or idle), or ctx ends.
@@ -358,7 +372,6 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	if !diff.Empty() {
 		g.log.Info("tools changed", "server", u.cfg.Key, "added", len(diff.Added), "removed", len(diff.Removed), "changed", len(diff.Changed), "version", snap.Version())
 	}
-	g.refreshBuiltins() // built-in tools (builtin.go)
 	g.syncSessions()
 	return nil
 }
@@ -488,13 +501,18 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		logger = server + "/" + p.Logger
 	}
 	out := &mcp.LoggingMessageParams{Level: p.Level, Logger: logger, Data: p.Data}
+	// One slow client must not hold up the others, nor the upstream
+	// connection whose handler this is: all are sent at once, within one
+	// bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
 	for _, s := range g.sessionList() {
 		if ss := s.serverSession(); ss != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = ss.Log(ctx, out)
-			cancel()
+			wg.Go(func() { _ = ss.Log(ctx, out) })
 		}
 	}
+	wg.Wait()
 }
 
 // setUpstreamLogLevel forwards a client's logging/setLevel to every ready

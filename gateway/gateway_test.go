@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,8 +65,15 @@ func connectHTTP(t testing.TB, url string, elicit func(context.Context, *mcp.Eli
 		t.Fatalf("connect %s: %v", url, err)
 	}
 	c.cs = cs
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { closeSession(t, cs) })
 	return c
+}
+
+// closeSession closes a client session within bounds (the SDK's Close
+// waits for the messages in flight).
+func closeSession(t testing.TB, cs *mcp.ClientSession) {
+	t.Helper()
+	bounded(t, "closing a client session", 15*time.Second, func() { _ = cs.Close() })
 }
 
 // connectStdio spawns the gateway (the test binary in role gateway-stdio)
@@ -85,7 +91,7 @@ func connectStdio(t testing.TB, cfgPath, mode string) *client {
 		t.Fatalf("connect over stdio: %v", err)
 	}
 	c.cs = cs
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { closeSession(t, cs) })
 	return c
 }
 
@@ -171,8 +177,7 @@ func TestRealServersEveryModeOverHTTP(t *testing.T) {
 	for k := range servers {
 		waitState(t, g, k, 60*time.Second, StateReady)
 	}
-	srv := httptest.NewServer(g.Handler(""))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler(""))
 	fsDir := servers["filesystem"].(map[string]any)["args"].([]string)[0]
 
 	t.Run("full", func(t *testing.T) {
@@ -302,8 +307,7 @@ func TestFaults(t *testing.T) {
 	}
 	g := startGateway(t, writeConfig(t, servers, map[string]any{"limits": map[string]any{"startTimeout": "1500ms", "maxRestarts": 1}}))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
-	srv := httptest.NewServer(g.Handler("search"))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler("search"))
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
 
 	st := waitState(t, g, "exits", 10*time.Second, StateFailed)
@@ -343,7 +347,7 @@ func TestFaults(t *testing.T) {
 		t.Errorf("after restart echo = %q, %v", text, isErr)
 	}
 	// /healthz shows the states.
-	resp, err := http.Get(srv.URL + "/healthz")
+	resp, err := httpGet(t, srv.URL+"/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,8 +366,7 @@ func TestListChanged(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
-	srv := httptest.NewServer(g.Handler(""))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler(""))
 	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
 	dyn := connectHTTP(t, srv.URL+"/mcp/dynamic", nil)
 	if hits := dyn.search(t, "frobnicate widgets"); slices.Contains(hits, "echo__frobnicate") {
@@ -395,8 +398,7 @@ func TestPolicy(t *testing.T) {
 	echo["deny"] = []string{"delete_*"}
 	g := startGateway(t, writeConfig(t, map[string]any{"echo": echo}, map[string]any{"policy": map[string]any{"ask": []string{"echo/deploy"}}}))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
-	srv := httptest.NewServer(g.Handler(""))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler(""))
 	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
 	if names := full.toolNames(t); slices.Contains(names, "echo__delete_everything") || !slices.Contains(names, "echo__echo") {
 		t.Fatalf("full list %v", names)
@@ -448,13 +450,18 @@ func TestCacheAndLazy(t *testing.T) {
 	echo := roleServer(t, "echo")
 	cfg := writeConfig(t, map[string]any{"echo": echo}, map[string]any{"stateDir": state})
 	{
-		cfg, _ := loadCfg(t, cfg)
-		g, _ := New(cfg, Options{})
+		cfg, err := loadCfg(t, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		g.Start(ctx)
 		waitState(t, g, "echo", 20*time.Second, StateReady)
-		cancel()
-		g.Close()
+		stopGateway(t, g, cancel)
 	}
 	if _, err := os.Stat(filepath.Join(state, "manifests", "echo.json")); err != nil {
 		t.Fatal(err)
@@ -465,12 +472,13 @@ func TestCacheAndLazy(t *testing.T) {
 	if !st.FromCache || st.Tools == 0 {
 		t.Fatalf("status %+v", st)
 	}
-	res, err := g.Search(context.Background(), "echo text back", 3)
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	res, err := g.Search(sctx, "echo text back", 3)
 	if err != nil || len(res.Hits) == 0 || res.Hits[0].Tool.Name != "echo" {
 		t.Fatalf("search from cache: %v %v", res.Hits, err)
 	}
-	srv := httptest.NewServer(g.Handler("search"))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler("search"))
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
 	if text, isErr := c.call(t, callToolName, map[string]any{"name": "echo__echo", "arguments": map[string]any{"text": "lazy"}}); isErr || text != "lazy" {
 		t.Fatalf("lazy call = %q", text)
@@ -484,8 +492,7 @@ func TestResourcesPromptsProgressLogs(t *testing.T) {
 	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo"), "echo2": roleServer(t, "echo")}, nil))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	waitState(t, g, "echo2", 20*time.Second, StateReady)
-	srv := httptest.NewServer(g.Handler(""))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler(""))
 	c := connectHTTP(t, srv.URL+"/mcp/full", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -552,8 +559,7 @@ func TestMetricsAndDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g.Handler("search"))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler("search"))
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
 	hits := c.search(t, "create a pull request")
 	if len(hits) == 0 {
@@ -563,7 +569,7 @@ func TestMetricsAndDemo(t *testing.T) {
 	if !isErr || !strings.Contains(text, "no server is configured") {
 		t.Errorf("demo call = %q", text)
 	}
-	resp, err := http.Get(srv.URL + "/metrics")
+	resp, err := httpGet(t, srv.URL+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,6 +580,13 @@ func TestMetricsAndDemo(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// httpGet fetches url within bounds.
+func httpGet(t testing.TB, url string) (*http.Response, error) {
+	t.Helper()
+	client := &http.Client{Timeout: 20 * time.Second}
+	return client.Get(url)
 }
 
 func loadCfg(t testing.TB, path string) (*configT, error) {

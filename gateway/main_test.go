@@ -3,9 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,11 +24,78 @@ import (
 // TOOLSEARCH_TEST_ROLE set, it becomes that server instead of running tests.
 const roleEnv = "TOOLSEARCH_TEST_ROLE"
 
+// packageDeadline is the backstop for a hang the per-wait bounds missed:
+// the whole package takes well under a minute, so after this the test
+// binary prints every goroutine and fails, instead of idling until go
+// test's own timeout.
+const packageDeadline = 5 * time.Minute
+
 func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runRole(role))
 	}
-	os.Exit(m.Run())
+	flag.Parse()
+	deadline := packageDeadline
+	if c, ok := flag.Lookup("test.count").Value.(flag.Getter).Get().(uint); ok && c > 1 {
+		deadline *= time.Duration(c)
+	}
+	if b := flag.Lookup("test.bench"); b != nil && b.Value.String() != "" {
+		deadline = 0 // benchmarks take as long as they are told to
+	}
+	if t := flag.Lookup("test.timeout"); t != nil {
+		if d, ok := t.Value.(flag.Getter).Get().(time.Duration); ok && d > 0 && d <= deadline {
+			deadline = 0 // go test's own timeout comes first
+		}
+	}
+	if deadline > 0 && !testing.Short() {
+		watchdog := time.AfterFunc(deadline, func() {
+			fmt.Fprintf(os.Stderr, "gateway tests: still running after %v, which means something hangs; every goroutine:\n%s\n", deadline, allStacks())
+			os.Exit(2)
+		})
+		defer watchdog.Stop()
+	}
+	code := m.Run()
+	os.Exit(code)
+}
+
+// allStacks returns the stacks of every goroutine.
+func allStacks() string {
+	buf := make([]byte, 4<<20)
+	return string(buf[:runtime.Stack(buf, true)])
+}
+
+// bounded runs f and waits for it at most d. If f is still running then,
+// the test fails with what was waited for and every goroutine's stack, and
+// bounded returns, leaving f behind: a wait that hangs becomes a clear
+// failure within seconds.
+func bounded(t testing.TB, what string, d time.Duration, f func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		t.Errorf("%s did not finish within %v; goroutines:\n%s", what, d, allStacks())
+		return false
+	}
+}
+
+// serveHTTP starts an HTTP test server and closes it at the end of the
+// test, within bounds: httptest's Close waits for every request in
+// progress, a client's open event stream included.
+func serveHTTP(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		if !bounded(t, "closing the HTTP test server", 15*time.Second, srv.Close) {
+			srv.CloseClientConnections()
+		}
+	})
+	return srv
 }
 
 func runRole(role string) int {
@@ -51,6 +121,8 @@ func runRole(role string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: API_TOKEN is not set")
 		return 3
+	case "raw":
+		return serveRawStdio()
 	case "gateway-stdio":
 		return runGatewayStdio(ctx)
 	}
@@ -236,11 +308,16 @@ func startGateway(t testing.TB, path string) *Gateway {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
-	t.Cleanup(func() {
-		cancel()
-		g.Close()
-	})
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
 	return g
+}
+
+// stopGateway cancels a started gateway and waits, within bounds, for it to
+// close.
+func stopGateway(t testing.TB, g *Gateway, cancel context.CancelFunc) {
+	t.Helper()
+	cancel()
+	bounded(t, "closing the gateway", 20*time.Second, g.Close)
 }
 
 // waitState waits until the server reaches one of the states.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,37 +46,69 @@ func (t *tail) String() string {
 // channel closed when it has exited.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	stdin  *os.File
 	out    *io.PipeReader
 	exited chan struct{}
 	err    error // exit status, valid once exited is closed
 	once   sync.Once
 }
 
+// drainDelay bounds how long, after a server exits, the gateway waits for
+// the rest of its stdout and stderr: a child it spawned may hold them open
+// long after (or for ever).
+const drainDelay = 2 * time.Second
+
+// stdinWriteTimeout bounds one write to a server's stdin: a server that
+// reads nothing for this long while the pipe is full is treated as broken,
+// rather than blocking the caller for ever.
+const stdinWriteTimeout = 30 * time.Second
+
 // startProcess starts cmd with stdout filtered: lines that are not JSON
 // objects or arrays (a banner, a stray print) are reported to stderrTail and
 // the log and dropped, so that a chatty server keeps working.
+//
+// The server's stdin, stdout and stderr are plain pipes owned by the
+// gateway, so that its exit is seen when it exits, even if a child it
+// spawned keeps the pipes open.
 func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger) (*process, error) {
-	stdout, err := cmd.StdoutPipe()
+	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	stdin, err := cmd.StdinPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	cmd.Stderr = stderrTail
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its copies; the gateway keeps only its own ends.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	p := &process{cmd: cmd, stdin: stdin, out: pr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, out: pr, exited: make(chan struct{})}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		dropped := 0
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(outR)
 		sc.Buffer(make([]byte, 64<<10), mcp.DefaultMaxLineLength)
 		for sc.Scan() {
 			line := sc.Bytes()
@@ -107,13 +137,31 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger) (*proce
 				return
 			}
 		}
-		if err := sc.Err(); err != nil {
+		if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
 			fmt.Fprintf(stderrTail, "[reading stdout: %v]\n", err)
 		}
 	}()
+	stderrDone := make(chan struct{})
 	go func() {
-		<-copied
+		defer close(stderrDone)
+		_, _ = io.Copy(stderrTail, errR)
+	}()
+	go func() {
 		err := cmd.Wait()
+		// Let the last output arrive (the response before a crash, the
+		// reason on stderr), but not for ever.
+		drained := time.NewTimer(drainDelay)
+		for _, ch := range []chan struct{}{copied, stderrDone} {
+			select {
+			case <-ch:
+			case <-drained.C:
+			}
+		}
+		drained.Stop()
+		// Closing the read ends stops the copiers if something still
+		// holds the pipes; closing pw below unblocks a pending write.
+		outR.Close()
+		errR.Close()
 		p.err = err
 		close(p.exited)
 		if err == nil {
@@ -125,7 +173,7 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger) (*proce
 }
 
 // stop ends the process: stdin closed, then SIGTERM, then SIGKILL to its
-// process group.
+// process group. It returns within about five seconds.
 func (p *process) stop() {
 	p.once.Do(func() {
 		_ = p.stdin.Close()
@@ -143,7 +191,7 @@ func (p *process) stop() {
 		kill(p.cmd)
 		select {
 		case <-p.exited:
-		case <-time.After(2 * time.Second):
+		case <-time.After(drainDelay + time.Second):
 		}
 	})
 }
@@ -173,70 +221,15 @@ func (t *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // procWriter closes the process when the connection closes.
 type procWriter struct{ p *process }
 
-func (w *procWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w *procWriter) Write(b []byte) (int, error) {
+	// A deadline turns a server that stopped reading into an error instead
+	// of a write blocked for ever (pipes support deadlines on unix).
+	_ = w.p.stdin.SetWriteDeadline(time.Now().Add(stdinWriteTimeout))
+	return w.p.stdin.Write(b)
+}
 func (w *procWriter) Close() error {
 	go w.p.stop()
 	return nil
-}
-
-// rawConn wraps a connection to keep the bytes of every tools/list result,
-// so that tool definitions pass through unchanged. Only connections without
-// extra SDK interfaces (stdio, SSE) are wrapped.
-type rawConn struct {
-	mcp.Connection
-	mu      sync.Mutex
-	pending map[string]bool // ids of tools/list requests
-	capture func(json.RawMessage)
-}
-
-func (c *rawConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
-		c.mu.Lock()
-		if c.pending == nil {
-			c.pending = map[string]bool{}
-		}
-		c.pending[fmt.Sprint(r.ID.Raw())] = true
-		c.mu.Unlock()
-	}
-	return c.Connection.Write(ctx, m)
-}
-
-func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Response); ok && err == nil {
-		id := fmt.Sprint(r.ID.Raw())
-		c.mu.Lock()
-		hit := c.pending[id]
-		delete(c.pending, id)
-		capture := c.capture
-		c.mu.Unlock()
-		if hit && capture != nil && r.Error == nil {
-			capture(r.Result)
-		}
-	}
-	return m, err
-}
-
-// setCapture installs f to receive raw tools/list results (nil removes it).
-func (c *rawConn) setCapture(f func(json.RawMessage)) {
-	c.mu.Lock()
-	c.capture = f
-	c.mu.Unlock()
-}
-
-// rawTransport wraps a transport's connection in a rawConn.
-type rawTransport struct {
-	inner mcp.Transport
-	conn  *rawConn
-}
-
-func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t.conn = &rawConn{Connection: c}
-	return t.conn, nil
 }
 
 // environ returns the process environment with extra set on top.

@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,19 +26,25 @@ func TestTypeScriptClient(t *testing.T) {
 	cfgPath := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil)
 	g := startGateway(t, cfgPath)
 	waitState(t, g, "echo", 20*time.Second, StateReady)
-	srv := httptest.NewServer(g.Handler(""))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, g.Handler(""))
 	script := filepath.Join(repoRoot(t), "gateway", "testdata", "tsclient.mjs")
 	for _, kind := range []string{"http", "stdio"} {
 		for _, mode := range []string{"full", "search", "dynamic"} {
 			t.Run(kind+"/"+mode, func(t *testing.T) {
 				t.Parallel()
 				target := srv.URL + "/mcp/" + mode
-				cmd := exec.Command(node, script, kind, target, mode)
+				// The script waits for nothing unbounded, but a client that
+				// hangs must fail the test, not stall it: the command is
+				// killed at the deadline, and its pipes are let go soon
+				// after even if a child it spawned still holds them.
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, script, kind, target, mode)
 				if kind == "stdio" {
-					cmd = exec.Command(node, script, kind, self(t), mode)
+					cmd = exec.CommandContext(ctx, node, script, kind, self(t), mode)
 					cmd.Env = append(os.Environ(), roleEnv+"=gateway-stdio", "TOOLSEARCH_TEST_CONFIG="+cfgPath, "TOOLSEARCH_TEST_MODE="+mode)
 				}
+				cmd.WaitDelay = 10 * time.Second
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				if err := cmd.Run(); err != nil {

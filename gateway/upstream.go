@@ -48,13 +48,20 @@ type upstream struct {
 	stderr *tail
 	wake   chan struct{} // lazy start
 	relist chan struct{} // coalesced list_changed
+	tap    *wireTap
+	// httpClient is the one HTTP client of a remote server, kept across
+	// restarts so that connections are reused (nil for stdio).
+	httpClient *http.Client
 
-	mu        sync.Mutex
-	state     State
-	err       error
-	cs        *mcp.ClientSession
-	raw       *rawConn
-	proc      *process
+	mu    sync.Mutex
+	state State
+	err   error
+	cs    *mcp.ClientSession
+	proc  *process
+	// life ends when the session is closed: calls in flight end with it,
+	// so that closing never waits for them.
+	life      context.Context
+	endLife   context.CancelFunc
 	changed   chan struct{} // closed and replaced on every state change
 	settled   chan struct{} // closed once the first start has ended
 	settleOne sync.Once
@@ -65,11 +72,15 @@ type upstream struct {
 }
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
-	return &upstream{
+	u := &upstream{
 		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: newTail(4096),
-		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: newWireTap(),
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
 	}
+	if cfg.Transport == config.TransportHTTP || cfg.Transport == config.TransportSSE {
+		u.httpClient = upstreamHTTPClient(cfg.Headers, u.tap)
+	}
+	return u
 }
 
 func (u *upstream) setState(s State, err error) {
@@ -223,11 +234,15 @@ func (u *upstream) start(ctx context.Context) error {
 			u.g.forwardLog(u.cfg.Key, req.Params)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params == nil {
+				return
+			}
 			u.g.forwardProgress(req.Params)
+			u.tap.progressHandled(req.Params.ProgressToken)
 		},
 	})
+	u.tap.reset()
 	var transport mcp.Transport
-	var raw *rawTransport
 	var proc *process
 	switch u.cfg.Transport {
 	case config.TransportStdio:
@@ -239,13 +254,13 @@ func (u *upstream) start(ctx context.Context) error {
 			return fmt.Errorf("start %s: %w", u.cfg.Command, err)
 		}
 		proc = p
-		raw = &rawTransport{inner: &procTransport{p: p}}
-		transport = raw
+		transport = &tapTransport{inner: &procTransport{p: p}, tap: u.tap}
 	case config.TransportHTTP:
-		transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: headerClient(u.cfg.Headers), MaxRetries: 2}
+		// The streamable connection cannot be wrapped: its tap is in the
+		// HTTP client.
+		transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient, MaxRetries: 2}
 	case config.TransportSSE:
-		raw = &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: headerClient(u.cfg.Headers)}}
-		transport = raw
+		transport = &tapTransport{inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient}, tap: u.tap, detach: true}
 	default:
 		return fmt.Errorf("unknown transport %q", u.cfg.Transport)
 	}
@@ -290,13 +305,9 @@ func (u *upstream) start(ctx context.Context) error {
 		}
 		return u.withTail(fmt.Errorf("initialize: %w", res.err))
 	}
+	life, endLife := context.WithCancel(context.Background())
 	u.mu.Lock()
-	u.cs = res.cs
-	if raw != nil {
-		u.raw = raw.conn
-	} else {
-		u.raw = nil
-	}
+	u.cs, u.life, u.endLife = res.cs, life, endLife
 	u.mu.Unlock()
 	if err := u.listAll(sctx); err != nil {
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
@@ -342,13 +353,31 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 	}
 }
 
+// closeTimeout bounds closing an upstream session: the SDK's Close waits
+// for the messages in flight, which a stuck server may never answer.
+const closeTimeout = 5 * time.Second
+
+// close ends the session: calls in flight are cancelled, the session is
+// closed (waiting at most closeTimeout) and the process stopped.
 func (u *upstream) close() {
 	u.mu.Lock()
-	cs, proc := u.cs, u.proc
-	u.cs, u.proc, u.raw = nil, nil, nil
+	cs, proc, endLife := u.cs, u.proc, u.endLife
+	u.cs, u.proc, u.life, u.endLife = nil, nil, nil, nil
 	u.mu.Unlock()
+	if endLife != nil {
+		endLife()
+	}
 	if cs != nil {
-		_ = cs.Close()
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			_ = cs.Close()
+		}()
+		select {
+		case <-closed:
+		case <-time.After(closeTimeout):
+			u.log.Warn("closing the session took too long; going on", "timeout", closeTimeout)
+		}
 	}
 	if proc != nil {
 		proc.stop()
@@ -361,7 +390,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 	u.listMu.Lock()
 	defer u.listMu.Unlock()
 	u.mu.Lock()
-	cs, raw := u.cs, u.raw
+	cs := u.cs
 	u.mu.Unlock()
 	if cs == nil {
 		return errors.New("not connected")
@@ -369,7 +398,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 	m := &manifest{Key: u.cfg.Key, Fingerprint: fingerprint(u.cfg)}
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil || caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil) {
-		tools, err := u.listTools(ctx, cs, raw)
+		tools, err := u.listTools(ctx, cs)
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
@@ -403,24 +432,30 @@ func (u *upstream) listAll(ctx context.Context) error {
 	return u.g.publish(u, m, true)
 }
 
-// listTools pages through tools/list, keeping each definition's bytes when
-// the connection allows it.
-func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession, raw *rawConn) ([]json.RawMessage, error) {
-	var captured []json.RawMessage
-	var capErr error
-	if raw != nil {
-		raw.setCapture(func(res json.RawMessage) {
-			var page struct {
-				Tools []json.RawMessage `json:"tools"`
-			}
-			if err := json.Unmarshal(res, &page); err != nil {
-				capErr = err
-				return
-			}
-			captured = append(captured, page.Tools...)
-		})
-		defer raw.setCapture(nil)
-	}
+// listTools pages through tools/list, keeping each definition's bytes as
+// the server sent them (seen by the wire tap); the SDK's decoded tools are
+// the fallback when the raw pages cannot be matched with them.
+func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json.RawMessage, error) {
+	var (
+		capMu    sync.Mutex
+		captured []json.RawMessage
+		capErr   error
+	)
+	u.tap.setCapture(func(res json.RawMessage) {
+		var page struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		err := json.Unmarshal(res, &page)
+		capMu.Lock()
+		defer capMu.Unlock()
+		if err != nil {
+			capErr = err
+			return
+		}
+		captured = append(captured, page.Tools...)
+	})
+	defer u.tap.setCapture(nil)
+	ctx = tapContext(ctx)
 	var decoded []json.RawMessage
 	cursor := ""
 	for pages := 0; ; pages++ {
@@ -443,25 +478,37 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession, raw *ra
 		}
 		cursor = res.NextCursor
 	}
-	if raw != nil && capErr == nil && len(captured) == len(decoded) {
+	capMu.Lock()
+	defer capMu.Unlock()
+	if capErr == nil && len(captured) == len(decoded) {
 		return captured, nil
 	}
+	u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(decoded), "err", capErr)
 	return decoded, nil
 }
 
-// sessionProc is session, with the process behind the session (nil for
-// remote servers).
-func (u *upstream) sessionProc(ctx context.Context) (*mcp.ClientSession, *process, error) {
+// liveSession is a ready session with what goes with it.
+type liveSession struct {
+	cs   *mcp.ClientSession
+	proc *process        // nil for remote servers
+	life context.Context // done once the session is closed
+}
+
+// live is session, with the process behind the session and its life.
+func (u *upstream) live(ctx context.Context) (liveSession, error) {
 	cs, err := u.session(ctx)
 	if err != nil {
-		return nil, nil, err
+		return liveSession{}, err
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.cs != cs {
-		return cs, nil, nil
+	if u.cs != cs || u.life == nil {
+		// Closed meanwhile: the call will fail as the session is closed.
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		return liveSession{cs: cs, life: done}, nil
 	}
-	return cs, u.proc, nil
+	return liveSession{cs: cs, proc: u.proc, life: u.life}, nil
 }
 
 // session returns the live session, waiting up to the start timeout for a
@@ -509,23 +556,13 @@ func (u *upstream) status() Status {
 	return s
 }
 
-// headerClient returns an HTTP client that adds headers to every request.
-func headerClient(h map[string]string) *http.Client {
-	if len(h) == 0 {
-		return &http.Client{}
-	}
-	return &http.Client{Transport: headerRoundTripper{h: h, next: http.DefaultTransport}}
-}
-
-type headerRoundTripper struct {
-	h    map[string]string
-	next http.RoundTripper
-}
-
-func (t headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.h {
-		r.Header.Set(k, v)
-	}
-	return t.next.RoundTrip(r)
+// upstreamHTTPClient returns the HTTP client of one remote server: its own
+// connection pool (kept alive across calls, enough idle connections for
+// concurrent calls), the configured headers on every request, and the wire
+// tap.
+func upstreamHTTPClient(h map[string]string, tap *wireTap) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	tr.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: &tapRoundTripper{headers: h, next: tr, tap: tap}}
 }
