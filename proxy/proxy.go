@@ -1,0 +1,516 @@
+// Package proxy is a Messages API proxy that keeps tool search working
+// through Anthropic-compatible endpoints that break it (company gateways,
+// routers, other providers speaking the Messages API).
+//
+// A Proxy serves POST /v1/messages (streaming and not) and passes every
+// other route (/v1/messages/count_tokens, /v1/models, ...) through to one
+// upstream. Per upstream it runs in one of two modes:
+//
+//   - Passthrough: the request and response bodies go through byte for
+//     byte and are streamed, never buffered whole; for an upstream that
+//     supports tool search.
+//   - Emulate: for an upstream that does not. Client-side tool search (a
+//     search tool answered with tool_reference blocks, tools with
+//     defer_loading, as Claude Code sends them) is rewritten into a
+//     request the upstream accepts: deferred tools not yet discovered are
+//     left out, discovered ones are sent as ordinary tools, references in
+//     the history become text, system-role messages inside messages are
+//     folded into user text, and the tool-search betas are removed; the
+//     upstream's answer goes back unchanged. Server-side tool search
+//     (tool_search_tool_bm25_20251119 / _regex_20251119) is run by the
+//     proxy: the upstream gets an ordinary search tool, the proxy answers
+//     its calls with toolsearch's engine over the request's deferred tools,
+//     continues the conversation upstream, and answers the client with the
+//     blocks the API returns (server_tool_use, tool_search_tool_result,
+//     then the model's turn), streamed in the API's event order when the
+//     client streams.
+//
+// ModeAuto chooses between them from what the configuration says the
+// upstream supports, and logs the choice. Errors keep the API's shape
+// ({"type":"error","error":{...}}); an upstream failure reaches the client
+// as an error, never as a truncated success. Request headers go upstream
+// as they came (credentials included, optionally replaced or moved to the
+// header the upstream expects); no header value is ever logged.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Mode says how the proxy treats tool search for its upstream.
+type Mode uint8
+
+// Modes.
+const (
+	// ModeAuto decides from Config.ToolSearch and the upstream's host.
+	ModeAuto Mode = iota
+	// ModePassthrough forwards bytes unchanged.
+	ModePassthrough
+	// ModeEmulate rewrites tool search into what the upstream accepts.
+	ModeEmulate
+)
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case ModePassthrough:
+		return "passthrough"
+	case ModeEmulate:
+		return "emulate"
+	}
+	return "auto"
+}
+
+// ParseMode reads "auto", "passthrough" or "emulate".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return ModeAuto, nil
+	case "passthrough", "pass":
+		return ModePassthrough, nil
+	case "emulate":
+		return ModeEmulate, nil
+	}
+	return 0, fmt.Errorf("mode %q: want auto, passthrough or emulate", s)
+}
+
+// Support is what the configuration says about an upstream feature.
+type Support uint8
+
+// Support values.
+const (
+	// Unknown leaves the decision to ModeAuto's rules.
+	Unknown Support = iota
+	// Supported: the upstream takes the feature.
+	Supported
+	// Unsupported: the upstream refuses or drops it.
+	Unsupported
+)
+
+// ParseSupport reads "", "unknown", "yes"/"true" or "no"/"false".
+func ParseSupport(s string) (Support, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "unknown", "auto":
+		return Unknown, nil
+	case "yes", "true", "supported":
+		return Supported, nil
+	case "no", "false", "unsupported":
+		return Unsupported, nil
+	}
+	return 0, fmt.Errorf("%q: want yes, no or unknown", s)
+}
+
+// Auth says how client credentials reach the upstream.
+type Auth uint8
+
+// Auth styles.
+const (
+	// AuthAsSent forwards x-api-key and Authorization as the client sent them.
+	AuthAsSent Auth = iota
+	// AuthBearer sends the key as "Authorization: Bearer <key>" (many
+	// gateways and routers).
+	AuthBearer
+	// AuthXAPIKey sends the key as "x-api-key: <key>" (Anthropic's way).
+	AuthXAPIKey
+)
+
+// ParseAuth reads "as-sent", "bearer" or "x-api-key".
+func ParseAuth(s string) (Auth, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "as-sent":
+		return AuthAsSent, nil
+	case "bearer", "authorization":
+		return AuthBearer, nil
+	case "x-api-key", "api-key":
+		return AuthXAPIKey, nil
+	}
+	return 0, fmt.Errorf("auth %q: want as-sent, bearer or x-api-key", s)
+}
+
+// Config configures a Proxy.
+type Config struct {
+	// Upstream is the base URL of the Messages API endpoint, such as
+	// "https://gateway.example.com" or "http://127.0.0.1:4000/anthropic";
+	// request paths are appended to it.
+	Upstream string
+	// Mode is passthrough, emulate or auto.
+	Mode Mode
+	// ToolSearch says whether the upstream supports tool search
+	// (defer_loading, tool_reference, the server search tools); ModeAuto
+	// passes through when it does, emulates when it does not, and when
+	// Unknown passes through only to Anthropic's own API host.
+	ToolSearch Support
+	// SystemMessages says whether the upstream takes {"role":"system"}
+	// messages inside messages (the mid-conversation-system beta). When
+	// emulating, Unknown folds them into user text, as does Unsupported; in
+	// passthrough they are never touched.
+	SystemMessages Support
+	// APIKey, when set, replaces the client's credentials upstream.
+	APIKey string
+	// Auth says which header carries the key upstream.
+	Auth Auth
+	// MaxBodyBytes bounds a request body the proxy reads to rewrite; 0
+	// means 32 MiB. Passthrough bodies are streamed and not bounded.
+	MaxBodyBytes int64
+	// MaxSearchRounds bounds the upstream calls of one emulated server-side
+	// search turn; 0 means 8. When reached, the turn ends with stop_reason
+	// "pause_turn", as the API does.
+	MaxSearchRounds int
+	// MaxResults is how many tools an emulated server-side search loads at
+	// most; 0 means 5.
+	MaxResults int
+	// Transport makes the upstream calls; nil means a clone of
+	// http.DefaultTransport with more idle connections per host.
+	Transport http.RoundTripper
+	// Logger receives one record per request and the mode decision; nil
+	// means slog.Default(). Header values are never logged.
+	Logger *slog.Logger
+}
+
+// Proxy is an http.Handler that forwards the Messages API to one upstream.
+// It is safe for concurrent use.
+type Proxy struct {
+	cfg      Config
+	upstream *url.URL
+	mode     Mode
+	why      string
+	fold     bool
+	rp       *httputil.ReverseProxy
+	client   *http.Client
+	engines  *engineCache
+	log      *slog.Logger
+}
+
+// New checks cfg, decides the mode and returns a Proxy.
+func New(cfg Config) (*Proxy, error) {
+	u, err := url.Parse(cfg.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: upstream URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("proxy: upstream URL %q: want http(s)://host[:port][/path]", redactURL(u))
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.MaxSearchRounds <= 0 {
+		cfg.MaxSearchRounds = 8
+	}
+	if cfg.MaxResults <= 0 {
+		cfg.MaxResults = 5
+	}
+	if cfg.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		t.ForceAttemptHTTP2 = true
+		cfg.Transport = t
+	}
+	p := &Proxy{cfg: cfg, upstream: u, log: cfg.Logger, engines: newEngineCache(32)}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	p.mode, p.why = decideMode(cfg, u)
+	p.fold = p.mode == ModeEmulate && cfg.SystemMessages != Supported
+	p.client = &http.Client{Transport: cfg.Transport}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:       p.rewriteOutgoing,
+		Transport:     cfg.Transport,
+		FlushInterval: -1,
+		ErrorHandler:  p.upstreamError,
+		ErrorLog:      slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+	}
+	p.log.Info("proxy: mode chosen", "upstream", redactURL(u), "mode", p.mode.String(), "why", p.why,
+		"fold_system_messages", p.fold)
+	return p, nil
+}
+
+// Mode returns the mode in force (never ModeAuto) and why it was chosen.
+func (p *Proxy) Mode() (Mode, string) { return p.mode, p.why }
+
+// decideMode resolves ModeAuto.
+func decideMode(cfg Config, u *url.URL) (Mode, string) {
+	switch cfg.Mode {
+	case ModePassthrough:
+		return ModePassthrough, "configured"
+	case ModeEmulate:
+		return ModeEmulate, "configured"
+	}
+	switch cfg.ToolSearch {
+	case Supported:
+		return ModePassthrough, "auto: the upstream is configured as supporting tool search"
+	case Unsupported:
+		return ModeEmulate, "auto: the upstream is configured as not supporting tool search"
+	}
+	if h := strings.ToLower(u.Hostname()); h == "api.anthropic.com" {
+		return ModePassthrough, "auto: the upstream is Anthropic's API, which supports tool search"
+	}
+	return ModeEmulate, "auto: the upstream is not Anthropic's API and is not configured as supporting tool search"
+}
+
+// redactURL drops userinfo from a URL for logs and errors.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	return c.String()
+}
+
+// ctxKey keys the per-request rewrite state in a request's context.
+type ctxKey struct{}
+
+// outgoing is what rewriteOutgoing changes in one forwarded request.
+type outgoing struct {
+	dropBetas []string
+}
+
+// rewriteOutgoing points a forwarded request at the upstream and applies
+// the credential and beta rules.
+func (p *Proxy) rewriteOutgoing(pr *httputil.ProxyRequest) {
+	pr.SetURL(p.upstream)
+	// SetURL joins the paths; keep the client's query as it was.
+	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+	if o, ok := pr.In.Context().Value(ctxKey{}).(*outgoing); ok {
+		p.applyHeaders(pr.Out.Header, o.dropBetas)
+	} else {
+		p.applyHeaders(pr.Out.Header, nil)
+	}
+}
+
+// applyHeaders applies the credential rules and removes betas.
+func (p *Proxy) applyHeaders(h http.Header, dropBetas []string) {
+	if len(dropBetas) > 0 {
+		if vals := h.Values("anthropic-beta"); len(vals) > 0 {
+			if kept := filterBetas(vals, dropBetas); kept != "" {
+				h.Set("anthropic-beta", kept)
+			} else {
+				h.Del("anthropic-beta")
+			}
+		}
+	}
+	key := p.cfg.APIKey
+	if key == "" && p.cfg.Auth != AuthAsSent {
+		key = h.Get("x-api-key")
+		if key == "" {
+			if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+				key = a[7:]
+			}
+		}
+	}
+	if key == "" {
+		return
+	}
+	switch {
+	case p.cfg.Auth == AuthBearer:
+		h.Del("x-api-key")
+		h.Set("Authorization", "Bearer "+key)
+	case p.cfg.Auth == AuthXAPIKey:
+		h.Del("Authorization")
+		h.Set("x-api-key", key)
+	case h.Get("Authorization") != "" && h.Get("x-api-key") == "":
+		h.Set("Authorization", "Bearer "+key)
+	default:
+		h.Del("Authorization")
+		h.Set("x-api-key", key)
+	}
+}
+
+// upstreamError answers a request whose upstream call failed before a
+// response began.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		p.log.Debug("proxy: client went away", "path", r.URL.Path)
+		return
+	}
+	p.log.Warn("proxy: upstream call failed", "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusBadGateway, "api_error", "the proxy could not reach the upstream: "+errText(err))
+}
+
+// errText is an error's text without URLs' userinfo (net/url errors quote
+// the URL).
+func errText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			return ue.Op + " " + redactURL(u) + ": " + ue.Err.Error()
+		}
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// writeError writes an error in the API's shape.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Length")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(typ, msg))
+}
+
+// errorBody is the API's error object.
+func errorBody(typ, msg string) []byte {
+	return mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+}
+
+// statusWriter records the status of a response for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush flushes the underlying writer.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// ServeHTTP serves one request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	how := p.serve(sw, r)
+	p.log.Info("proxy: request", "method", r.Method, "path", r.URL.Path, "how", how,
+		"status", sw.status, "ms", float64(time.Since(start).Microseconds())/1000)
+}
+
+// serve routes a request and returns how it was handled, for the log.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	rewritable := r.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/messages/count_tokens")
+	if p.mode == ModePassthrough || !rewritable {
+		p.rp.ServeHTTP(w, r)
+		return "passthrough"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxBodyBytes))
+			return "refused"
+		}
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading the request body: "+err.Error())
+		return "refused"
+	}
+	req, err := parseRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return "refused"
+	}
+	if !req.needsEmulation(p.fold) {
+		p.forward(w, r, body, nil)
+		return "emulate: nothing to rewrite"
+	}
+	drop := toolSearchBetas
+	if p.fold {
+		drop = append(append([]string(nil), toolSearchBetas...), systemBetas...)
+	}
+	if req.search >= 0 {
+		if path == "/v1/messages/count_tokens" {
+			out, err := p.serverSideCountBody(req)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+				return "refused"
+			}
+			p.forward(w, r, out, drop)
+			return "emulate: server-side search (count)"
+		}
+		p.serveServerSearch(w, r, req, drop)
+		return "emulate: server-side search"
+	}
+	out, st := req.rewriteClientSide(p.fold)
+	p.log.Debug("proxy: client-side search rewritten", "dropped", st.Dropped, "undeferred", st.Undeferred,
+		"references", st.References, "system_folded", st.SystemFolded)
+	p.forward(w, r, out, drop)
+	return "emulate: client-side search"
+}
+
+// forward sends a request upstream with a new body and streams the answer
+// back unchanged.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, dropBetas []string) {
+	ctx := context.WithValue(r.Context(), ctxKey{}, &outgoing{dropBetas: dropBetas})
+	r2 := r.Clone(ctx)
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	r2.Header.Del("Content-Length")
+	r2.Header.Del("Transfer-Encoding")
+	r2.TransferEncoding = nil
+	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	p.rp.ServeHTTP(w, r2)
+}
+
+// isLoopback reports whether addr ("host:port") is on a loopback interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopback reports whether a listen address stays on this machine.
+func IsLoopback(addr string) bool { return isLoopback(addr) }
+
+// apiErrorFrom returns an upstream error body as the API's error shape:
+// unchanged when it already is one, else wrapped.
+func apiErrorFrom(status int, body []byte) []byte {
+	var e struct {
+		Type  string          `json:"type"`
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Type == "error" && len(e.Error) > 0 {
+		return body
+	}
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 500 {
+		msg = msg[:500] + "…"
+	}
+	typ := "api_error"
+	switch {
+	case status == http.StatusBadRequest:
+		typ = "invalid_request_error"
+	case status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case status == http.StatusForbidden:
+		typ = "permission_error"
+	case status == http.StatusNotFound:
+		typ = "not_found_error"
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case status == 529:
+		typ = "overloaded_error"
+	}
+	return errorBody(typ, fmt.Sprintf("upstream answered %d: %s", status, msg))
+}

@@ -1,0 +1,366 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/anthropic"
+	"github.com/toolsearch/toolsearch/discovery"
+)
+
+// Types of the API's server-side search tools.
+const (
+	typeSearchBM25  = "tool_search_tool_bm25_20251119"
+	typeSearchRegex = "tool_search_tool_regex_20251119"
+)
+
+// toolInfo is what the proxy reads of one element of tools.
+type toolInfo struct {
+	Type         string `json:"type"`
+	Name         string `json:"name"`
+	DeferLoading bool   `json:"defer_loading"`
+}
+
+// isServerSearch reports whether a tool type is one of the API's search
+// tools (the dated types, and the undated aliases some clients send).
+func isServerSearch(typ string) bool {
+	switch typ {
+	case typeSearchBM25, typeSearchRegex, "tool_search_tool_bm25", "tool_search_tool_regex":
+		return true
+	}
+	return strings.HasPrefix(typ, "tool_search_tool_bm25_") || strings.HasPrefix(typ, "tool_search_tool_regex_")
+}
+
+// request is a Messages API request body, split as far as the proxy needs.
+// Every member it does not rewrite keeps its bytes.
+type request struct {
+	top      object
+	tools    []json.RawMessage
+	info     []toolInfo
+	messages []json.RawMessage
+	stream   bool
+	// search is the index in tools of the server search tool, or -1.
+	search int
+}
+
+// parseRequest reads a request body. It fails on a body that is not a JSON
+// object or whose tools or messages are not arrays.
+func parseRequest(body []byte) (*request, error) {
+	top, err := parseObject(body)
+	if err != nil {
+		return nil, fmt.Errorf("request body: %w", err)
+	}
+	req := &request{top: top, search: -1}
+	if raw := top.get("tools"); raw != nil && string(raw) != "null" {
+		tools, ok := splitArray(raw)
+		if !ok {
+			return nil, fmt.Errorf("tools: not an array")
+		}
+		req.tools = tools
+		req.info = make([]toolInfo, len(tools))
+		for i, t := range tools {
+			// A tool that is not an object is left for the upstream to refuse.
+			_ = json.Unmarshal(t, &req.info[i])
+			if req.search < 0 && isServerSearch(req.info[i].Type) {
+				req.search = i
+			}
+		}
+	}
+	if raw := top.get("messages"); raw != nil && string(raw) != "null" {
+		msgs, ok := splitArray(raw)
+		if !ok {
+			return nil, fmt.Errorf("messages: not an array")
+		}
+		req.messages = msgs
+	}
+	_ = json.Unmarshal(top.get("stream"), &req.stream)
+	return req, nil
+}
+
+// needsEmulation reports whether anything in the request is what
+// tool-search-unaware endpoints refuse: defer_loading, a server search
+// tool, tool references or server search blocks in the history, or
+// (foldSystem) system-role messages.
+func (req *request) needsEmulation(foldSystem bool) bool {
+	if req.search >= 0 {
+		return true
+	}
+	for _, t := range req.info {
+		if t.DeferLoading {
+			return true
+		}
+	}
+	for _, m := range req.messages {
+		s := string(m)
+		if strings.Contains(s, `"tool_reference"`) || strings.Contains(s, `"tool_search_tool_result"`) || strings.Contains(s, `"server_tool_use"`) {
+			return true
+		}
+		if foldSystem && isSystemMessage(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteStats says what a rewrite did.
+type rewriteStats struct {
+	// Dropped counts deferred tools left out (not discovered yet).
+	Dropped int
+	// Undeferred counts discovered tools sent as ordinary tools.
+	Undeferred int
+	// References counts references rewritten as text.
+	References int
+	// SystemFolded counts system-role messages folded into user text.
+	SystemFolded int
+}
+
+// stripDefer returns a tool's JSON without defer_loading.
+func stripDefer(raw json.RawMessage) json.RawMessage {
+	obj, err := parseObject(raw)
+	if err != nil || !obj.del("defer_loading") {
+		return raw
+	}
+	return obj.marshal()
+}
+
+// emulatedTools returns the tools an upstream without tool search gets:
+// every tool not deferred as it is (the server search tool, if any, replaced
+// by searchTool), and the deferred tools that loaded reports as discovered,
+// without defer_loading. It returns the tools and a set of their names.
+func (req *request) emulatedTools(loaded func(string) bool, searchTool json.RawMessage, st *rewriteStats) ([]json.RawMessage, map[string]bool) {
+	out := make([]json.RawMessage, 0, len(req.tools))
+	sent := make(map[string]bool, len(req.tools))
+	for i, t := range req.tools {
+		info := req.info[i]
+		switch {
+		case i == req.search:
+			if searchTool != nil {
+				out = append(out, searchTool)
+				sent[info.Name] = true
+			}
+			continue
+		case isServerSearch(info.Type):
+			continue // a second search tool: one is emulated
+		case info.DeferLoading && !loaded(info.Name):
+			st.Dropped++
+			continue
+		case info.DeferLoading:
+			st.Undeferred++
+			t = stripDefer(t)
+		}
+		out = append(out, t)
+		sent[info.Name] = true
+	}
+	return out, sent
+}
+
+// emulatedMessages returns the messages with every reference written as
+// text (anthropic.ExpandReferences) and, with foldSystem, system-role
+// messages folded into user messages.
+func emulatedMessages(msgs []json.RawMessage, sent map[string]bool, foldSystem bool, st *rewriteStats) []json.RawMessage {
+	out, n := anthropic.ExpandReferences(msgs, func(name string) bool { return sent[name] })
+	st.References += n
+	if foldSystem {
+		out, st.SystemFolded = foldSystemMessages(out)
+	}
+	return out
+}
+
+// loadedSet reads the tools the conversation loaded: references in
+// tool_result content and in tool_search_tool_result blocks, and tools
+// carried across compaction.
+func loadedSet(msgs []json.RawMessage) *discovery.Set {
+	h := anthropic.ReadHistory(msgs, "")
+	s := h.Loaded()
+	return s
+}
+
+// rewriteClientSide rewrites a request that uses client-side tool search
+// (or none) for an upstream without tool search.
+func (req *request) rewriteClientSide(foldSystem bool) ([]byte, rewriteStats) {
+	var st rewriteStats
+	loaded := loadedSet(req.messages)
+	top := req.top.clone()
+	sent := map[string]bool{}
+	if req.tools != nil {
+		var tools []json.RawMessage
+		tools, sent = req.emulatedTools(loaded.Has, nil, &st)
+		top.set("tools", joinArray(tools))
+	}
+	if req.messages != nil {
+		top.set("messages", joinArray(emulatedMessages(req.messages, sent, foldSystem, &st)))
+	}
+	return top.marshal(), st
+}
+
+// isSystemMessage reports whether a message has the role "system".
+func isSystemMessage(raw json.RawMessage) bool {
+	if !strings.Contains(string(raw), `"system"`) {
+		return false
+	}
+	var m struct {
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Role == "system"
+}
+
+// SystemReminderTag wraps the text of a folded system-role message.
+const SystemReminderTag = "system-reminder"
+
+// systemText returns the text blocks of a system-role message as one
+// wrapped text block.
+func systemText(raw json.RawMessage) json.RawMessage {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	var parts []string
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		parts = append(parts, s)
+	} else {
+		var blocks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(m.Content, &blocks)
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+	}
+	return textBlock("<" + SystemReminderTag + ">\n" + strings.Join(parts, "\n") + "\n</" + SystemReminderTag + ">")
+}
+
+// contentArray returns a message's content as blocks (a string content is
+// one text block) and the message object.
+func contentArray(raw json.RawMessage) (object, []json.RawMessage, bool) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return nil, nil, false
+	}
+	c := obj.get("content")
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return obj, []json.RawMessage{textBlock(s)}, true
+	}
+	blocks, ok := splitArray(c)
+	return obj, blocks, ok
+}
+
+func roleOf(raw json.RawMessage) string {
+	var m struct {
+		Role string `json:"role"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m.Role
+}
+
+// foldSystemMessages folds each {"role":"system"} message into a user
+// message as a <system-reminder> text block, for an upstream that refuses
+// system-role messages: at the end of the user message before it; else in
+// the next user message after its tool_result blocks (which must come
+// first); else as a user message of its own. It returns the messages and
+// the number folded.
+func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
+	n := 0
+	for _, m := range msgs {
+		if isSystemMessage(m) {
+			n++
+		}
+	}
+	if n == 0 {
+		return msgs, 0
+	}
+	out := make([]json.RawMessage, 0, len(msgs))
+	var pending []json.RawMessage
+	appendTo := func(i int, blocks []json.RawMessage, afterResults bool) bool {
+		obj, content, ok := contentArray(out[i])
+		if !ok {
+			return false
+		}
+		at := len(content)
+		if afterResults {
+			at = 0
+			for at < len(content) && blockType(content[at]) == "tool_result" {
+				at++
+			}
+		}
+		nc := make([]json.RawMessage, 0, len(content)+len(blocks))
+		nc = append(nc, content[:at]...)
+		nc = append(nc, blocks...)
+		nc = append(nc, content[at:]...)
+		obj.set("content", joinArray(nc))
+		out[i] = obj.marshal()
+		return true
+	}
+	for _, m := range msgs {
+		if isSystemMessage(m) {
+			b := systemText(m)
+			if len(pending) == 0 && len(out) > 0 && roleOf(out[len(out)-1]) == "user" && appendTo(len(out)-1, []json.RawMessage{b}, false) {
+				continue
+			}
+			pending = append(pending, b)
+			continue
+		}
+		out = append(out, m)
+		if len(pending) > 0 && roleOf(m) == "user" && appendTo(len(out)-1, pending, true) {
+			pending = nil
+		} else if len(pending) > 0 {
+			// Before an assistant message: a user message of its own.
+			last := out[len(out)-1]
+			out[len(out)-1] = mustJSON(map[string]any{"role": "user", "content": pending})
+			out = append(out, last)
+			pending = nil
+		}
+	}
+	if len(pending) > 0 {
+		if len(out) == 0 || roleOf(out[len(out)-1]) != "user" || !appendTo(len(out)-1, pending, false) {
+			out = append(out, mustJSON(map[string]any{"role": "user", "content": pending}))
+		}
+	}
+	return out, n
+}
+
+func blockType(raw json.RawMessage) string {
+	var b struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &b)
+	return b.Type
+}
+
+// Betas the proxy removes from anthropic-beta when it emulates tool search:
+// the upstream gets a request without the feature, and may not know the
+// name.
+var (
+	toolSearchBetas = []string{"advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19"}
+	systemBetas     = []string{"mid-conversation-system-2026-04-07"}
+)
+
+// filterBetas returns the anthropic-beta header values without the named
+// betas ("" when none is left).
+func filterBetas(values []string, drop []string) string {
+	var kept []string
+	for _, v := range values {
+		for _, b := range strings.Split(v, ",") {
+			b = strings.TrimSpace(b)
+			if b == "" {
+				continue
+			}
+			skip := false
+			for _, d := range drop {
+				if b == d {
+					skip = true
+					break
+				}
+			}
+			if !skip {
+				kept = append(kept, b)
+			}
+		}
+	}
+	return strings.Join(kept, ",")
+}

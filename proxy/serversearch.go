@@ -1,0 +1,403 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/proxy/internal/sse"
+)
+
+// serverPlan is a request with a server search tool, as the upstream gets
+// it: the search tool replaced by an ordinary one, deferred tools left out
+// until found, the history's search blocks written as text.
+type serverPlan struct {
+	eng      *engine
+	name     string
+	regex    bool
+	top      object
+	tools    []json.RawMessage
+	sent     map[string]bool
+	messages []json.RawMessage
+	st       rewriteStats
+}
+
+// planServer prepares the emulation of a request's server search tool.
+func (p *Proxy) planServer(req *request) (*serverPlan, error) {
+	info := req.info[req.search]
+	plan := &serverPlan{name: info.Name, regex: strings.Contains(info.Type, "regex")}
+	if plan.name == "" {
+		plan.name = "tool_search_tool_bm25"
+		if plan.regex {
+			plan.name = "tool_search_tool_regex"
+		}
+	}
+	eng, hit, err := p.engines.get(req.top.get("tools"), func() (*engine, error) { return buildEngine(req.tools, req.info) })
+	if err != nil {
+		return nil, err
+	}
+	p.log.Debug("proxy: search index", "deferred", eng.count, "cached", hit)
+	plan.eng = eng
+	loaded := loadedSet(req.messages)
+	plan.tools, plan.sent = req.emulatedTools(loaded.Has, eng.searchToolDef(plan.name, plan.regex), &plan.st)
+	plan.messages = emulatedMessages(req.messages, plan.sent, p.fold, &plan.st)
+	plan.top = req.top.clone()
+	plan.top.del("stream")
+	return plan, nil
+}
+
+// serverSideCountBody is a count_tokens body with the server search tool
+// emulated.
+func (p *Proxy) serverSideCountBody(req *request) ([]byte, error) {
+	plan, err := p.planServer(req)
+	if err != nil {
+		return nil, err
+	}
+	top := plan.top.clone()
+	top.set("tools", joinArray(plan.tools))
+	top.set("messages", joinArray(plan.messages))
+	return top.marshal(), nil
+}
+
+// upstreamMessage is the part of a Message the search loop reads.
+type upstreamMessage struct {
+	Type         string            `json:"type"`
+	Content      []json.RawMessage `json:"content"`
+	StopReason   json.RawMessage   `json:"stop_reason"`
+	StopSequence json.RawMessage   `json:"stop_sequence"`
+	Usage        json.RawMessage   `json:"usage"`
+}
+
+// usageSum adds the token counts of the upstream calls of one turn.
+type usageSum struct {
+	last   map[string]json.RawMessage
+	counts map[string]int64
+}
+
+var summedUsage = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+
+func (u *usageSum) add(raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return
+	}
+	if u.counts == nil {
+		u.counts = map[string]int64{}
+	}
+	u.last = m
+	for _, k := range summedUsage {
+		var n int64
+		if json.Unmarshal(m[k], &n) == nil {
+			u.counts[k] += n
+		}
+	}
+}
+
+func (u *usageSum) json() json.RawMessage {
+	if u.last == nil {
+		return json.RawMessage(`{"input_tokens":0,"output_tokens":0}`)
+	}
+	out := make(map[string]json.RawMessage, len(u.last))
+	for k, v := range u.last {
+		out[k] = v
+	}
+	for k, n := range u.counts {
+		if _, ok := out[k]; ok {
+			out[k] = mustJSON(n)
+		}
+	}
+	return mustJSON(out)
+}
+
+// searchCall is one call of the emulated search tool, answered.
+type searchCall struct {
+	id      string
+	found   []string
+	text    string
+	isError bool
+}
+
+// answerCalls replaces each call of the search tool in an upstream turn by
+// the server_tool_use and tool_search_tool_result blocks the API returns.
+// It returns the client's blocks, the calls answered and the number of
+// other tool_use blocks.
+func (p *Proxy) answerCalls(ctx context.Context, plan *serverPlan, content []json.RawMessage) ([]json.RawMessage, []searchCall, int, error) {
+	out := make([]json.RawMessage, 0, len(content)+2)
+	var calls []searchCall
+	others := 0
+	for _, b := range content {
+		var blk struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(b, &blk) != nil || blk.Type != "tool_use" {
+			out = append(out, b)
+			continue
+		}
+		if blk.Name != plan.name {
+			others++
+			out = append(out, b)
+			continue
+		}
+		var in struct {
+			Query      string `json:"query"`
+			Pattern    string `json:"pattern"`
+			MaxResults int    `json:"max_results"`
+		}
+		_ = json.Unmarshal(blk.Input, &in)
+		q := in.Query
+		if plan.regex && in.Pattern != "" || q == "" {
+			q = in.Pattern
+		}
+		max := p.cfg.MaxResults
+		if in.MaxResults > 0 && in.MaxResults < max {
+			max = in.MaxResults
+		}
+		res, err := plan.eng.Search(ctx, q, plan.regex, max)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		srvID := "srvtoolu_" + strings.TrimPrefix(blk.ID, "toolu_")
+		input := blk.Input
+		if len(input) == 0 {
+			input = json.RawMessage(`{}`)
+		}
+		out = append(out, mustJSON(map[string]any{"type": "server_tool_use", "id": srvID, "name": plan.name, "input": input}))
+		call := searchCall{id: blk.ID, found: res.Names}
+		var result any
+		switch {
+		case res.ErrorCode != "":
+			result = map[string]any{"type": "tool_search_tool_result_error", "error_code": res.ErrorCode, "error_message": res.Message}
+			call.text, call.isError = "Tool search failed ("+res.ErrorCode+"): "+res.Message, true
+		default:
+			refs := make([]any, 0, len(res.Names))
+			for _, n := range res.Names {
+				refs = append(refs, map[string]any{"type": "tool_reference", "tool_name": n})
+			}
+			result = map[string]any{"type": "tool_search_tool_search_result", "tool_references": refs}
+			call.text = discovery.LoadedText(res.Names)
+			if call.text == "" {
+				call.text = res.Message
+			}
+		}
+		out = append(out, mustJSON(map[string]any{"type": "tool_search_tool_result", "tool_use_id": srvID, "content": result}))
+		calls = append(calls, call)
+		p.log.Debug("proxy: emulated server-side search", "found", len(res.Names), "error", res.ErrorCode)
+	}
+	return out, calls, others, nil
+}
+
+// serveServerSearch answers a request with a server search tool for an
+// upstream without one: it calls the upstream (non-streaming), answers the
+// model's calls of the search tool with the engine, calls again with the
+// tools found, and sends the client every turn's blocks as one message —
+// streamed as the API streams it when the client asked for a stream (each
+// upstream round's blocks as soon as that round is answered).
+func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *request, drop []string) {
+	plan, err := p.planServer(req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	ctx := r.Context()
+	var ms *sse.MessageWriter
+	fail := func(status int, body []byte) {
+		if ms != nil {
+			_ = ms.Error(body)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+	var (
+		meta       json.RawMessage
+		content    []json.RawMessage
+		usage      usageSum
+		stopReason json.RawMessage
+		stopSeq    json.RawMessage
+		msgs       = plan.messages
+		tools      = plan.tools
+	)
+	for round := 0; ; round++ {
+		top := plan.top.clone()
+		top.set("tools", joinArray(tools))
+		top.set("messages", joinArray(msgs))
+		status, body, err := p.callUpstream(ctx, r, top.marshal(), drop, ms)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // the client went away
+			}
+			p.log.Warn("proxy: upstream call failed", "path", r.URL.Path, "round", round, "err", err)
+			fail(http.StatusBadGateway, errorBody("api_error", "the proxy could not reach the upstream: "+errText(err)))
+			return
+		}
+		if status != http.StatusOK {
+			p.log.Warn("proxy: upstream refused an emulated search round", "status", status, "round", round)
+			fail(status, apiErrorFrom(status, body))
+			return
+		}
+		var m upstreamMessage
+		if err := json.Unmarshal(body, &m); err != nil || m.Type != "message" {
+			fail(http.StatusBadGateway, errorBody("api_error", "the upstream answered with a body that is not a message"))
+			return
+		}
+		if round == 0 {
+			meta = body
+			if req.stream {
+				sse.SetHeaders(w.Header())
+				w.WriteHeader(http.StatusOK)
+				ms = sse.NewMessageWriter(sse.NewWriter(w))
+				if err := ms.Start(meta); err != nil {
+					return
+				}
+			}
+		}
+		usage.add(m.Usage)
+		blocks, calls, others, err := p.answerCalls(ctx, plan, m.Content)
+		if err != nil {
+			fail(http.StatusInternalServerError, errorBody("api_error", "tool search failed: "+err.Error()))
+			return
+		}
+		for _, b := range blocks {
+			content = append(content, b)
+			if ms != nil {
+				if err := ms.Block(b); err != nil {
+					return // the client went away
+				}
+			}
+		}
+		stopReason, stopSeq = m.StopReason, m.StopSequence
+		if len(calls) == 0 || others > 0 {
+			break
+		}
+		if round+1 >= p.cfg.MaxSearchRounds {
+			stopReason = json.RawMessage(`"pause_turn"`)
+			break
+		}
+		// Continue upstream: the model's turn, the search answers, and the
+		// tools found.
+		results := make([]json.RawMessage, 0, len(calls))
+		for _, c := range calls {
+			tr := map[string]any{"type": "tool_result", "tool_use_id": c.id, "content": []json.RawMessage{textBlock(c.text)}}
+			if c.isError {
+				tr["is_error"] = true
+			}
+			results = append(results, mustJSON(tr))
+			for _, n := range c.found {
+				if !plan.sent[n] {
+					if def, ok := plan.eng.defs[n]; ok {
+						tools = append(tools, def)
+						plan.sent[n] = true
+					}
+				}
+			}
+		}
+		msgs = append(msgs[:len(msgs):len(msgs)],
+			mustJSON(map[string]any{"role": "assistant", "content": m.Content}),
+			mustJSON(map[string]any{"role": "user", "content": results}))
+	}
+	if ms != nil {
+		_ = ms.End(stopReason, stopSeq, usage.json())
+		return
+	}
+	out, err := parseObject(meta)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "api_error", "the upstream answered with a body that is not a message")
+		return
+	}
+	if content == nil {
+		content = []json.RawMessage{}
+	}
+	out.set("content", joinArray(content))
+	out.set("stop_reason", stopReason)
+	out.set("stop_sequence", orNull(stopSeq))
+	out.set("usage", usage.json())
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out.marshal())
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// hopHeaders are not forwarded.
+var hopHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Proxy-Connection": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, "Accept-Encoding": true, "Host": true,
+}
+
+// maxUpstreamBody bounds a non-streamed upstream answer the proxy reads.
+const maxUpstreamBody = 64 << 20
+
+// pingEvery is how often a client stream gets a ping while the proxy waits
+// for the upstream.
+var pingEvery = 5 * time.Second
+
+// callUpstream makes one non-streaming call of the Messages API with the
+// client's headers. While it waits, a started client stream gets pings.
+func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte, drop []string, ms *sse.MessageWriter) (int, []byte, error) {
+	u := *p.upstream
+	u.Path = strings.TrimSuffix(p.upstream.Path, "/") + in.URL.Path
+	u.RawPath = ""
+	u.RawQuery = in.URL.RawQuery
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("building the upstream request: %w", err)
+	}
+	for k, vs := range in.Header {
+		if hopHeaders[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	p.applyHeaders(req.Header, drop)
+	type result struct {
+		status int
+		body   []byte
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		resp, err := p.client.Do(req)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		if err != nil {
+			ch <- result{err: fmt.Errorf("reading the upstream answer: %w", err)}
+			return
+		}
+		ch <- result{status: resp.StatusCode, body: b}
+	}()
+	var tick <-chan time.Time
+	if ms != nil {
+		t := time.NewTicker(pingEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case res := <-ch:
+			return res.status, res.body, res.err
+		case <-tick:
+			_ = ms.Ping()
+		}
+	}
+}
