@@ -131,3 +131,10 @@ func mustMarshal(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// newRawUpstream starts a loopback server with a handler of the test's.
+func newRawUpstream(t testing.TB, h http.HandlerFunc) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

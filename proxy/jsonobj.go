@@ -135,12 +135,15 @@ func joinArray(elems []json.RawMessage) json.RawMessage {
 
 // mustJSON marshals values that cannot fail to marshal (strings, maps and
 // slices of them, valid raw messages); on failure it yields null.
+// HTML characters are not escaped: the text goes to a model, not a page.
 func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return json.RawMessage("null")
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // textBlock is the JSON of a text content block.
