@@ -67,7 +67,7 @@ var defs = map[string]def{
 		name: LSP, title: "Ask a language server",
 		desc: "Ask a language server what code means: definition, references, hover (type and docs), document_symbols, workspace_symbols, " +
 			"incoming_calls, outgoing_calls. Positions are 1-based line and column; results are root-relative path:line:column. " +
-			"Understands code; for plain text use grep, for file names glob. Languages: %s.",
+			"Does not search plain text (use grep) nor file names (use glob). Languages: %s.",
 		schema: `{"type":"object","properties":{` +
 			`"operation":{"type":"string","enum":["definition","references","hover","document_symbols","workspace_symbols","incoming_calls","outgoing_calls"]},` +
 			`"path":{"type":"string","description":"The file (all but workspace_symbols)"},` +
@@ -108,7 +108,8 @@ var defs = map[string]def{
 	},
 	ReadResource: {
 		name: ReadResource, title: "Read an MCP resource",
-		desc: "Read one resource of an MCP server by server and URI, as list_resources gives them (or a resource template with its variables filled in).",
+		desc: "Read one resource of an MCP server by server and URI, as list_resources gives them (or a resource template with its variables filled in). " +
+			"Not for files on disk (use grep or glob) nor web pages (use web_fetch).",
 		schema: `{"type":"object","properties":{` +
 			`"server":{"type":"string","description":"The server that offers the resource"},` +
 			`"uri":{"type":"string","description":"The resource's URI"}},"required":["server","uri"]}`,
