@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -137,4 +138,17 @@ func newRawUpstream(t testing.TB, h http.HandlerFunc) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+func newRawUpstreamServer(t testing.TB) *httptest.Server {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func asError(err error, target **sdk.Error) bool { return errors.As(err, target) }
+
+// quietLogger drops everything below errors (benchmarks).
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
