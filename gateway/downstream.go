@@ -509,6 +509,9 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			return toolError("%s", msg)
 		}
 	}
+	if g.isBuiltin(t) { // built-in tools (builtin.go)
+		return g.callBuiltin(ctx, req, t, args, start)
+	}
 	if g.demo {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
 		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+

@@ -97,6 +97,7 @@ type Gateway struct {
 	wg      sync.WaitGroup
 	started time.Time
 	cached  map[string]bool
+	builtin *builtinTools // the built-in tools (builtin.go)
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -198,6 +199,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: cached manifests: %w", err)
 		}
 	}
+	if err := g.initBuiltins(v); err != nil { // built-in tools (builtin.go)
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	g.cat = catalog.New(v.snap)
 	v.index = search.Build(v.snap)
 	g.cur.Store(v)
@@ -208,6 +212,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // Start starts every upstream server concurrently and returns at once. The
 // servers run until ctx is cancelled.
 func (g *Gateway) Start(ctx context.Context) {
+	g.startBuiltins(ctx) // built-in tools (builtin.go)
 	for _, k := range g.keys {
 		u := g.ups[k]
 		g.wg.Add(1)
@@ -372,6 +377,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	if !diff.Empty() {
 		g.log.Info("tools changed", "server", u.cfg.Key, "added", len(diff.Added), "removed", len(diff.Removed), "changed", len(diff.Changed), "version", snap.Version())
 	}
+	g.refreshBuiltins() // built-in tools (builtin.go)
 	g.syncSessions()
 	return nil
 }
