@@ -311,14 +311,14 @@ func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
 		} else if len(pending) > 0 {
 			// Before an assistant message: a user message of its own.
 			last := out[len(out)-1]
-			out[len(out)-1] = mustJSON(map[string]any{"role": "user", "content": pending})
+			out[len(out)-1] = newMessage("user", pending)
 			out = append(out, last)
 			pending = nil
 		}
 	}
 	if len(pending) > 0 {
 		if len(out) == 0 || roleOf(out[len(out)-1]) != "user" || !appendTo(len(out)-1, pending, false) {
-			out = append(out, mustJSON(map[string]any{"role": "user", "content": pending}))
+			out = append(out, newMessage("user", pending))
 		}
 	}
 	return out, n
@@ -363,4 +363,9 @@ func filterBetas(values []string, drop []string) string {
 		}
 	}
 	return strings.Join(kept, ",")
+}
+
+// newMessage is the JSON of a message, role first.
+func newMessage(role string, content []json.RawMessage) json.RawMessage {
+	return object{{key: "role", val: mustJSON(role)}, {key: "content", val: joinArray(content)}}.marshal()
 }

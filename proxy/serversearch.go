@@ -302,8 +302,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			}
 		}
 		msgs = append(msgs[:len(msgs):len(msgs)],
-			mustJSON(map[string]any{"role": "assistant", "content": m.Content}),
-			mustJSON(map[string]any{"role": "user", "content": results}))
+			newMessage("assistant", m.Content), newMessage("user", results))
 	}
 	if ms != nil {
 		_ = ms.End(stopReason, stopSeq, usage.json())

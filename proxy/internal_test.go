@@ -1,0 +1,177 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+func TestFoldSystemMessages(t *testing.T) {
+	t.Parallel()
+	sys := `{"role":"system","content":"S"}`
+	folded := `{"type":"text","text":"<system-reminder>\nS\n</system-reminder>"}`
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"none", []string{`{"role":"user","content":"hi"}`}, []string{`{"role":"user","content":"hi"}`}},
+		{"first, before a user message", []string{sys, `{"role":"user","content":"hi"}`},
+			[]string{`{"role":"user","content":[` + folded + `,{"type":"text","text":"hi"}]}`}},
+		{"after a user message", []string{`{"role":"user","content":[{"type":"text","text":"hi"}]}`, sys},
+			[]string{`{"role":"user","content":[{"type":"text","text":"hi"},` + folded + `]}`}},
+		{"before tool results", []string{`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":{}}]}`, sys,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a"},{"type":"text","text":"t"}]}`},
+			[]string{`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":{}}]}`,
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a"},` + folded + `,{"type":"text","text":"t"}]}`}},
+		{"before an assistant message", []string{sys, `{"role":"assistant","content":"a"}`},
+			[]string{`{"role":"user","content":[` + folded + `]}`, `{"role":"assistant","content":"a"}`}},
+		{"alone", []string{sys}, []string{`{"role":"user","content":[` + folded + `]}`}},
+		{"blocks content", []string{`{"role":"user","content":"u"}`, `{"role":"system","content":[{"type":"text","text":"S"}]}`},
+			[]string{`{"role":"user","content":[{"type":"text","text":"u"},` + folded + `]}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := make([]json.RawMessage, len(tt.in))
+			for i, s := range tt.in {
+				in[i] = json.RawMessage(s)
+			}
+			out, _ := foldSystemMessages(in)
+			if len(out) != len(tt.want) {
+				t.Fatalf("got %d messages %s, want %d", len(out), joinArray(out), len(tt.want))
+			}
+			for i := range out {
+				if string(out[i]) != tt.want[i] {
+					t.Errorf("message %d = %s\nwant        %s", i, out[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestFilterBetas(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   []string
+		drop []string
+		want string
+	}{
+		{[]string{"a,advanced-tool-use-2025-11-20, b"}, toolSearchBetas, "a,b"},
+		{[]string{"advanced-tool-use-2025-11-20"}, toolSearchBetas, ""},
+		{[]string{"a", "mid-conversation-system-2026-04-07"}, systemBetas, "a"},
+		{[]string{" , "}, nil, ""},
+	}
+	for _, tt := range tests {
+		if got := filterBetas(tt.in, tt.drop); got != tt.want {
+			t.Errorf("filterBetas(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDecideMode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url  string
+		cfg  Config
+		want Mode
+	}{
+		{"https://api.anthropic.com", Config{}, ModePassthrough},
+		{"https://gateway.example.com", Config{}, ModeEmulate},
+		{"https://gateway.example.com", Config{ToolSearch: Supported}, ModePassthrough},
+		{"https://api.anthropic.com", Config{ToolSearch: Unsupported}, ModeEmulate},
+		{"https://api.anthropic.com", Config{Mode: ModeEmulate}, ModeEmulate},
+		{"http://127.0.0.1:1", Config{Mode: ModePassthrough}, ModePassthrough},
+	}
+	for _, tt := range tests {
+		u, _ := url.Parse(tt.url)
+		if got, why := decideMode(tt.cfg, u); got != tt.want || why == "" {
+			t.Errorf("decideMode(%s, %+v) = %v (%s), want %v", tt.url, tt.cfg, got, why, tt.want)
+		}
+	}
+}
+
+func TestApplyHeaders(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		cfg      Config
+		in       map[string]string
+		wantKey  string
+		wantAuth string
+	}{
+		{"as sent", Config{}, map[string]string{"x-api-key": "k"}, "k", ""},
+		{"as sent, bearer", Config{}, map[string]string{"Authorization": "Bearer k"}, "", "Bearer k"},
+		{"to bearer", Config{Auth: AuthBearer}, map[string]string{"x-api-key": "k"}, "", "Bearer k"},
+		{"to x-api-key", Config{Auth: AuthXAPIKey}, map[string]string{"Authorization": "Bearer k"}, "k", ""},
+		{"configured key", Config{APIKey: "mine"}, map[string]string{"x-api-key": "theirs"}, "mine", ""},
+		{"configured key, bearer", Config{APIKey: "mine", Auth: AuthBearer}, map[string]string{"x-api-key": "theirs"}, "", "Bearer mine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := &Proxy{cfg: tt.cfg}
+			h := http.Header{}
+			for k, v := range tt.in {
+				h.Set(k, v)
+			}
+			p.applyHeaders(h, nil)
+			if h.Get("x-api-key") != tt.wantKey || h.Get("Authorization") != tt.wantAuth {
+				t.Fatalf("x-api-key %q, Authorization %q", h.Get("x-api-key"), h.Get("Authorization"))
+			}
+		})
+	}
+}
+
+func TestEngineCache(t *testing.T) {
+	t.Parallel()
+	tools := []json.RawMessage{json.RawMessage(`{"name":"mcp__a__b","description":"do b","input_schema":{"type":"object"},"defer_loading":true}`)}
+	info := []toolInfo{{Name: "mcp__a__b", DeferLoading: true}}
+	c := newEngineCache(2)
+	builds := 0
+	build := func() (*engine, error) { builds++; return buildEngine(tools, info) }
+	for i := range 3 {
+		e, hit, err := c.get([]byte("same"), build)
+		if err != nil || e == nil || hit != (i > 0) {
+			t.Fatalf("get %d: hit %v err %v", i, hit, err)
+		}
+	}
+	if builds != 1 {
+		t.Fatalf("built %d times", builds)
+	}
+	_, _, _ = c.get([]byte("x"), build)
+	_, _, _ = c.get([]byte("y"), build)
+	if _, hit, _ := c.get([]byte("same"), build); hit {
+		t.Fatal("the oldest entry was not evicted")
+	}
+}
+
+// FuzzRewrite feeds request bodies to every rewrite: none may panic, and a
+// rewritten body must be JSON with no tool_reference left.
+func FuzzRewrite(f *testing.F) {
+	f.Add([]byte(`{"model":"m","tools":[{"name":"T","input_schema":{"type":"object"}},{"name":"mcp__a__b","defer_loading":true}],"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"tool_reference","tool_name":"mcp__a__b"}]},{"type":"text","text":"Tool loaded."}]}]}`))
+	f.Add([]byte(`{"tools":[{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"},{"name":"x","defer_loading":true}],"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"tool_search_tool_regex","input":{}},{"type":"tool_search_tool_result","tool_use_id":"s","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"x"}]}}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"system","content":[1,2]},{"role":"assistant"},{"role":"user","content":null}]}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"tools":null,"messages":"x"}`))
+	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil)), fold: true}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := parseRequest(body)
+		if err != nil {
+			return
+		}
+		req.needsEmulation(true)
+		out, _ := req.rewriteClientSide(true)
+		if !json.Valid(out) && json.Valid(body) {
+			t.Fatalf("rewrite made invalid JSON: %s", out)
+		}
+		if req.search >= 0 {
+			if out, err := p.serverSideCountBody(req); err == nil && json.Valid(body) && !json.Valid(out) {
+				t.Fatalf("server rewrite made invalid JSON: %s", out)
+			}
+		}
+	})
+}
