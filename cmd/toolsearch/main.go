@@ -53,6 +53,7 @@ func init() {
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
 		{"status", "start every configured server and show its state, tools and tokens", runStatus},
 		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
+		{"proxy", "run a Messages API proxy that keeps tool search working through endpoints that break it", runProxy},
 	}
 }
 
