@@ -236,3 +236,37 @@ func TestPassthroughSupportingUpstream(t *testing.T) {
 		t.Fatalf("empty answer")
 	}
 }
+
+// TestOtherRoutes checks count_tokens (rewritten in emulate mode, as the
+// upstream refuses defer_loading there too) and /v1/models (passed
+// through).
+func TestOtherRoutes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	up := brokenUpstream(t, "")
+	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"client-side", mustMarshal(t, map[string]any{"model": "m", "tools": []json.RawMessage{json.RawMessage(bashTool), json.RawMessage(deferredTools[0])},
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}})},
+		{"server-side", mustMarshal(t, map[string]any{"model": "m", "tools": serverSearchTools("tool_search_tool_regex_20251119"),
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}})},
+	} {
+		status, _, out := postJSON(ctx, t, url+"/v1/messages/count_tokens", ccHeader(), tc.body)
+		if status != 200 || !strings.Contains(string(out), "input_tokens") {
+			t.Errorf("count_tokens %s: %d %s", tc.name, status, out)
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/models", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "claude-standin") {
+		t.Errorf("models: %d %s", resp.StatusCode, b)
+	}
+}

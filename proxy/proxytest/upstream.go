@@ -152,7 +152,7 @@ func (u *Upstream) refuse(body []byte) string {
 	if !u.opts.NoReferences {
 		return ""
 	}
-	for _, s := range []string{`"defer_loading"`, `"tool_reference"`, `"tool_search_tool_`} {
+	for _, s := range []string{`"defer_loading"`, `"tool_reference"`, `"type":"tool_search_tool_`} {
 		if bytes.Contains(body, []byte(s)) {
 			return "Extra inputs are not permitted: " + strings.Trim(s, `"`)
 		}
