@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"regexp/syntax"
@@ -370,47 +369,6 @@ func (m *matcher) containsLit(buf []byte, scratch *[]byte) bool {
 
 // bufPool holds read buffers.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// readFile reads a regular file into a pooled buffer. It returns nil for a
-// file that is too large or cannot be read.
-func readFile(path string, buf *[]byte) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFileBytes {
-		return nil
-	}
-	size := int(fi.Size())
-	if cap(*buf) < size+1 {
-		*buf = make([]byte, 0, size+size/8+512)
-	}
-	b := (*buf)[:cap(*buf)]
-	n := 0
-	for {
-		if n == len(b) {
-			// The file grew while being read: grow too.
-			nb := make([]byte, len(b)*2)
-			copy(nb, b)
-			b = nb
-			*buf = b[:0]
-		}
-		k, err := f.Read(b[n:])
-		n += k
-		if err == io.EOF || (err == nil && k == 0) {
-			break
-		}
-		if err != nil {
-			return nil
-		}
-		if n > maxFileBytes {
-			return nil
-		}
-	}
-	return b[:n]
-}
 
 // Grep searches file contents under args.Path for args.Pattern.
 func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
