@@ -337,3 +337,37 @@ func FuzzMatcher(f *testing.F) {
 		}
 	})
 }
+
+// TestSymlinksNotFollowed: a link inside a root that leads out of it is
+// neither searched nor walked into.
+func TestSymlinksNotFollowed(t *testing.T) {
+	t.Parallel()
+	dir := tree(t, map[string]string{"in.txt": "needle inside\n"})
+	outside := tree(t, map[string]string{"secret.txt": "needle outside\n", "sub/deep.txt": "needle deep\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRoots(t, dir)
+	res, err := Grep(context.Background(), r, GrepArgs{Pattern: "needle", OutputMode: ModeContent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.String(); got != "in.txt:1:needle inside" {
+		t.Errorf("grep followed a link: %q", got)
+	}
+	if _, err := Grep(context.Background(), r, GrepArgs{Pattern: "needle", Path: "link.txt"}); !errors.Is(err, ErrOutsideRoots) {
+		t.Errorf("grep of a link out: %v", err)
+	}
+	g, err := Glob(context.Background(), r, GlobArgs{Pattern: "**/*.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range g.Matches {
+		if strings.Contains(m.Path, "deep") {
+			t.Errorf("glob walked into a linked folder: %v", g.Matches)
+		}
+	}
+}
