@@ -57,8 +57,12 @@ type Args struct {
 	Language  string `json:"language,omitempty"`
 }
 
-// maxItems bounds the items one answer lists.
-const maxItems = 200
+// maxItems bounds the items one answer lists; maxWorkspaceSymbols the
+// symbols of a workspace search, whose matches are fuzzy.
+const (
+	maxItems            = 200
+	maxWorkspaceSymbols = 50
+)
 
 // Manager starts language servers on demand, one per language and root,
 // and keeps them. It is safe for concurrent use.
@@ -463,6 +467,11 @@ type render struct {
 	files map[string][]string
 }
 
+func (r *render) inRoots(p string) bool {
+	_, ok := r.roots.Root(p)
+	return ok
+}
+
 func (r *render) lines(p string) []string {
 	if l, ok := r.files[p]; ok {
 		return l
@@ -621,7 +630,11 @@ func (r *render) symbols(raw json.RawMessage, file string) (string, error) {
 		ContainerName string `json:"containerName"`
 	}
 	var b strings.Builder
-	n := 0
+	n, outside := 0, 0
+	limit := maxItems
+	if file == "" {
+		limit = maxWorkspaceSymbols
+	}
 	var walk func(json.RawMessage, int) error
 	walk = func(raw json.RawMessage, depth int) error {
 		if len(raw) == 0 || string(raw) == "null" {
@@ -632,8 +645,16 @@ func (r *render) symbols(raw json.RawMessage, file string) (string, error) {
 			return fmt.Errorf("lsp: unexpected symbols answer: %w", err)
 		}
 		for _, s := range list {
+			if file == "" && s.Location != nil {
+				// Workspace symbols: only those inside the roots (servers
+				// also answer from dependencies and the standard library).
+				if p, err := uriPath(s.Location.URI); err != nil || !r.inRoots(p) {
+					outside++
+					continue
+				}
+			}
 			n++
-			if n > maxItems {
+			if n > limit {
 				continue
 			}
 			var pl string
@@ -664,10 +685,16 @@ func (r *render) symbols(raw json.RawMessage, file string) (string, error) {
 		return "", err
 	}
 	if n == 0 {
+		if outside > 0 {
+			return fmt.Sprintf("No symbols found inside the roots (%d outside them, in dependencies or the standard library).", outside), nil
+		}
 		return "No symbols found.", nil
 	}
-	if n > maxItems {
-		fmt.Fprintf(&b, "(%d more)\n", n-maxItems)
+	if n > limit {
+		fmt.Fprintf(&b, "(%d more; give a more precise query)\n", n-limit)
+	}
+	if outside > 0 {
+		fmt.Fprintf(&b, "(%d more outside the roots not shown)\n", outside)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
