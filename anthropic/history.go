@@ -197,7 +197,7 @@ func (rw rewrite) message(raw json.RawMessage) (json.RawMessage, int, bool) {
 	if err != nil {
 		return raw, 0, false
 	}
-	elems, ok := splitArray(msg.get("content"))
+	elems, ok := splitArray(msg.Get("content"))
 	if !ok {
 		return raw, 0, false
 	}
@@ -229,8 +229,8 @@ func (rw rewrite) message(raw json.RawMessage) (json.RawMessage, int, bool) {
 	if !changed {
 		return raw, 0, false
 	}
-	msg.set("content", joinArray(elems))
-	return msg.marshal(), total, true
+	msg.Set("content", joinArray(elems))
+	return msg.Marshal(), total, true
 }
 
 // toolResult rewrites the references in a tool_result block; nil when none
@@ -240,7 +240,7 @@ func (rw rewrite) toolResult(raw json.RawMessage) (json.RawMessage, int) {
 	if err != nil {
 		return nil, 0
 	}
-	inner, ok := splitArray(obj.get("content"))
+	inner, ok := splitArray(obj.Get("content"))
 	if !ok {
 		return nil, 0
 	}
@@ -276,8 +276,8 @@ func (rw rewrite) toolResult(raw json.RawMessage) (json.RawMessage, int) {
 	if n == 0 {
 		return nil, 0
 	}
-	obj.set("content", joinArray(out))
-	return obj.marshal(), n
+	obj.Set("content", joinArray(out))
+	return obj.Marshal(), n
 }
 
 // searchResult rewrites a tool_search_tool_result block: as text when
@@ -316,7 +316,7 @@ func (rw rewrite) searchResult(raw json.RawMessage, b rawBlock) (json.RawMessage
 	if err != nil {
 		return nil, 0
 	}
-	refs, ok := splitArray(content.get("tool_references"))
+	refs, ok := splitArray(content.Get("tool_references"))
 	if !ok {
 		return nil, 0
 	}
@@ -333,9 +333,9 @@ func (rw rewrite) searchResult(raw json.RawMessage, b rawBlock) (json.RawMessage
 	if n == 0 {
 		return nil, 0
 	}
-	content.set("tool_references", joinArray(kept))
-	obj.set("content", content.marshal())
-	return obj.marshal(), n
+	content.Set("tool_references", joinArray(kept))
+	obj.Set("content", content.Marshal())
+	return obj.Marshal(), n
 }
 
 func isSearchToolName(name string) bool {

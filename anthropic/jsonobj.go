@@ -1,119 +1,19 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
+
+	"github.com/toolsearch/toolsearch/internal/jsonobj"
 )
 
-// object is a JSON object whose members keep their order and their bytes,
-// so that rewriting one member leaves every other byte as it was.
-type object []member
+// object is a JSON object edited without re-encoding its other members.
+type object = jsonobj.Object
 
-type member struct {
-	key string
-	val json.RawMessage
-}
+func parseObject(raw []byte) (object, error) { return jsonobj.Parse(raw) }
 
-var errNotObject = errors.New("not a JSON object")
+func splitArray(raw []byte) ([]json.RawMessage, bool) { return jsonobj.SplitArray(raw) }
 
-// parseObject splits a JSON object into its members.
-func parseObject(raw []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, errNotObject
-	}
-	var o object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errNotObject
-		}
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, err
-		}
-		o = append(o, member{key: key, val: val})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
-// get returns the value of key, or nil.
-func (o object) get(key string) json.RawMessage {
-	for _, m := range o {
-		if m.key == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
-// set replaces the value of key, or appends the member.
-func (o *object) set(key string, val json.RawMessage) {
-	for i := range *o {
-		if (*o)[i].key == key {
-			(*o)[i].val = val
-			return
-		}
-	}
-	*o = append(*o, member{key: key, val: val})
-}
-
-// marshal writes the object back.
-func (o object) marshal() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// splitArray splits a JSON array into its elements; anything else yields
-// false.
-func splitArray(raw []byte) ([]json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, false
-	}
-	var out []json.RawMessage
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, false
-	}
-	return out, true
-}
-
-// joinArray writes elements as a JSON array.
-func joinArray(elems []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, e := range elems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
+func joinArray(elems []json.RawMessage) json.RawMessage { return jsonobj.JoinArray(elems) }
 
 // textBlock is the JSON of a text content block.
 func textBlock(text string) json.RawMessage {

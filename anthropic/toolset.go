@@ -474,8 +474,8 @@ func inputSchema(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"type":"object"}`)
 	}
 	obj, err := parseObject(raw)
-	if err != nil || obj.get("type") != nil {
+	if err != nil || obj.Get("type") != nil {
 		return raw
 	}
-	return append(object{{key: "type", val: json.RawMessage(`"object"`)}}, obj...).marshal()
+	return append(object{{Key: "type", Val: json.RawMessage(`"object"`)}}, obj...).Marshal()
 }

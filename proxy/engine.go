@@ -220,7 +220,7 @@ func newEngineCache(max int) *engineCache {
 
 // get returns the engine of a tools array, building it on first use. hit
 // reports whether it was cached.
-func (c *engineCache) get(toolsJSON []byte, build func() (*engine, error)) (eng *engine, hit bool, err error) {
+func (c *engineCache) lookup(toolsJSON []byte, build func() (*engine, error)) (eng *engine, hit bool, err error) {
 	key := sha256.Sum256(toolsJSON)
 	c.mu.Lock()
 	el, ok := c.by[key]

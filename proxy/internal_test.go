@@ -134,7 +134,7 @@ func TestEngineCache(t *testing.T) {
 	builds := 0
 	build := func() (*engine, error) { builds++; return buildEngine(tools, info) }
 	for i := range 3 {
-		e, hit, err := c.get([]byte("same"), build)
+		e, hit, err := c.lookup([]byte("same"), build)
 		if err != nil || e == nil || hit != (i > 0) {
 			t.Fatalf("get %d: hit %v err %v", i, hit, err)
 		}
@@ -142,9 +142,9 @@ func TestEngineCache(t *testing.T) {
 	if builds != 1 {
 		t.Fatalf("built %d times", builds)
 	}
-	_, _, _ = c.get([]byte("x"), build)
-	_, _, _ = c.get([]byte("y"), build)
-	if _, hit, _ := c.get([]byte("same"), build); hit {
+	_, _, _ = c.lookup([]byte("x"), build)
+	_, _, _ = c.lookup([]byte("y"), build)
+	if _, hit, _ := c.lookup([]byte("same"), build); hit {
 		t.Fatal("the oldest entry was not evicted")
 	}
 }

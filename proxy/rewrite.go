@@ -52,7 +52,7 @@ func parseRequest(body []byte) (*request, error) {
 		return nil, fmt.Errorf("request body: %w", err)
 	}
 	req := &request{top: top, search: -1}
-	if raw := top.get("tools"); raw != nil && string(raw) != "null" {
+	if raw := top.Get("tools"); raw != nil && string(raw) != "null" {
 		tools, ok := splitArray(raw)
 		if !ok {
 			return nil, fmt.Errorf("tools: not an array")
@@ -67,14 +67,14 @@ func parseRequest(body []byte) (*request, error) {
 			}
 		}
 	}
-	if raw := top.get("messages"); raw != nil && string(raw) != "null" {
+	if raw := top.Get("messages"); raw != nil && string(raw) != "null" {
 		msgs, ok := splitArray(raw)
 		if !ok {
 			return nil, fmt.Errorf("messages: not an array")
 		}
 		req.messages = msgs
 	}
-	_ = json.Unmarshal(top.get("stream"), &req.stream)
+	_ = json.Unmarshal(top.Get("stream"), &req.stream)
 	return req, nil
 }
 
@@ -118,10 +118,10 @@ type rewriteStats struct {
 // stripDefer returns a tool's JSON without defer_loading.
 func stripDefer(raw json.RawMessage) json.RawMessage {
 	obj, err := parseObject(raw)
-	if err != nil || !obj.del("defer_loading") {
+	if err != nil || !obj.Del("defer_loading") {
 		return raw
 	}
-	return obj.marshal()
+	return obj.Marshal()
 }
 
 // emulatedTools returns the tools an upstream without tool search gets:
@@ -181,17 +181,17 @@ func loadedSet(msgs []json.RawMessage) *discovery.Set {
 func (req *request) rewriteClientSide(foldSystem bool) ([]byte, rewriteStats) {
 	var st rewriteStats
 	loaded := loadedSet(req.messages)
-	top := req.top.clone()
+	top := req.top.Clone()
 	sent := map[string]bool{}
 	if req.tools != nil {
 		var tools []json.RawMessage
 		tools, sent = req.emulatedTools(loaded.Has, nil, &st)
-		top.set("tools", joinArray(tools))
+		top.Set("tools", joinArray(tools))
 	}
 	if req.messages != nil {
-		top.set("messages", joinArray(emulatedMessages(req.messages, sent, foldSystem, &st)))
+		top.Set("messages", joinArray(emulatedMessages(req.messages, sent, foldSystem, &st)))
 	}
-	return top.marshal(), st
+	return top.Marshal(), st
 }
 
 // isSystemMessage reports whether a message has the role "system".
@@ -241,7 +241,7 @@ func contentArray(raw json.RawMessage) (object, []json.RawMessage, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	c := obj.get("content")
+	c := obj.Get("content")
 	var s string
 	if json.Unmarshal(c, &s) == nil {
 		return obj, []json.RawMessage{textBlock(s)}, true
@@ -292,8 +292,8 @@ func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
 		nc = append(nc, content[:at]...)
 		nc = append(nc, blocks...)
 		nc = append(nc, content[at:]...)
-		obj.set("content", joinArray(nc))
-		out[i] = obj.marshal()
+		obj.Set("content", joinArray(nc))
+		out[i] = obj.Marshal()
 		return true
 	}
 	for _, m := range msgs {
@@ -367,5 +367,5 @@ func filterBetas(values []string, drop []string) string {
 
 // newMessage is the JSON of a message, role first.
 func newMessage(role string, content []json.RawMessage) json.RawMessage {
-	return object{{key: "role", val: mustJSON(role)}, {key: "content", val: joinArray(content)}}.marshal()
+	return object{{Key: "role", Val: mustJSON(role)}, {Key: "content", Val: joinArray(content)}}.Marshal()
 }

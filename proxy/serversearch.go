@@ -38,7 +38,7 @@ func (p *Proxy) planServer(req *request) (*serverPlan, error) {
 			plan.name = "tool_search_tool_regex"
 		}
 	}
-	eng, hit, err := p.engines.get(req.top.get("tools"), func() (*engine, error) { return buildEngine(req.tools, req.info) })
+	eng, hit, err := p.engines.lookup(req.top.Get("tools"), func() (*engine, error) { return buildEngine(req.tools, req.info) })
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +47,8 @@ func (p *Proxy) planServer(req *request) (*serverPlan, error) {
 	loaded := loadedSet(req.messages)
 	plan.tools, plan.sent = req.emulatedTools(loaded.Has, eng.searchToolDef(plan.name, plan.regex), &plan.st)
 	plan.messages = emulatedMessages(req.messages, plan.sent, p.fold, &plan.st)
-	plan.top = req.top.clone()
-	plan.top.del("stream")
+	plan.top = req.top.Clone()
+	plan.top.Del("stream")
 	return plan, nil
 }
 
@@ -59,10 +59,10 @@ func (p *Proxy) serverSideCountBody(req *request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := plan.top.clone()
-	top.set("tools", joinArray(plan.tools))
-	top.set("messages", joinArray(plan.messages))
-	return top.marshal(), nil
+	top := plan.top.Clone()
+	top.Set("tools", joinArray(plan.tools))
+	top.Set("messages", joinArray(plan.messages))
+	return top.Marshal(), nil
 }
 
 // upstreamMessage is the part of a Message the search loop reads.
@@ -228,10 +228,10 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		tools      = plan.tools
 	)
 	for round := 0; ; round++ {
-		top := plan.top.clone()
-		top.set("tools", joinArray(tools))
-		top.set("messages", joinArray(msgs))
-		status, body, err := p.callUpstream(ctx, r, top.marshal(), drop, ms)
+		top := plan.top.Clone()
+		top.Set("tools", joinArray(tools))
+		top.Set("messages", joinArray(msgs))
+		status, body, err := p.callUpstream(ctx, r, top.Marshal(), drop, ms)
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client went away
@@ -316,12 +316,12 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 	if content == nil {
 		content = []json.RawMessage{}
 	}
-	out.set("content", joinArray(content))
-	out.set("stop_reason", stopReason)
-	out.set("stop_sequence", orNull(stopSeq))
-	out.set("usage", usage.json())
+	out.Set("content", joinArray(content))
+	out.Set("stop_reason", stopReason)
+	out.Set("stop_sequence", orNull(stopSeq))
+	out.Set("usage", usage.json())
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out.marshal())
+	_, _ = w.Write(out.Marshal())
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {
