@@ -29,7 +29,7 @@
 //	    "stateDir": "~/.cache/toolsearch",    // cached manifests
 //	    "lazy": false,                        // lazy start for every stdio server
 //	    "limits": {"maxResults": 5, "resultTokens": 6000, "startTimeout": "30s",
-//	               "callTimeout": "5m", "maxRestarts": 5},
+//	               "callTimeout": "5m", "maxRestarts": 5, "restartCooldown": "5m"},
 //	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"]}
 //	  }
 //	}
@@ -80,6 +80,7 @@ const (
 	DefaultStartTimeout     = 30 * time.Second
 	DefaultCallTimeout      = 5 * time.Minute
 	DefaultMaxRestarts      = 5
+	DefaultRestartCooldown  = 5 * time.Minute
 )
 
 // Config is one configuration file, read and checked.
@@ -156,6 +157,10 @@ type Limits struct {
 	StartTimeout time.Duration
 	CallTimeout  time.Duration
 	MaxRestarts  int
+	// RestartCooldown is how long a server that used up its restarts rests
+	// before the gateway tries it again (doubling at each further give-up,
+	// up to an hour).
+	RestartCooldown time.Duration
 }
 
 // Rules are allow, deny and ask globs.
@@ -203,7 +208,8 @@ func Default() *Config {
 		ThresholdPercent: DefaultThresholdPercent,
 		ContextWindow:    DefaultContextWindow,
 		Limits: Limits{MaxResults: DefaultMaxResults, ResultTokens: DefaultResultTokens,
-			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts},
+			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts,
+			RestartCooldown: DefaultRestartCooldown},
 	}}
 }
 
@@ -415,6 +421,8 @@ type rawGateway struct {
 		StartTimeout json.RawMessage `json:"startTimeout"`
 		CallTimeout  json.RawMessage `json:"callTimeout"`
 		MaxRestarts  *int            `json:"maxRestarts"`
+		// RestartCooldown is a duration like the timeouts.
+		RestartCooldown json.RawMessage `json:"restartCooldown"`
 	} `json:"limits"`
 	Policy *struct {
 		Allow []string `json:"allow"`
@@ -483,7 +491,8 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 			name string
 			raw  json.RawMessage
 			dst  *time.Duration
-		}{{"limits.startTimeout", l.StartTimeout, &g.Limits.StartTimeout}, {"limits.callTimeout", l.CallTimeout, &g.Limits.CallTimeout}} {
+		}{{"limits.startTimeout", l.StartTimeout, &g.Limits.StartTimeout}, {"limits.callTimeout", l.CallTimeout, &g.Limits.CallTimeout},
+			{"limits.restartCooldown", l.RestartCooldown, &g.Limits.RestartCooldown}} {
 			d, err := parseDuration(f.raw)
 			if err != nil {
 				return errAt(f.name, err)

@@ -22,7 +22,7 @@ func TestParseServers(t *testing.T) {
 	    "cursorish": {"url": "http://127.0.0.1:2/mcp", "autoApprove": ["x"]}
 	  },
 	  "toolsearch": {"exposure": "Search", "threshold": "5%", "contextWindow": 100000, "listen": ":7777",
-	                 "limits": {"maxResults": 8, "startTimeout": "2s"}, "policy": {"deny": ["*/rm"]}}
+	                 "limits": {"maxResults": 8, "startTimeout": "2s", "restartCooldown": 90}, "policy": {"deny": ["*/rm"]}}
 	}`
 	cfg, err := Parse("x.json", []byte(data), env(map[string]string{"TOKEN": "t0k"}))
 	if err != nil {
@@ -52,7 +52,7 @@ func TestParseServers(t *testing.T) {
 	g := cfg.Gateway
 	if g.Exposure != ExposureSearch || g.ThresholdPercent != 5 || g.ContextWindow != 100000 || g.Threshold() != 5000 ||
 		g.Listen != ":7777" || g.Limits.MaxResults != 8 || g.Limits.StartTimeout != 2*time.Second ||
-		g.Limits.CallTimeout != DefaultCallTimeout || g.Policy.Deny[0] != "*/rm" {
+		g.Limits.CallTimeout != DefaultCallTimeout || g.Limits.RestartCooldown != 90*time.Second || g.Policy.Deny[0] != "*/rm" {
 		t.Errorf("gateway = %+v", g)
 	}
 }

@@ -48,11 +48,14 @@ var alwaysLoadMeta = mcp.Meta{catalog.MetaAlwaysLoad: true}
 // session is one client connection with its own tool list.
 type session struct {
 	g      *Gateway
-	mode   string
-	reason string
 	server *mcp.Server
+	// auto: the client asked for auto exposure, which is re-decided when
+	// the catalog changes (see sync).
+	auto bool
 
 	mu         sync.Mutex
+	mode       string // full, search or dynamic; guarded by mu
+	reason     string
 	ss         *mcp.ServerSession
 	tools      map[string][]byte // wire name → what was registered
 	loaded     []string          // dynamic: found tools, oldest first
@@ -64,14 +67,15 @@ type session struct {
 	loadedTok  int
 }
 
-// newSession makes a server for one client connection in the given mode
-// (auto is resolved now).
+// newSession makes a server for one client connection in the given mode.
+// Auto is resolved now, and again whenever the catalog changes: see sync.
 func (g *Gateway) newSession(mode string) *session {
 	m, reason := g.resolveMode(mode)
-	s := &session{g: g, mode: m, reason: reason, tools: map[string][]byte{},
+	s := &session{g: g, mode: m, reason: reason, auto: mode == config.ExposureAuto || mode == "",
+		tools:     map[string][]byte{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch gateway", Version: g.version}, &mcp.ServerOptions{
-		Instructions: g.instructions(m),
+		Instructions: g.instructions(m, s.auto),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
@@ -106,8 +110,12 @@ func (g *Gateway) newSession(mode string) *session {
 	return s
 }
 
-func (g *Gateway) instructions(mode string) string {
+func (g *Gateway) instructions(mode string, auto bool) string {
 	if mode == config.ExposureFull {
+		if auto {
+			return "toolsearch gateway: the tools of several MCP servers, each named server__tool. " +
+				"If the servers grow too many tools, the new ones go behind a search_tools tool: search for what you need, then call it."
+		}
 		return "toolsearch gateway: the tools of several MCP servers, each named server__tool."
 	}
 	return "toolsearch gateway: the tools of many MCP servers are behind search_tools. " +
@@ -168,11 +176,34 @@ func (g *Gateway) guard(what string, f func()) (ok bool) {
 }
 
 // sync reconciles the session's tools, resources and prompts with the view.
+//
+// Auto exposure is re-decided here, at every catalog change, by one rule: a
+// session that auto put in full mode switches to dynamic as soon as the
+// definitions clients may see exceed the threshold (a server came up late
+// with many tools, a list_changed added some). The search and call tools
+// are added, the tools the session listed so far stay (as if found by
+// search, so that a client that never refreshes keeps its call path), and
+// the new tools are behind search; the client is told with list_changed.
+// A session never switches back to full: a tool list that shrinks and
+// grows with the catalog would churn the client's cache and context.
 func (s *session) sync() {
 	g := s.g
 	v := g.cur.Load()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.auto && s.mode == config.ExposureFull {
+		if m, reason := g.resolveMode(config.ExposureAuto); m != config.ExposureFull {
+			kept := make([]string, 0, len(s.tools))
+			for name := range s.tools {
+				if name != searchToolName && name != callToolName {
+					kept = append(kept, name)
+				}
+			}
+			sort.Strings(kept)
+			s.mode, s.reason, s.loaded = m, reason, kept
+			g.log.Info("auto exposure: a session switches from full to "+m, "why", reason, "tools_kept", len(kept))
+		}
+	}
 	desired := map[string]*catalog.Tool{}
 	switch s.mode {
 	case config.ExposureFull:
@@ -391,6 +422,9 @@ type searchToolOut struct {
 
 func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	g := s.g
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
 	var args struct {
 		Query      string `json:"query"`
 		MaxResults int    `json:"max_results"`
@@ -439,7 +473,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 			out.Note += " Servers with the closest names: " + strings.Join(res.NearestServers, ", ") + "."
 		}
 		out.Note += " Try other words, a server name, or select:<exact tool name>."
-	case s.mode == config.ExposureDynamic:
+	case mode == config.ExposureDynamic:
 		out.Note = "These tools are now in your tool list: call them by name. call_tool also works."
 	default:
 		out.Note = "Call a tool with call_tool {\"name\": <name>, \"arguments\": {...}}."
@@ -450,7 +484,14 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if len(out.Starting) > 0 {
 		out.Note += " Some servers are still starting; search again shortly to include them."
 	}
-	if s.mode == config.ExposureDynamic && len(found) > 0 {
+	for _, k := range g.targetedServers(args.Query) {
+		if st := g.ups[k].status(); st.State == StateFailed {
+			if _, ok := v.snap.Server(k); !ok {
+				out.Note += fmt.Sprintf(" Server %s could not start: %s", k, st.Error)
+			}
+		}
+	}
+	if mode == config.ExposureDynamic && len(found) > 0 {
 		s.load(found)
 	}
 	b, err := json.MarshalIndent(out, "", " ")
@@ -624,14 +665,19 @@ func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *cata
 	return "", true
 }
 
-// schemaCache keeps resolved input schemas per tool definition.
-var schemaCache sync.Map // *catalog.Tool → *jsonschema.Resolved (nil when unusable)
+// validators keeps the resolved input schema of each tool that was called,
+// so that a schema is compiled once, not at every call. It lives in a view
+// and goes with it when the catalog changes.
+type validators struct {
+	m sync.Map // *catalog.Tool → *jsonschema.Resolved (nil: not enforced)
+}
 
 // validate checks args against the tool's input schema. A schema the
 // validator cannot read is not enforced; the upstream server still checks.
 func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
+	cache := &g.cur.Load().validators
 	var rs *jsonschema.Resolved
-	if v, ok := schemaCache.Load(t); ok {
+	if v, ok := cache.m.Load(t); ok {
 		rs, _ = v.(*jsonschema.Resolved)
 	} else {
 		var sch jsonschema.Schema
@@ -644,7 +690,14 @@ func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
 				g.log.Debug("input schema not enforced", "tool", t.ID(), "err", err)
 			}
 		}
-		schemaCache.Store(t, rs)
+		cache.m.Store(t, rs)
+	}
+	if rs == nil {
+		// Nothing to enforce beyond the shape: no need to decode.
+		if b := bytes.TrimSpace(args); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+			return errors.New("the arguments must be a JSON object")
+		}
+		return nil
 	}
 	var inst any
 	if err := json.Unmarshal(args, &inst); err != nil {
@@ -652,9 +705,6 @@ func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return errors.New("the arguments must be a JSON object")
-	}
-	if rs == nil {
-		return nil
 	}
 	return rs.Validate(inst)
 }

@@ -55,6 +55,9 @@ type Status struct {
 	Restarts  int
 	FromCache bool
 	Since     time.Time
+	// RetryAt is when a server that used up its restarts is tried again
+	// (zero when it has not given up).
+	RetryAt time.Time
 }
 
 // view is the gateway's current picture of the world, replaced as a whole.
@@ -68,6 +71,8 @@ type view struct {
 	// fromCache marks servers whose tools came from a cached manifest and
 	// have not been listed live yet.
 	fromCache map[string]bool
+	// validators caches the compiled input schemas of this view's tools.
+	validators validators
 }
 
 // Gateway connects upstream servers and serves clients. Create it with New,
@@ -427,8 +432,12 @@ func (g *Gateway) resolveMode(mode string) (string, string) {
 		total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
 }
 
-// Search runs a query over the tools policy lets clients see.
+// Search runs a query over the tools policy lets clients see. A query that
+// names a server still starting (its name, a server prefix, one of its
+// tools, select: of its tools) first waits for that server, up to its start
+// timeout; any other query is answered at once.
 func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Result, error) {
+	g.awaitTargets(ctx, query)
 	start := time.Now()
 	v := g.cur.Load()
 	res, err := v.index.Search(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible})

@@ -72,6 +72,8 @@ type healthServer struct {
 	Tools  int    `json:"tools"`
 	Error  string `json:"error,omitempty"`
 	Cached bool   `json:"from_cache,omitempty"`
+	// RetryAt is when a server that used up its restarts is tried again.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +97,11 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Sessions = len(g.sessionList())
 	for _, st := range g.Statuses() {
-		out.Servers = append(out.Servers, healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: st.Error, Cached: st.FromCache})
+		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: st.Error, Cached: st.FromCache}
+		if !st.RetryAt.IsZero() {
+			hs.RetryAt = &st.RetryAt
+		}
+		out.Servers = append(out.Servers, hs)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

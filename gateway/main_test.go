@@ -123,6 +123,31 @@ func runRole(role string) int {
 		return 3
 	case "raw":
 		return serveRawStdio()
+	case "slow-start":
+		// An echo server that takes a while to come up (it reads nothing
+		// meanwhile, so initialize waits).
+		d, err := time.ParseDuration(os.Getenv("TOOLSEARCH_TEST_DELAY"))
+		if err != nil {
+			d = 3 * time.Second
+		}
+		time.Sleep(d)
+		return serveEcho(ctx, false)
+	case "flaky":
+		// Fails its first starts (counted in a file), then works.
+		path := os.Getenv("TOOLSEARCH_TEST_COUNTER")
+		b, _ := os.ReadFile(path)
+		n, _ := strconv.Atoi(string(b))
+		_ = os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o644)
+		if fails, _ := strconv.Atoi(os.Getenv("TOOLSEARCH_TEST_FAILS")); n < fails {
+			fmt.Fprintf(os.Stderr, "flaky: start %d fails\n", n+1)
+			return 3
+		}
+		return serveEcho(ctx, false)
+	case "many":
+		// A server of many tools that comes up late.
+		d, _ := time.ParseDuration(os.Getenv("TOOLSEARCH_TEST_DELAY"))
+		time.Sleep(d)
+		return serveMany(ctx, 100)
 	case "gateway-stdio":
 		return runGatewayStdio(ctx)
 	}
@@ -208,6 +233,24 @@ func serveEcho(ctx context.Context, chatty bool) int {
 		})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "echo:", err)
+		return 1
+	}
+	return 0
+}
+
+// serveMany serves n similar tools over stdio.
+func serveMany(ctx context.Context, n int) int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+	for i := range n {
+		name := fmt.Sprintf("gadget_%d", i)
+		s.AddTool(&mcp.Tool{Name: name, Description: fmt.Sprintf("Adjust gadget number %d: its size, its colour and its position among the other gadgets.", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"size":{"type":"integer","description":"the new size"},"colour":{"type":"string","description":"the new colour"}}}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "adjusted " + name}}}, nil
+			})
+	}
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "many:", err)
 		return 1
 	}
 	return 0

@@ -67,6 +67,7 @@ type upstream struct {
 	settleOne sync.Once
 	restarts  int
 	gaveUp    bool
+	retryAt   time.Time // when a server that gave up is tried again (zero: never, or not given up)
 	since     time.Time
 	listMu    sync.Mutex // serialises listings
 }
@@ -128,7 +129,7 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 			return
 		}
 	}
-	failures := 0
+	failures, givenUp := 0, 0
 	maxRestarts := u.g.cfg.Gateway.Limits.MaxRestarts
 	for {
 		if failures == 0 && u.restarts == 0 {
@@ -158,12 +159,29 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 		u.restarts++
 		u.mu.Unlock()
 		if failures > maxRestarts {
+			// Used up its restarts: rest for a longer while, then start
+			// over, rather than stay failed for ever (a network that came
+			// back, a token that was renewed).
+			rest := cooldown(u.g.cfg.Gateway.Limits.RestartCooldown, givenUp)
+			givenUp++
+			retryAt := time.Now().Add(rest)
 			u.mu.Lock()
-			u.gaveUp = true
+			u.gaveUp, u.retryAt = true, retryAt
 			u.mu.Unlock()
-			u.setState(StateFailed, fmt.Errorf("%w (gave up after %d attempts)", err, failures))
+			u.setState(StateFailed, fmt.Errorf("%w (gave up after %d attempts; next try at %s, in %v)",
+				err, failures, retryAt.Format(time.TimeOnly), rest.Round(time.Second)))
 			u.g.metrics.restart(u.cfg.Key)
-			return
+			select {
+			case <-time.After(rest):
+			case <-ctx.Done():
+				u.setState(StateStopped, nil)
+				return
+			}
+			u.mu.Lock()
+			u.gaveUp, u.retryAt = false, time.Time{}
+			u.mu.Unlock()
+			failures = 0
+			continue
 		}
 		u.setState(StateFailed, err)
 		u.g.metrics.restart(u.cfg.Key)
@@ -175,6 +193,19 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 			return
 		}
 	}
+}
+
+// cooldown is the rest after the n-th give-up (from 0): base, doubling each
+// time, at most an hour (or base, if that is longer).
+func cooldown(base time.Duration, n int) time.Duration {
+	if base <= 0 {
+		base = config.DefaultRestartCooldown
+	}
+	d := base
+	for i := 0; i < n && d < time.Hour; i++ {
+		d *= 2
+	}
+	return max(base, min(d, time.Hour))
 }
 
 func backoff(n int) time.Duration {
@@ -514,6 +545,12 @@ func (u *upstream) live(ctx context.Context) (liveSession, error) {
 // session returns the live session, waiting up to the start timeout for a
 // server that is starting (and starting a lazy one).
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	cs, ready := u.cs, u.state == StateReady
+	u.mu.Unlock()
+	if ready && cs != nil {
+		return cs, nil // the common case, without a timer
+	}
 	select {
 	case u.wake <- struct{}{}:
 	default:
@@ -549,7 +586,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since}
+	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt}
 	if u.err != nil {
 		s.Error = u.err.Error()
 	}

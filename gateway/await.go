@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// targetedServers returns the configured servers a query names outright:
+// a server name alone ("github"), a server prefix ("github__",
+// "mcp__github"), an exact tool name of the server ("github__create_issue",
+// "mcp__github__create_issue", "github/create_issue"), or any of these
+// among the names of a select: query. Free words and regexes target no
+// server, even when they mention one.
+func (g *Gateway) targetedServers(query string) []string {
+	q := strings.TrimSpace(query)
+	var names []string
+	if rest, ok := strings.CutPrefix(q, "select:"); ok {
+		names = strings.Split(rest, ",")
+	} else if !strings.ContainsAny(q, " \t\n") {
+		names = []string{q}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimPrefix(strings.TrimSpace(n), "mcp__")
+		key := n
+		if k, _, ok := strings.Cut(n, catalog.WireSeparator); ok {
+			key = k
+		} else if k, _, ok := strings.Cut(n, catalog.IDSeparator); ok {
+			key = k
+		}
+		if _, configured := g.ups[key]; configured && !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// awaitTargets waits, for a query that targets servers still starting with
+// no tools known yet (neither listed nor cached), until each is ready or
+// has failed, at most its start timeout. Other queries never wait: a
+// search does not block on servers it does not name.
+func (g *Gateway) awaitTargets(ctx context.Context, query string) {
+	if g.demo || len(g.ups) == 0 {
+		return
+	}
+	for _, key := range g.targetedServers(query) {
+		u := g.ups[key]
+		if _, known := g.cur.Load().snap.Server(key); known {
+			continue
+		}
+		u.awaitSettled(ctx, u.startTimeout()+time.Second)
+	}
+}
+
+// awaitSettled waits until the server is no longer starting (ready,
+// failed, idle or stopped), for at most d or until ctx ends.
+func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		u.mu.Lock()
+		st, ch := u.state, u.changed
+		u.mu.Unlock()
+		if st != StateStarting && st != StateRestarting {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			return
+		}
+	}
+}

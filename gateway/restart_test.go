@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCooldown(t *testing.T) {
+	for _, tc := range []struct {
+		base time.Duration
+		n    int
+		want time.Duration
+	}{
+		{5 * time.Minute, 0, 5 * time.Minute},
+		{5 * time.Minute, 1, 10 * time.Minute},
+		{5 * time.Minute, 3, 40 * time.Minute},
+		{5 * time.Minute, 4, time.Hour},
+		{5 * time.Minute, 50, time.Hour},
+		{2 * time.Hour, 3, 2 * time.Hour},
+		{0, 0, 5 * time.Minute},
+		{300 * time.Millisecond, 1, 600 * time.Millisecond},
+	} {
+		if got := cooldown(tc.base, tc.n); got != tc.want {
+			t.Errorf("cooldown(%v, %d) = %v, want %v", tc.base, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestRetryAfterGivingUp: a server that used up its restarts is failed,
+// says when it will be tried again, and is tried again then; it comes up
+// once it works.
+func TestRetryAfterGivingUp(t *testing.T) {
+	t.Parallel()
+	flaky := roleServer(t, "flaky")
+	env := flaky["env"].(map[string]string)
+	env["TOOLSEARCH_TEST_COUNTER"] = filepath.Join(t.TempDir(), "starts")
+	env["TOOLSEARCH_TEST_FAILS"] = "2"
+	g := startGateway(t, writeConfig(t, map[string]any{"flaky": flaky},
+		map[string]any{"limits": map[string]any{"maxRestarts": 0, "restartCooldown": "1s"}}))
+	st := waitState(t, g, "flaky", 20*time.Second, StateFailed, StateReady)
+	if st.State != StateFailed || st.RetryAt.IsZero() || !strings.Contains(st.Error, "next try at") ||
+		!strings.Contains(st.Error, "start 1 fails") {
+		t.Fatalf("after giving up: %+v", st)
+	}
+	if d := time.Until(st.RetryAt); d > time.Second || d < -10*time.Second {
+		t.Errorf("retry at %v, %v from now; want within the 1s cool-down", st.RetryAt, d)
+	}
+	// The second give-up rests twice as long; the third start works.
+	st = waitState(t, g, "flaky", 30*time.Second, StateReady)
+	if !st.RetryAt.IsZero() || st.Restarts != 2 {
+		t.Errorf("once ready: %+v", st)
+	}
+}
