@@ -573,13 +573,8 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		g.metrics.call(t.Server, "unavailable", time.Since(start))
 		return toolError("cannot call %s: %v", t.WireName(), err)
 	}
-	// The call ends with the client's request, at the call timeout, or
-	// when the upstream session is closed (a restart, the gateway
-	// stopping), whichever comes first.
-	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-	defer cancel()
-	defer context.AfterFunc(ls.life, cancel)()
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	progress := false
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
@@ -595,10 +590,19 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 				g.progMu.Unlock()
 			}()
 			params.SetProgressToken(id)
-			cctx = tapContext(cctx)
+			progress = true
 		}
 	}
-	res, err := ls.cs.CallTool(cctx, params)
+	res, timedOut, err := g.callOnce(ctx, ls, params, progress)
+	if err != nil && neverSent(err) && ctx.Err() == nil {
+		// The session had ended before the call was made (the server died
+		// a moment ago and its restart has not begun): the server never saw
+		// the call, so it goes to the next session.
+		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
+			ls = next
+			res, timedOut, err = g.callOnce(ctx, ls, params, progress)
+		}
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -607,7 +611,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		case ls.life.Err() != nil || stopped(ls.proc, err):
 			g.metrics.call(t.Server, "server_stopped", time.Since(start))
 			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, t.WireName(), u.withTail(err))
-		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		case timedOut:
 			g.metrics.call(t.Server, "timeout", time.Since(start))
 			return toolError("the call to %s timed out after %v", t.WireName(), g.cfg.Gateway.Limits.CallTimeout)
 		}
@@ -620,6 +624,30 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	}
 	g.metrics.call(t.Server, outcome, time.Since(start))
 	return res
+}
+
+// callOnce makes one call on a session. The call ends with the client's
+// request, at the call timeout, or when the upstream session is closed (a
+// restart, the gateway stopping), whichever comes first; timedOut says it
+// was the timeout.
+func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams, progress bool) (res *mcp.CallToolResult, timedOut bool, err error) {
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	defer cancel()
+	defer context.AfterFunc(ls.life, cancel)()
+	if progress {
+		cctx = tapContext(cctx)
+	}
+	res, err = ls.cs.CallTool(cctx, params)
+	return res, err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil, err
+}
+
+// neverSent reports whether a call failed because its session was already
+// closing when it was made. For an outgoing call the SDK reports
+// ErrConnectionClosed only then, refusing the call before writing it ("client
+// is closing"); a call that was sent and then lost reports the connection's
+// own error instead. So the server never saw such a call.
+func neverSent(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // stopped reports whether a call failed because the server went away:

@@ -53,3 +53,23 @@ func TestRetryAfterGivingUp(t *testing.T) {
 		t.Errorf("once ready: %+v", st)
 	}
 }
+
+// TestCallRightAfterSessionEnded: a call made after the upstream session
+// ended but before the gateway noticed is not lost: the server never saw
+// it, so it goes to the restarted server.
+func TestCallRightAfterSessionEnded(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil))
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler("full"))
+	c := connectHTTP(t, srv.URL+"/mcp", nil)
+	u := g.ups["echo"]
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	_ = cs.Close() // the session is over; the state still says ready
+	text, isErr := c.call(t, "echo__echo", map[string]any{"text": "again"})
+	if isErr || text != "again" {
+		t.Errorf("call right after the session ended = %q, %v", text, isErr)
+	}
+}

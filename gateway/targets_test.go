@@ -237,6 +237,34 @@ func BenchmarkCallGateway(b *testing.B) {
 	}
 }
 
+// BenchmarkCallOverhead makes the same call directly and through the
+// gateway, alternately in one loop, and reports both medians, the
+// difference and the ratio (target: ≤ 10% or ≤ 0.3 ms more):
+//
+//	go test ./gateway -run '^$' -bench BenchmarkCallOverhead -benchtime 2000x
+func BenchmarkCallOverhead(b *testing.B) {
+	direct, via := overheadPair(b)
+	for range 20 { // warm up
+		callEcho(b, direct, "echo")
+		callEcho(b, via, "up__echo")
+	}
+	var d, v []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		s := time.Now()
+		callEcho(b, direct, "echo")
+		d = append(d, time.Since(s))
+		s = time.Now()
+		callEcho(b, via, "up__echo")
+		v = append(v, time.Since(s))
+	}
+	md, mv := median(d), median(v)
+	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
+	b.ReportMetric(float64(mv.Microseconds()), "gateway-µs")
+	b.ReportMetric(float64((mv - md).Microseconds()), "overhead-µs")
+	b.ReportMetric(float64(mv)/float64(md), "ratio")
+}
+
 // TestCallOverhead reports the median of direct and gateway calls,
 // interleaved, and the ratio (target: ≤ 10% or ≤ 0.3 ms more).
 func TestCallOverhead(t *testing.T) {

@@ -542,6 +542,28 @@ func (u *upstream) live(ctx context.Context) (liveSession, error) {
 	return liveSession{cs: cs, proc: u.proc, life: u.life}, nil
 }
 
+// liveAfter is live, for a session other than old: it waits, up to the
+// start timeout, for the server to be restarted.
+func (u *upstream) liveAfter(ctx context.Context, old *mcp.ClientSession) (liveSession, error) {
+	deadline := time.NewTimer(u.startTimeout() + time.Second)
+	defer deadline.Stop()
+	for {
+		u.mu.Lock()
+		st, cs, ch := u.state, u.cs, u.changed
+		u.mu.Unlock()
+		if cs != old && (st == StateReady || st == StateFailed || st == StateStopped) {
+			return u.live(ctx)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return liveSession{}, ctx.Err()
+		case <-deadline.C:
+			return liveSession{}, fmt.Errorf("server %q was not restarted within %v", u.cfg.Key, u.startTimeout())
+		}
+	}
+}
+
 // session returns the live session, waiting up to the start timeout for a
 // server that is starting (and starting a lazy one).
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
