@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/search"
 )
 
 // TestTargetedServers: which query forms name a server outright.
@@ -42,25 +44,19 @@ func TestTargetedServers(t *testing.T) {
 // has failed, saying why.
 func TestSearchWaitsForTargetedServer(t *testing.T) {
 	t.Parallel()
-	const delay = 3 * time.Second
 	for _, query := range []string{"slow", "slow__", "mcp__slow", "slow__echo", "select:slow__echo,echo__echo"} {
 		t.Run(query, func(t *testing.T) {
 			t.Parallel()
-			slow := roleServer(t, "slow-start")
-			slow["env"].(map[string]string)["TOOLSEARCH_TEST_DELAY"] = delay.String()
+			slow, open := gatedServer(t, "slow-start")
 			g := startGateway(t, writeConfig(t, map[string]any{"slow": slow, "echo": roleServer(t, "echo")},
-				map[string]any{"limits": map[string]any{"startTimeout": "30s"}}))
-			waitState(t, g, "echo", 20*time.Second, StateReady)
+				map[string]any{"limits": map[string]any{"startTimeout": "60s"}}))
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
 
-			// Not targeted: answered without waiting, without slow's tools.
+			// Not targeted: answered while slow is held back.
 			res, err := g.Search(ctx, "echo the text back", 10)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if st := waitState(t, g, "slow", 0, StateStarting, StateReady); st.State != StateStarting {
-				t.Fatalf("slow is %s already: the test cannot tell waiting from not waiting (machine too slow?)", st.State)
 			}
 			for _, h := range res.Hits {
 				if h.Tool.Server == "slow" {
@@ -68,20 +64,37 @@ func TestSearchWaitsForTargetedServer(t *testing.T) {
 				}
 			}
 
-			// Targeted: waits, then finds slow's tools.
-			res, err = g.Search(ctx, query, 10)
-			if err != nil {
-				t.Fatal(err)
+			// Targeted: waits until slow is up, then finds its tools.
+			type answer struct {
+				res search.Result
+				err error
 			}
-			if st := waitState(t, g, "slow", 0, StateReady, StateStarting); st.State != StateReady {
-				t.Fatalf("the search returned while slow is %s", st.State)
+			done := make(chan answer, 1)
+			go func() {
+				res, err := g.Search(ctx, query, 10)
+				done <- answer{res, err}
+			}()
+			select {
+			case a := <-done:
+				t.Fatalf("search %q answered while slow was held back: %d hits, %v", query, len(a.res.Hits), a.err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			open()
+			var a answer
+			select {
+			case a = <-done:
+			case <-ctx.Done():
+				t.Fatalf("search %q did not answer once slow was up", query)
+			}
+			if a.err != nil {
+				t.Fatal(a.err)
 			}
 			found := false
-			for _, h := range res.Hits {
+			for _, h := range a.res.Hits {
 				found = found || h.Tool.Server == "slow"
 			}
 			if !found {
-				t.Errorf("search %q after waiting found no tool of slow among %d hits", query, len(res.Hits))
+				t.Errorf("search %q after waiting found no tool of slow among %d hits", query, len(a.res.Hits))
 			}
 		})
 	}
@@ -118,10 +131,9 @@ func containsAll(s string, subs ...string) bool {
 // choice stays full.
 func TestAutoSwitchesWhenCatalogGrows(t *testing.T) {
 	t.Parallel()
-	many := roleServer(t, "many")
-	many["env"].(map[string]string)["TOOLSEARCH_TEST_DELAY"] = "2s"
+	many, open := gatedServer(t, "many")
 	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo"), "many": many},
-		map[string]any{"contextWindow": 30000, "threshold": 10}))
+		map[string]any{"contextWindow": 30000, "threshold": 10, "limits": map[string]any{"startTimeout": "60s"}}))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	if mode, why := g.Exposure(); mode != "full" {
 		t.Fatalf("auto picked %s before the late server (%s)", mode, why)
@@ -130,13 +142,11 @@ func TestAutoSwitchesWhenCatalogGrows(t *testing.T) {
 	auto := connectHTTP(t, srv.URL+"/mcp/auto", nil)
 	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
 	before := auto.toolNames(t)
-	if st := waitState(t, g, "many", 0, StateStarting, StateReady); st.State != StateStarting {
-		t.Fatalf("many is %s already: the test cannot see the switch (machine too slow?)", st.State)
-	}
 	if slices.Contains(before, searchToolName) || !slices.Contains(before, "echo__echo") {
 		t.Fatalf("auto session before the late server lists %v", before)
 	}
 
+	open()
 	waitState(t, g, "many", 30*time.Second, StateReady)
 	if mode, _ := g.Exposure(); mode != "dynamic" {
 		t.Fatalf("auto picks %s with the late server's tools", mode)

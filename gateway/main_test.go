@@ -124,13 +124,9 @@ func runRole(role string) int {
 	case "raw":
 		return serveRawStdio()
 	case "slow-start":
-		// An echo server that takes a while to come up (it reads nothing
-		// meanwhile, so initialize waits).
-		d, err := time.ParseDuration(os.Getenv("TOOLSEARCH_TEST_DELAY"))
-		if err != nil {
-			d = 3 * time.Second
-		}
-		time.Sleep(d)
+		// An echo server that comes up when the test says so (it reads
+		// nothing meanwhile, so initialize waits).
+		awaitGate()
 		return serveEcho(ctx, false)
 	case "flaky":
 		// Fails its first starts (counted in a file), then works.
@@ -144,9 +140,8 @@ func runRole(role string) int {
 		}
 		return serveEcho(ctx, false)
 	case "many":
-		// A server of many tools that comes up late.
-		d, _ := time.ParseDuration(os.Getenv("TOOLSEARCH_TEST_DELAY"))
-		time.Sleep(d)
+		// A server of many tools that comes up when the test says so.
+		awaitGate()
 		return serveMany(ctx, 100)
 	case "gateway-stdio":
 		return runGatewayStdio(ctx)
@@ -236,6 +231,33 @@ func serveEcho(ctx context.Context, chatty bool) int {
 		return 1
 	}
 	return 0
+}
+
+// gateEnv names the file whose creation lets a gated role start serving.
+const gateEnv = "TOOLSEARCH_TEST_GATE"
+
+// awaitGate waits until the gate file exists (at most a minute).
+func awaitGate() {
+	path := os.Getenv(gateEnv)
+	for deadline := time.Now().Add(time.Minute); path != "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+}
+
+// gatedServer is a config entry for a role that starts serving only once
+// the returned function is called.
+func gatedServer(t testing.TB, role string) (map[string]any, func()) {
+	t.Helper()
+	s := roleServer(t, role)
+	gate := filepath.Join(t.TempDir(), "gate")
+	s["env"].(map[string]string)[gateEnv] = gate
+	return s, func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // serveMany serves n similar tools over stdio.

@@ -124,7 +124,10 @@ func TestCachedCatalogTargets(t *testing.T) {
 		t.Fatal("no hits from the cached catalog")
 	}
 	t.Logf("TARGET first search after start (in process, 113 cached servers, %d tools): %v (target 200ms)", len(snap.Tools()), firstSearch)
-	if firstSearch > time.Second && !raceEnabled { // generous: CI machines are small and shared
+	// Asserted loosely (15 times the target), and only without the race
+	// detector: machines running this are small and shared, and a busy one
+	// must not make the test flaky. The figure itself is logged above.
+	if firstSearch > 3*time.Second && !raceEnabled {
 		t.Errorf("first search took %v", firstSearch)
 	}
 	for _, st := range g.Statuses()[:3] {
@@ -166,7 +169,7 @@ func testCachedCatalogStdioStart(t *testing.T, cfgPath string) {
 	if len(hits) == 0 {
 		t.Fatal("no hits")
 	}
-	if d > 2*time.Second && !raceEnabled {
+	if d > 5*time.Second && !raceEnabled { // loosely, as above
 		t.Errorf("first search took %v", d)
 	}
 }

@@ -168,6 +168,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
+		// Close the gateway first: its client sessions end, and with them
+		// the event streams that would hold Shutdown to its timeout.
+		g.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		_ = srv.Shutdown(sctx)

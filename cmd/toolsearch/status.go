@@ -44,6 +44,8 @@ type serverStatus struct {
 	Tools  int    `json:"tools"`
 	Tokens int    `json:"tokens"`
 	Error  string `json:"error,omitempty"`
+	// RetryAt is when a server that used up its restarts is tried again.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
 // checkServers starts every server, waits for each to settle, prints the
@@ -82,6 +84,9 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	code := exitOK
 	for _, s := range sts {
 		row := serverStatus{Name: s.Key, State: string(s.State), Tools: s.Tools, Tokens: s.Tokens, Error: s.Error}
+		if !s.RetryAt.IsZero() {
+			row.RetryAt = &s.RetryAt
+		}
 		if s.State != gateway.StateReady {
 			code = 1
 		}
