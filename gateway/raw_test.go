@@ -208,3 +208,41 @@ func TestRawDefinitionsEveryTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressOverHTTPUpstream: the progress a streamable HTTP upstream
+// sends before a call's result reaches the client, every time (the wire
+// tap in the HTTP client holds the result until it is forwarded).
+func TestProgressOverHTTPUpstream(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "progress-http"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Report four steps of progress, then finish."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			for i := 1; i <= 4; i++ {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+					Progress: float64(i), Total: 4, Message: fmt.Sprintf("step %d", i)})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	g := startGateway(t, writeConfig(t, map[string]any{"up": map[string]any{"type": "http", "url": up.URL}}, nil))
+	waitState(t, g, "up", 20*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler("full"))
+	c := connectHTTP(t, srv.URL+"/mcp", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for round := range 10 {
+		c.mu.Lock()
+		c.progress = nil
+		c.mu.Unlock()
+		p := &mcp.CallToolParams{Name: "up__steps", Arguments: map[string]any{}}
+		p.SetProgressToken(fmt.Sprintf("round-%d", round))
+		if _, err := c.cs.CallTool(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "four progress messages", 5*time.Second, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.progress) == 4
+		})
+	}
+}
