@@ -631,9 +631,8 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 // restart, the gateway stopping), whichever comes first; timedOut says it
 // was the timeout.
 func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams, progress bool) (res *mcp.CallToolResult, timedOut bool, err error) {
-	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	defer context.AfterFunc(ls.life, cancel)()
 	if progress {
 		cctx = tapContext(cctx)
 	}
@@ -864,11 +863,13 @@ func (g *Gateway) readResource(ctx context.Context, server, uri string) (*mcp.Re
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
-	cs, err := u.session(ctx)
+	ls, err := u.live(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	ctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	return ls.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
@@ -876,9 +877,22 @@ func (g *Gateway) getPrompt(ctx context.Context, server, name string, args map[s
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
-	cs, err := u.session(ctx)
+	ls, err := u.live(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	ctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	return ls.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+}
+
+// upstreamContext bounds a request to an upstream: it ends with ctx, at the
+// call timeout, or when the upstream session is closed.
+func (g *Gateway) upstreamContext(ctx context.Context, ls liveSession) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	stop := context.AfterFunc(ls.life, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
