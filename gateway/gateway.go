@@ -4,6 +4,18 @@
 // list — a search tool and a call tool — or every tool, depending on the
 // exposure mode.
 //
+// Exposure auto picks full while every definition clients may see fits
+// under the threshold (a share of the context window), and dynamic above
+// it. It is decided when a session starts and again at every catalog
+// change: a session in full switches to dynamic once the definitions
+// exceed the threshold (search and call tools added, the tools it listed
+// kept, list_changed sent), and never switches back.
+//
+// A search that names a server still starting, with no tools known yet,
+// waits for it (up to its start timeout); other searches never wait. A
+// server that used up its restarts rests for a cool-down, then is tried
+// again.
+//
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
 // place, Gateway.visible, for every listing, search and call.
