@@ -1,0 +1,391 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// everythingInstall is the command that installs the upstream server.
+const everythingInstall = "go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
+
+// Bounds of every wait in this test.
+const (
+	buildTimeout = 90 * time.Second // go build of the toolsearch binary
+	startTimeout = 20 * time.Second // a server to accept connections / be ready
+	suiteTimeout = 90 * time.Second // one run of the conformance suite
+	stopTimeout  = 5 * time.Second  // a process to exit after it is told to
+)
+
+// check is one entry of a scenario's checks.json, as the suite writes it.
+type check struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO, SKIPPED
+	ErrorMessage string `json:"errorMessage"`
+	Description  string `json:"description"`
+}
+
+// result is one run of the suite.
+type result struct {
+	passed, failed int
+	// failures maps "scenario/check-id" to the suite's reason.
+	failures map[string]string
+	// passes holds the "scenario/check-id" of every passed check.
+	passes map[string]bool
+	output string
+}
+
+// TestConformanceThroughGateway runs the suite against everything-server
+// directly, then through `toolsearch serve --http` in full exposure with that
+// server as its only (streamable HTTP) upstream, and fails if the gateway
+// passes fewer checks, or fails a check the server passes on its own.
+func TestConformanceThroughGateway(t *testing.T) {
+	root := repoRoot(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the conformance suite (npm @modelcontextprotocol/conformance 0.1.12) needs Node 20 or later")
+	}
+	suite := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(suite); err != nil {
+		t.Skipf("%s is absent: run `npm ci` at the repository root to install @modelcontextprotocol/conformance", suite)
+	}
+	everything := findEverythingServer(t)
+
+	// The upstream: stateful streamable HTTP. Its default (-stateless=true)
+	// cannot make server-to-client requests, so sampling and elicitation
+	// would fail even directly.
+	upAddr := freeAddr(t)
+	startProcess(t, "everything-server", exec.Command(everything, "-http", upAddr, "-stateless=false"))
+	waitTCP(t, upAddr)
+
+	direct := runSuite(t, node, suite, "http://"+upAddr+"/mcp")
+	t.Logf("directly against everything-server: %d passed, %d failed", direct.passed, direct.failed)
+	logFailures(t, "direct", direct)
+	if direct.passed == 0 {
+		t.Fatalf("the suite passed no check against everything-server directly; its output:\n%s", direct.output)
+	}
+
+	// The gateway, built from this module, in full exposure.
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "toolsearch")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	buildToolsearch(t, root, bin)
+	cfg := filepath.Join(dir, "toolsearch.json")
+	doc := map[string]any{
+		"mcpServers": map[string]any{
+			"everything": map[string]any{"type": "http", "url": "http://" + upAddr + "/mcp"},
+		},
+		"toolsearch": map[string]any{"exposure": "full", "stateDir": filepath.Join(dir, "state")},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gwAddr := freeAddr(t)
+	startProcess(t, "toolsearch serve", exec.Command(bin, "serve", "-c", cfg, "--http", gwAddr, "--log-level", "warn"))
+	waitReady(t, "http://"+gwAddr+"/healthz", "everything")
+
+	via := runSuite(t, node, suite, "http://"+gwAddr+"/mcp")
+	t.Logf("through the gateway: %d passed, %d failed (directly: %d passed, %d failed)", via.passed, via.failed, direct.passed, direct.failed)
+	logFailures(t, "gateway", via)
+
+	var lost []string
+	for id := range direct.passes {
+		if !via.passes[id] {
+			lost = append(lost, id)
+		}
+	}
+	sort.Strings(lost)
+	for _, id := range lost {
+		reason, ok := via.failures[id]
+		if !ok {
+			reason = "not reported through the gateway"
+			scenario, _, _ := strings.Cut(id, "/")
+			for fid, why := range via.failures {
+				if strings.HasPrefix(fid, scenario+"/") {
+					reason += fmt.Sprintf(" (the scenario stopped at %s: %s)", fid, why)
+					break
+				}
+			}
+		}
+		t.Errorf("passes directly, fails through the gateway: %s: %s", id, reason)
+	}
+	if via.passed < direct.passed {
+		t.Errorf("the gateway passes %d checks, fewer than the %d everything-server passes directly", via.passed, direct.passed)
+	}
+}
+
+// findEverythingServer finds everything-server on PATH, in GOBIN or in
+// GOPATH/bin, or skips the test with the command that installs it.
+func findEverythingServer(t *testing.T) string {
+	t.Helper()
+	name := "everything-server"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	var dirs []string
+	if gobin := goEnv(t, "GOBIN"); gobin != "" {
+		dirs = append(dirs, gobin)
+	}
+	for _, gp := range filepath.SplitList(goEnv(t, "GOPATH")) {
+		dirs = append(dirs, filepath.Join(gp, "bin"))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	t.Skipf("everything-server is not on PATH, in GOBIN or in GOPATH/bin; install it with `%s`", everythingInstall)
+	return ""
+}
+
+// goEnv returns `go env name`, or "" when the go command fails.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// buildToolsearch builds cmd/toolsearch into bin.
+func buildToolsearch(t *testing.T, root, bin string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/toolsearch")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/toolsearch: %v\n%s", err, out)
+	}
+}
+
+// startProcess starts cmd, logs its output at the end of the test, and
+// stops it then: interrupt, then kill if it has not exited in stopTimeout.
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) {
+	t.Helper()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = stopTimeout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(stopTimeout):
+			_ = cmd.Process.Kill()
+			select {
+			case <-done:
+			case <-time.After(stopTimeout):
+				t.Errorf("%s (pid %d) did not exit after kill", name, cmd.Process.Pid)
+			}
+		}
+		if t.Failed() || testing.Verbose() {
+			t.Logf("%s output:\n%s", name, out.String())
+		}
+	})
+}
+
+// runSuite runs the conformance suite in server mode against url (the
+// active suite, as `conformance server --url` does by default) and reads
+// the checks it wrote.
+func runSuite(t *testing.T, node, suite, url string) result {
+	t.Helper()
+	outDir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--output-dir", outDir)
+	cmd.WaitDelay = stopTimeout
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the conformance suite against %s did not finish within %v; its output:\n%s", url, suiteTimeout, out)
+	}
+	// A failing check makes the suite exit 1; anything else is a problem.
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		t.Fatalf("the conformance suite against %s: %v\n%s", url, err, out)
+	}
+	r := result{failures: map[string]string{}, passes: map[string]bool{}, output: string(out)}
+	files, err := filepath.Glob(filepath.Join(outDir, "*", "checks.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the conformance suite against %s wrote no checks.json under %s; its output:\n%s", url, outDir, out)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []check
+		if err := json.Unmarshal(b, &checks); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		scenario := scenarioName(filepath.Base(filepath.Dir(f)))
+		for _, c := range checks {
+			id := scenario + "/" + c.ID
+			switch c.Status {
+			case "SUCCESS":
+				r.passed++
+				r.passes[id] = true
+			case "FAILURE":
+				r.failed++
+				reason := c.ErrorMessage
+				if reason == "" {
+					reason = c.Description
+				}
+				r.failures[id] = reason
+			}
+		}
+	}
+	return r
+}
+
+// scenarioName turns the suite's result folder name
+// ("server-tools-list-2026-01-02T03-04-05-678Z") into the scenario name.
+func scenarioName(dir string) string {
+	name := strings.TrimPrefix(dir, "server-")
+	// The timestamp is the last six dash-separated fields (YYYY-MM-DDTHH-MM-SS-mmmZ).
+	if parts := strings.Split(name, "-"); len(parts) > 6 {
+		name = strings.Join(parts[:len(parts)-6], "-")
+	}
+	return name
+}
+
+// logFailures logs every failed check of a run with the suite's reason.
+func logFailures(t *testing.T, what string, r result) {
+	t.Helper()
+	ids := make([]string, 0, len(r.failures))
+	for id := range r.failures {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		t.Logf("%s: FAILED %s: %s", what, id, r.failures[id])
+	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// waitTCP waits until addr accepts connections.
+func waitTCP(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not accept connections within %v: %v", addr, startTimeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitReady polls the gateway's /healthz until the named upstream is ready.
+func waitReady(t *testing.T, url, server string) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(startTimeout)
+	last := "no answer"
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			var h struct {
+				Servers []struct {
+					Name  string `json:"name"`
+					State string `json:"state"`
+					Error string `json:"error"`
+				} `json:"servers"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			_ = resp.Body.Close()
+			if err == nil {
+				for _, s := range h.Servers {
+					if s.Name == server {
+						if s.State == "ready" {
+							return
+						}
+						last = fmt.Sprintf("%s is %s %s", s.Name, s.State, s.Error)
+					}
+				}
+			}
+		}
+		if err != nil {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the gateway's upstream %s was not ready within %v (%s)", server, startTimeout, last)
+}
+
+// repoRoot is the module root (for node_modules and cmd/toolsearch).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test's source file")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's stdout and stderr.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
