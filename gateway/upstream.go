@@ -116,7 +116,11 @@ func (u *upstream) lazy() bool {
 // the session, restart with backoff.
 func (u *upstream) run(ctx context.Context, haveCache bool) {
 	if u.cfg.Problem != nil {
+		// A configuration problem (an unset variable) does not go away
+		// by waiting: no retry.
+		u.mu.Lock()
 		u.gaveUp = true
+		u.mu.Unlock()
 		u.setState(StateFailed, u.cfg.Problem)
 		return
 	}
