@@ -47,14 +47,16 @@ func TestMain(m *testing.M) {
 			deadline = 0 // go test's own timeout comes first
 		}
 	}
-	if deadline > 0 && !testing.Short() {
-		watchdog := time.AfterFunc(deadline, func() {
-			fmt.Fprintf(os.Stderr, "gateway tests: still running after %v, which means something hangs; every goroutine:\n%s\n", deadline, allStacks())
-			os.Exit(2)
-		})
-		defer watchdog.Stop()
-	}
+	watchdog := time.AfterFunc(max(deadline, time.Nanosecond), func() {
+		if deadline == 0 {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "gateway tests: still running after %v, which means something hangs; "+
+			"the goroutines in gateway.Test… frames show which tests; every goroutine:\n%s\n", deadline, allStacks())
+		os.Exit(2)
+	})
 	code := m.Run()
+	watchdog.Stop()
 	os.Exit(code)
 }
 
