@@ -151,16 +151,7 @@ func errorAnswer(id, text string) SearchAnswer {
 
 // noMatchText says plainly that nothing matched, and where to look.
 func noMatchText(query string, res search.Result) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "No deferred tool matched %q.", query)
-	if len(res.Unknown) > 0 {
-		fmt.Fprintf(&b, " Unknown names: %s.", strings.Join(res.Unknown, ", "))
-	}
-	if len(res.NearestServers) > 0 {
-		fmt.Fprintf(&b, " Servers with the closest names: %s (search one with its prefix, for example %q).",
-			strings.Join(res.NearestServers, ", "), res.NearestServers[0]+"__")
-	}
-	return b.String()
+	return discovery.NoMatchText(query, res.Unknown, res.NearestServers)
 }
 
 // ResultsMessage builds the user message that answers an assistant turn:

@@ -1,6 +1,9 @@
 package discovery
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Line prefixes of the plain-text forms.
 const (
@@ -58,4 +61,21 @@ func parseNamesLines(prefix, text string) []string {
 		}
 	}
 	return out
+}
+
+// NoMatchText is what a search tool answers when nothing matched: it says
+// so plainly, names the names a select: asked for that do not exist, and
+// points at the servers whose names are closest, rather than padding the
+// answer with unrelated tools.
+func NoMatchText(query string, unknown, nearestServers []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No deferred tool matched %q.", query)
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, " Unknown names: %s.", strings.Join(unknown, ", "))
+	}
+	if len(nearestServers) > 0 {
+		fmt.Fprintf(&b, " Servers with the closest names: %s (search one with its prefix, for example %q).",
+			strings.Join(nearestServers, ", "), nearestServers[0]+"__")
+	}
+	return b.String()
 }

@@ -821,36 +821,27 @@ func (s *session) syncExtras(v *view) {
 			}
 		}
 	}
-	var rm []string
-	for u := range s.resources {
-		if !wantRes[u] {
-			rm = append(rm, u)
-			delete(s.resources, u)
-		}
-	}
-	if len(rm) > 0 {
+	if rm := dropUnwanted(s.resources, wantRes); len(rm) > 0 {
 		s.server.RemoveResources(rm...)
 	}
-	rm = nil
-	for u := range s.templates {
-		if !wantTpl[u] {
-			rm = append(rm, u)
-			delete(s.templates, u)
-		}
-	}
-	if len(rm) > 0 {
+	if rm := dropUnwanted(s.templates, wantTpl); len(rm) > 0 {
 		s.server.RemoveResourceTemplates(rm...)
 	}
-	rm = nil
-	for n := range s.prompts {
-		if !wantPr[n] {
-			rm = append(rm, n)
-			delete(s.prompts, n)
-		}
-	}
-	if len(rm) > 0 {
+	if rm := dropUnwanted(s.prompts, wantPr); len(rm) > 0 {
 		s.server.RemovePrompts(rm...)
 	}
+}
+
+// dropUnwanted deletes from have every key that want lacks and returns them.
+func dropUnwanted[V any](have map[string]V, want map[string]bool) []string {
+	var rm []string
+	for k := range have {
+		if !want[k] {
+			rm = append(rm, k)
+			delete(have, k)
+		}
+	}
+	return rm
 }
 
 func mustJSON(v any) string {
