@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"strings"
 	"sync"
 	"testing"
@@ -197,28 +196,8 @@ func TestDeltaKeepsPrefix(t *testing.T) {
 	}
 }
 
-// sharedCatalog loads ../shared/catalog/catalog.json (or $TOOLSEARCH_CATALOG)
-// or skips the test.
-func sharedCatalog(t testing.TB) *catalog.Snapshot {
-	t.Helper()
-	path := os.Getenv("TOOLSEARCH_CATALOG")
-	if path == "" {
-		for _, p := range []string{"../../shared/catalog/catalog.json", "../shared/catalog/catalog.json", "/work/shared/catalog/catalog.json"} {
-			if _, err := os.Stat(p); err == nil {
-				path = p
-				break
-			}
-		}
-	}
-	if path == "" {
-		t.Skip("the shared catalog (../shared/catalog/catalog.json) is absent; set TOOLSEARCH_CATALOG to measure on another catalog")
-	}
-	snap, err := catalog.LoadFile(filepath.Clean(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
-}
+// sharedCatalog loads the real catalog (or $TOOLSEARCH_CATALOG), or skips.
+func sharedCatalog(t testing.TB) *catalog.Snapshot { return sharedtest.Catalog(t) }
 
 // firstRequestTokens returns the o200k tokens of the whole first request
 // body, and of what the model reads (the body without deferred tools).

@@ -2,32 +2,21 @@ package evaluate
 
 import (
 	"context"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/search"
 )
 
-// sharedDir is where the real catalog and query set live beside a checkout.
-var sharedDir = filepath.Join("..", "..", "shared")
-
 // loadShared loads the real catalog and the dev query set, or skips.
 func loadShared(t testing.TB) (*catalog.Snapshot, []Query) {
 	t.Helper()
-	catPath := filepath.Join(sharedDir, "catalog", "catalog.json")
-	qPath := filepath.Join(sharedDir, "eval", "dev.jsonl")
-	if _, err := os.Stat(catPath); err != nil {
-		t.Skipf("real catalog not found at %s (it lives in ../shared beside the checkout): %v", catPath, err)
-	}
-	snap, err := catalog.LoadFile(catPath)
+	snap := sharedtest.Catalog(t)
+	f, err := os.Open(sharedtest.QueriesPath(t))
 	if err != nil {
 		t.Fatal(err)
-	}
-	f, err := os.Open(qPath)
-	if err != nil {
-		t.Skipf("query set not found at %s: %v", qPath, err)
 	}
 	defer f.Close()
 	qs, err := LoadQueries(f)

@@ -3,10 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -17,20 +16,8 @@ import (
 	"github.com/toolsearch/toolsearch/config"
 )
 
-// sharedCatalog returns ../shared/catalog/catalog.json, or skips.
-func sharedCatalog(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{
-		filepath.Join(repoRoot(t), "..", "shared", "catalog", "catalog.json"),
-		"/work/shared/catalog/catalog.json",
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("shared/catalog/catalog.json is absent")
-	return ""
-}
+// sharedCatalog returns the real catalog's path, or skips.
+func sharedCatalog(t testing.TB) string { return sharedtest.CatalogPath(t) }
 
 // cachedFixture writes a config of the 113 catalog servers (lazy, so none
 // starts) and their manifests, as a previous run of the gateway would have
