@@ -148,6 +148,9 @@ type Gateway struct {
 	// Builtins is the raw "builtins" object: the gateway's built-in tools,
 	// read by package builtin (nil when absent: the defaults).
 	Builtins json.RawMessage
+	// Serve holds how serve listens over HTTP and how it stops
+	// (config/http.go).
+	Serve Serve
 }
 
 // Limits bound what the gateway does.
@@ -210,6 +213,7 @@ func Default() *Config {
 		Limits: Limits{MaxResults: DefaultMaxResults, ResultTokens: DefaultResultTokens,
 			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts,
 			RestartCooldown: DefaultRestartCooldown},
+		Serve: DefaultServe(),
 	}}
 }
 
@@ -287,6 +291,10 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 			}
 			return nil, errAt("", "toolsearch", err)
 		}
+	}
+	if err := parseServe(cfg, top, lookup); err != nil {
+		err.File = path
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -397,7 +405,7 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 			}
 		}
 		if !strings.HasPrefix(srv.URL, "http://") && !strings.HasPrefix(srv.URL, "https://") && len(problems) == 0 {
-			return nil, errAt("url", fmt.Errorf("%q is not an http or https URL", srv.URL))
+			return nil, errAt("url", fmt.Errorf("%q is not an http or https URL", rs.URL)) // as written: no expanded secrets
 		}
 	}
 	if len(problems) > 0 {

@@ -1,0 +1,415 @@
+package config
+
+// How toolsearch serve listens over HTTP and how it stops, and which values
+// of a configuration are secrets.
+//
+// The settings, under the "toolsearch" key:
+//
+//	"http": {
+//	  "authToken": "${TOOLSEARCH_AUTH_TOKEN}",  // bearer token clients must send
+//	  "allowedOrigins": ["https://app.example.com"], // besides loopback origins
+//	  "allowedHosts": ["mcp.example.com"],      // Host names besides loopback ones
+//	  "maxBodyBytes": 4194304,                  // 413 above this
+//	  "maxHeaderBytes": 65536,                  // 431 above this
+//	  "readHeaderTimeout": "10s", "idleTimeout": "2m",
+//	  "rateLimit": {"perSecond": 100, "burst": 200},       // all clients together
+//	  "sessionRateLimit": {"perSecond": 20, "burst": 40}   // per MCP session
+//	},
+//	"shutdownTimeout": "10s"                    // how long calls in flight may finish
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the serve settings.
+const (
+	DefaultMaxBodyBytes      = 4 << 20
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownTimeout   = 10 * time.Second
+	// MinAuthTokenLength is the shortest bearer token serve accepts.
+	MinAuthTokenLength = 16
+)
+
+// Serve holds how toolsearch serve listens over streamable HTTP and how it
+// stops. The HTTP settings apply only with --http (or "listen"); the
+// shutdown bound applies to stdio too.
+type Serve struct {
+	// AuthToken is the bearer token HTTP clients must send ("" when none
+	// is configured). It is a secret: never print it.
+	AuthToken string
+	// AuthTokenProblem is why the configured token could not be read (an
+	// unset ${VAR}); serve reports it when it needs the token.
+	AuthTokenProblem error
+	// AllowedOrigins are the browser origins accepted besides loopback
+	// ones: "https://app.example.com", a bare host name, or "*" for any.
+	AllowedOrigins []string
+	// AllowedHosts are the Host header values accepted on a loopback
+	// listener besides loopback names (a reverse proxy's public name).
+	AllowedHosts []string
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes int64
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds reading a request's headers; IdleTimeout
+	// closes keep-alive connections idle this long. There is no write
+	// timeout: event streams live as long as their session.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// RateLimit bounds the requests of all clients together,
+	// SessionRateLimit those of one MCP session; zero rates are off.
+	RateLimit        Rate
+	SessionRateLimit Rate
+	// ShutdownTimeout is how long calls in flight may take to finish once
+	// serve is told to stop.
+	ShutdownTimeout time.Duration
+
+	// varSecrets are values of ${VAR} references in server entries that
+	// look like secrets.
+	varSecrets []string
+}
+
+// Rate is a token bucket: PerSecond requests on average, Burst at once.
+type Rate struct {
+	PerSecond float64
+	Burst     int
+}
+
+// On reports whether the rate limits anything.
+func (r Rate) On() bool { return r.PerSecond > 0 }
+
+// DefaultServe returns the default serve settings: no token, loopback
+// origins only, bounded bodies and headers, rate limits off.
+func DefaultServe() Serve {
+	return Serve{MaxBodyBytes: DefaultMaxBodyBytes, MaxHeaderBytes: DefaultMaxHeaderBytes,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout, IdleTimeout: DefaultIdleTimeout, ShutdownTimeout: DefaultShutdownTimeout}
+}
+
+// CheckAuthToken reports whether token is usable as a bearer token.
+func CheckAuthToken(token string) error {
+	if token != strings.TrimSpace(token) || strings.ContainsAny(token, " \t\r\n") {
+		return errors.New("the auth token must not contain spaces")
+	}
+	if len(token) < MinAuthTokenLength {
+		return fmt.Errorf("the auth token has %d characters; use at least %d (for example: openssl rand -hex 32)", len(token), MinAuthTokenLength)
+	}
+	return nil
+}
+
+// rawServe is the JSON shape of the serve settings.
+type rawServe struct {
+	HTTP *struct {
+		AuthToken         *string         `json:"authToken"`
+		AllowedOrigins    []string        `json:"allowedOrigins"`
+		AllowedHosts      []string        `json:"allowedHosts"`
+		MaxBodyBytes      *int64          `json:"maxBodyBytes"`
+		MaxHeaderBytes    *int            `json:"maxHeaderBytes"`
+		ReadHeaderTimeout json.RawMessage `json:"readHeaderTimeout"`
+		IdleTimeout       json.RawMessage `json:"idleTimeout"`
+		RateLimit         *rawRate        `json:"rateLimit"`
+		SessionRateLimit  *rawRate        `json:"sessionRateLimit"`
+	} `json:"http"`
+	ShutdownTimeout json.RawMessage `json:"shutdownTimeout"`
+}
+
+type rawRate struct {
+	PerSecond float64 `json:"perSecond"`
+	Burst     int     `json:"burst"`
+}
+
+// parseServe reads the serve settings from the top-level object of a file
+// and collects the secret-looking ${VAR} values of its server entries.
+func parseServe(cfg *Config, top map[string]json.RawMessage, lookup func(string) (string, bool)) *Error {
+	s := &cfg.Gateway.Serve
+	s.varSecrets = varSecrets(top, lookup)
+	raw, ok := top["toolsearch"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	errAt := func(field string, err error) *Error { return &Error{Field: "toolsearch." + field, Err: err} }
+	var rs rawServe
+	if err := json.Unmarshal(raw, &rs); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return errAt(te.Field, fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value))
+		}
+		return &Error{Field: "toolsearch", Err: fmt.Errorf("want an object: %w", err)}
+	}
+	d, err := parseDuration(rs.ShutdownTimeout)
+	if err != nil {
+		return errAt("shutdownTimeout", err)
+	}
+	if d > 0 {
+		s.ShutdownTimeout = d
+	}
+	h := rs.HTTP
+	if h == nil {
+		return nil
+	}
+	if h.AuthToken != nil {
+		tok, missing := Expand(*h.AuthToken, lookup)
+		switch {
+		case len(missing) > 0:
+			s.AuthTokenProblem = errAt("http.authToken", fmt.Errorf("${%s} is not set", missing[0]))
+		case tok != "":
+			if err := CheckAuthToken(tok); err != nil {
+				return errAt("http.authToken", err)
+			}
+			s.AuthToken = tok
+		}
+	}
+	for _, o := range h.AllowedOrigins {
+		if strings.TrimSpace(o) == "" {
+			return errAt("http.allowedOrigins", errors.New("empty origin"))
+		}
+	}
+	for _, o := range h.AllowedHosts {
+		if strings.TrimSpace(o) == "" {
+			return errAt("http.allowedHosts", errors.New("empty host"))
+		}
+	}
+	s.AllowedOrigins, s.AllowedHosts = h.AllowedOrigins, h.AllowedHosts
+	if h.MaxBodyBytes != nil {
+		if *h.MaxBodyBytes < 1024 {
+			return errAt("http.maxBodyBytes", fmt.Errorf("%d is below 1024", *h.MaxBodyBytes))
+		}
+		s.MaxBodyBytes = *h.MaxBodyBytes
+	}
+	if h.MaxHeaderBytes != nil {
+		if *h.MaxHeaderBytes < 1024 {
+			return errAt("http.maxHeaderBytes", fmt.Errorf("%d is below 1024", *h.MaxHeaderBytes))
+		}
+		s.MaxHeaderBytes = *h.MaxHeaderBytes
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *time.Duration
+	}{{"http.readHeaderTimeout", h.ReadHeaderTimeout, &s.ReadHeaderTimeout}, {"http.idleTimeout", h.IdleTimeout, &s.IdleTimeout}} {
+		d, err := parseDuration(f.raw)
+		if err != nil {
+			return errAt(f.name, err)
+		}
+		if d > 0 {
+			*f.dst = d
+		}
+	}
+	for _, r := range []struct {
+		name string
+		raw  *rawRate
+		dst  *Rate
+	}{{"http.rateLimit", h.RateLimit, &s.RateLimit}, {"http.sessionRateLimit", h.SessionRateLimit, &s.SessionRateLimit}} {
+		if r.raw == nil {
+			continue
+		}
+		if r.raw.PerSecond < 0 || r.raw.Burst < 0 {
+			return errAt(r.name, errors.New("perSecond and burst must not be negative"))
+		}
+		if r.raw.PerSecond > 0 && r.raw.Burst == 0 {
+			r.raw.Burst = max(1, int(r.raw.PerSecond))
+		}
+		*r.dst = Rate{PerSecond: r.raw.PerSecond, Burst: r.raw.Burst}
+	}
+	return nil
+}
+
+// varSecrets returns the values of the ${VAR} references in the server
+// entries (command, args, env, cwd, url, headers) that look like secrets.
+func varSecrets(top map[string]json.RawMessage, lookup func(string) (string, bool)) []string {
+	raw, ok := top["mcpServers"]
+	if !ok {
+		raw = top["servers"]
+	}
+	var servers map[string]json.RawMessage
+	if json.Unmarshal(raw, &servers) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			for _, name := range varRefs(v) {
+				if val, ok := lookup(name); ok && secretValue(name, val) {
+					out = append(out, val)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, r := range servers {
+		var v any
+		if json.Unmarshal(r, &v) == nil {
+			walk(v)
+		}
+	}
+	return out
+}
+
+// varRefs returns the names in the ${VAR}, ${VAR:-default} and ${env:VAR}
+// references of s.
+func varRefs(s string) []string {
+	var names []string
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return names
+		}
+		name, _, _ := strings.Cut(s[i+2:i+j], ":-")
+		name = strings.TrimPrefix(name, "env:")
+		if validVarName(name) {
+			names = append(names, name)
+		}
+		s = s[i+j+1:]
+	}
+}
+
+// Secrets returns the values of the configuration that must never be shown
+// in logs, errors, status output or metrics: the auth token; every header
+// value of a remote server (and the credential after "Bearer " or
+// "Basic "); the password and query values of a server URL, and path
+// segments that look like keys; the env values of a stdio server, except
+// those that are plainly not secret (a path, a number, a short flag) under
+// a name that does not look secret; and the values of ${VAR} references
+// that look secret by the same rule. Values shorter than 4 characters are
+// left out: they cannot be told apart from ordinary text.
+func (c *Config) Secrets() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if len(v) < 4 || seen[v] {
+			return
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	add(c.Gateway.Serve.AuthToken)
+	for _, v := range c.Gateway.Serve.varSecrets {
+		add(v)
+	}
+	for _, s := range c.Servers {
+		for _, k := range sortedKeys(s.Env) {
+			if secretValue(k, s.Env[k]) {
+				add(s.Env[k])
+			}
+		}
+		for _, k := range sortedKeys(s.Headers) {
+			v := s.Headers[k]
+			add(v)
+			if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && scheme != "" {
+				add(cred)
+			}
+		}
+		if s.URL != "" {
+			for _, v := range urlSecrets(s.URL) {
+				add(v)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
+	return out
+}
+
+// urlSecrets returns the password, the query values and the key-like path
+// segments of a URL.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p, url.QueryEscape(p))
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			out = append(out, v, url.QueryEscape(v))
+		}
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if looksLikeKey(seg) {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// secretNameParts are the parts of a variable or env name that mark its
+// value as a secret, whatever it looks like.
+var secretNameParts = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "KEY", "APIKEY", "AUTH",
+	"CREDENTIAL", "CREDENTIALS", "CRED", "PAT", "PRIVATE", "COOKIE", "SESSION", "SIGNATURE", "BEARER", "JWT", "DSN"}
+
+// secretValue reports whether the value of the env entry or variable name
+// must be treated as a secret: always under a secret-looking name (API_KEY,
+// GITHUB_TOKEN, DB_PASSWORD), otherwise unless it is plainly not one (a
+// path, a number, a boolean, shorter than 8 characters).
+func secretValue(name, value string) bool {
+	v := strings.TrimSpace(value)
+	if len(v) < 4 {
+		return false
+	}
+	upper := strings.ToUpper(name)
+	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		for _, s := range secretNameParts {
+			if part == s || (len(s) >= 5 && strings.HasSuffix(part, s)) || (s == "KEY" && strings.HasSuffix(part, "KEY")) {
+				return true
+			}
+		}
+	}
+	if len(v) < 8 {
+		return false
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
+		(len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/')) {
+		return false
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return false
+	}
+	if _, err := strconv.ParseBool(v); err == nil {
+		return false
+	}
+	return true
+}
+
+// looksLikeKey reports whether a URL path segment looks like an embedded
+// key: at least 20 characters of letters, digits, '-' and '_', with both
+// letters and digits.
+func looksLikeKey(s string) bool {
+	if len(s) < 20 {
+		return false
+	}
+	letters, digits := false, false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letters = true
+		case r >= '0' && r <= '9':
+			digits = true
+		case r == '-' || r == '_':
+		default:
+			return false
+		}
+	}
+	return letters && digits
+}
