@@ -15,7 +15,8 @@
 //	      "keywords": ["gh", "git"],          // extra search words
 //	      "allow": ["*issue*"], "deny": ["delete_*"], "ask": ["merge_*"],
 //	      "lazy": true,                       // start at the first call
-//	      "startTimeout": "20s"
+//	      "startTimeout": "20s",
+//	      "naming": "auto"                    // auto, bare or prefixed (below)
 //	    },
 //	    "docs": {"type": "http", "url": "https://example.com/mcp",
 //	             "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
@@ -33,6 +34,12 @@
 //	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"]}
 //	  }
 //	}
+//
+// A server's naming says what its tools and prompts are called in the
+// gateway's lists: "prefixed" is server__tool; "bare" is the tool's own
+// name; "auto" (the default) is bare when the server is the only enabled
+// one, prefixed otherwise. A bare name that another exposed name already
+// uses falls back to server__tool, and the gateway logs it.
 //
 // Strings in command, args, env, cwd, url and headers expand ${VAR},
 // ${VAR:-default} and VS Code's ${env:VAR} from the environment. Durations are
@@ -69,6 +76,17 @@ const (
 	ExposureFull    = "full"
 	ExposureSearch  = "search"
 	ExposureDynamic = "dynamic"
+)
+
+// Naming of a server's tools and prompts in the gateway's lists.
+const (
+	// NamingAuto is bare when the server is the only enabled one, and
+	// prefixed otherwise.
+	NamingAuto = "auto"
+	// NamingBare keeps the names the server gives.
+	NamingBare = "bare"
+	// NamingPrefixed names each tool server__tool.
+	NamingPrefixed = "prefixed"
 )
 
 // Defaults of the gateway settings.
@@ -121,6 +139,9 @@ type Server struct {
 	// StartTimeout bounds connecting and the first listing; zero means the
 	// gateway's limit.
 	StartTimeout time.Duration
+	// Naming is NamingAuto, NamingBare or NamingPrefixed: what the
+	// server's tools and prompts are called in the gateway's lists.
+	Naming string
 	// Problem, when not nil, is why the server cannot start even though the
 	// file is well-formed (an unset ${VAR}); the gateway shows the server as
 	// failed with this error, and the other servers are unaffected.
@@ -317,6 +338,7 @@ type rawServer struct {
 	Ask          []string          `json:"ask"`
 	Lazy         bool              `json:"lazy"`
 	StartTimeout json.RawMessage   `json:"startTimeout"`
+	Naming       string            `json:"naming"`
 }
 
 func parseServer(key string, raw json.RawMessage, lookup func(string) (string, bool)) (*Server, error) {
@@ -361,6 +383,14 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 		return nil, errAt("startTimeout", err)
 	}
 	srv.StartTimeout = d
+	switch n := strings.ToLower(strings.TrimSpace(rs.Naming)); n {
+	case "", NamingAuto:
+		srv.Naming = NamingAuto
+	case NamingBare, NamingPrefixed:
+		srv.Naming = n
+	default:
+		return nil, errAt("naming", fmt.Errorf("unknown naming %q (want auto, bare or prefixed)", rs.Naming))
+	}
 	for _, g := range [][]string{rs.Allow, rs.Deny, rs.Ask} {
 		for _, p := range g {
 			if strings.TrimSpace(p) == "" {

@@ -57,6 +57,21 @@ func TestParseServers(t *testing.T) {
 	}
 }
 
+func TestNaming(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("n.json", []byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "naming": "Bare"},
+	  "c": {"command": "z", "naming": "prefixed"}, "d": {"command": "w", "naming": "auto"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": NamingAuto, "b": NamingBare, "c": NamingPrefixed, "d": NamingAuto}
+	for _, s := range cfg.Servers {
+		if s.Naming != want[s.Key] {
+			t.Errorf("server %s: naming %q, want %q", s.Key, s.Naming, want[s.Key])
+		}
+	}
+}
+
 func TestVSCodeServersKey(t *testing.T) {
 	t.Parallel()
 	cfg, err := Parse("mcp.json", []byte(`{"servers": {"fs": {"type": "stdio", "command": "fs-mcp"}}, "inputs": []}`), nil)
@@ -100,6 +115,8 @@ func TestErrorsNameFileServerField(t *testing.T) {
 		{"bad limit", `{"toolsearch": {"limits": {"maxResults": 0}}}`, "", "toolsearch.limits.maxResults", "out of range"},
 		{"wrong limit type", `{"toolsearch": {"limits": {"maxResults": "x"}}}`, "", "toolsearch.limits.maxResults", "want"},
 		{"empty deny", `{"mcpServers": {"a": {"command": "x", "deny": [""]}}}`, "a", "allow/deny/ask", "empty"},
+		{"bad naming", `{"mcpServers": {"a": {"command": "x", "naming": "short"}}}`, "a", "naming", `unknown naming "short" (want auto, bare or prefixed)`},
+		{"naming not a string", `{"mcpServers": {"a": {"command": "x", "naming": true}}}`, "a", "naming", "want string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
