@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,4 +78,35 @@ func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
 			return
 		}
 	}
+}
+
+// resolveCall is resolve for a call. A name that names a server whose
+// tools are not known yet (server__tool, server/tool) waits for that
+// server's start, as a search naming it does; if the tool is still not
+// found, the error says what became of the server (failed, and why), not
+// only that no tool has the name.
+func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, error) {
+	t, err := g.resolve(name)
+	if err == nil || g.demo {
+		return t, err
+	}
+	keys := g.targetedServers(name)
+	if len(keys) == 0 || strings.HasPrefix(strings.TrimSpace(name), "select:") {
+		return nil, err
+	}
+	g.awaitTargets(ctx, name)
+	if t, err2 := g.resolve(name); err2 == nil {
+		return t, nil
+	}
+	for _, k := range keys {
+		if _, known := g.cur.Load().snap.Server(k); known {
+			continue
+		}
+		st := g.ups[k].status()
+		if st.Error != "" {
+			return nil, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
+		}
+		return nil, fmt.Errorf("cannot call %s: server %q is %s and has not listed its tools yet", strings.TrimSpace(name), k, st.State)
+	}
+	return nil, err
 }

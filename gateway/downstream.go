@@ -539,7 +539,7 @@ func (s *session) load(tools []*catalog.Tool) {
 // Every error is a tool error the model can read.
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
 	start := time.Now()
-	t, err := g.resolve(name)
+	t, err := g.resolveCall(ctx, name)
 	if err != nil {
 		g.metrics.call("", "unknown_tool", time.Since(start))
 		return toolError("%v", err)

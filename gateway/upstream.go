@@ -330,6 +330,13 @@ func (u *upstream) start(ctx context.Context) error {
 	}
 	if res.err != nil {
 		if proc != nil {
+			// A server that dies during initialize often breaks the
+			// connection (half an answer) a moment before its exit is
+			// seen: wait a moment for the exit, so the error says so.
+			select {
+			case <-proc.exited:
+			case <-time.After(500 * time.Millisecond):
+			}
 			go proc.stop()
 		}
 		switch {
