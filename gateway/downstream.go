@@ -95,6 +95,7 @@ func (g *Gateway) newSession(mode string) *session {
 			}()
 		},
 	})
+	s.server.AddReceivingMiddleware(g.drainMiddleware) // drain.go
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)

@@ -115,6 +115,7 @@ type Gateway struct {
 	started time.Time
 	cached  map[string]bool
 	builtin *builtinTools // the built-in tools (builtin.go)
+	calls   callGuard     // calls in flight, draining, secrets (drain.go)
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded

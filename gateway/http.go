@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/httpguard"
 )
 
 // ServeStdio serves one client over stdin and stdout in the given exposure
@@ -35,11 +37,19 @@ type sessionKey struct{}
 // Handler returns the HTTP handler of the gateway: streamable HTTP MCP at
 // /mcp (the configured exposure) and at /mcp/auto, /mcp/full, /mcp/search
 // and /mcp/dynamic, plus /healthz and /metrics.
+//
+// Every request first passes the guard of package httpguard, set from the
+// configuration's serve settings: Host and Origin checks (DNS rebinding),
+// the bearer token when one is configured (every path but /healthz, which
+// without the token answers only whether the gateway is up), rate limits,
+// and the body bound. While the gateway drains (Drain), a request that
+// would open a new MCP session is answered 503.
 func (g *Gateway) Handler(defaultMode string) http.Handler {
 	mux := http.NewServeMux()
 	if defaultMode == "" {
 		defaultMode = g.cfg.Gateway.Exposure
 	}
+	sv := g.cfg.Gateway.Serve
 	paths := map[string]string{
 		"/mcp": defaultMode, "/mcp/auto": config.ExposureAuto, "/mcp/full": config.ExposureFull,
 		"/mcp/search": config.ExposureSearch, "/mcp/dynamic": config.ExposureDynamic,
@@ -53,9 +63,17 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 				return s.server
 			}
 			return versions
-		}, &mcp.StreamableHTTPOptions{Logger: g.log, SessionTimeout: 30 * time.Minute})
+		}, &mcp.StreamableHTTPOptions{Logger: g.log, SessionTimeout: 30 * time.Minute,
+			// The guard checks Host (with the allowed hosts) and bounds
+			// bodies before the SDK sees the request.
+			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes})
 		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+				if g.Draining() {
+					w.Header().Set("Retry-After", "5")
+					http.Error(w, shuttingDown, http.StatusServiceUnavailable)
+					return
+				}
 				r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, g.newSession(mode)))
 			}
 			h.ServeHTTP(w, r)
@@ -63,7 +81,28 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 	}
 	mux.HandleFunc("/healthz", g.serveHealth)
 	mux.HandleFunc("/metrics", g.serveMetrics)
-	return mux
+	return httpguard.New(g.countPosts(mux), httpguard.Options{
+		Token: sv.AuthToken, OpenPaths: []string{"/healthz"},
+		AllowedOrigins: sv.AllowedOrigins, AllowedHosts: sv.AllowedHosts,
+		MaxBodyBytes: sv.MaxBodyBytes,
+		Global:       httpguard.Rate{PerSecond: sv.RateLimit.PerSecond, Burst: sv.RateLimit.Burst},
+		PerSession:   httpguard.Rate{PerSecond: sv.SessionRateLimit.PerSecond, Burst: sv.SessionRateLimit.Burst},
+		Logger:       g.log,
+	})
+}
+
+// HTTPServer returns an HTTP server for Handler with the configured bounds:
+// header size, header read timeout and idle timeout. It sets no write
+// timeout: an event stream lives as long as its session.
+func (g *Gateway) HTTPServer(defaultMode string) *http.Server {
+	sv := g.cfg.Gateway.Serve
+	return &http.Server{
+		Handler:           g.Handler(defaultMode),
+		MaxHeaderBytes:    sv.MaxHeaderBytes,
+		ReadHeaderTimeout: sv.ReadHeaderTimeout,
+		IdleTimeout:       sv.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
 }
 
 type healthServer struct {
@@ -76,7 +115,24 @@ type healthServer struct {
 	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
+// serveHealth answers /healthz: the gateway's state, its servers and their
+// errors (secrets redacted). Without the token, when one is configured, it
+// says only whether the gateway is up. While draining it answers 503 with
+// status "shutting_down".
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	status, code := "ok", http.StatusOK
+	if g.Draining() {
+		status, code = "shutting_down", http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !httpguard.Authorized(r) {
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(struct {
+			Status string `json:"status"`
+		}{status})
+		return
+	}
 	mode, reason := g.Exposure()
 	out := struct {
 		Status   string         `json:"status"`
@@ -87,7 +143,8 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		Demo     bool           `json:"demo,omitempty"`
 		Sessions int            `json:"sessions"`
 		Servers  []healthServer `json:"servers"`
-	}{Status: "ok", Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Demo: g.demo,
+		InFlight int            `json:"calls_in_flight"`
+	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Demo: g.demo,
 		Servers: []healthServer{}}
 	snap := g.Snapshot()
 	for _, t := range snap.Tools() {
@@ -97,13 +154,14 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Sessions = len(g.sessionList())
 	for _, st := range g.Statuses() {
-		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: st.Error, Cached: st.FromCache}
+		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: g.Redact(st.Error), Cached: st.FromCache}
 		if !st.RetryAt.IsZero() {
 			hs.RetryAt = &st.RetryAt
 		}
 		out.Servers = append(out.Servers, hs)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	out.InFlight = g.InFlight()
+	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(out)

@@ -85,6 +85,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 }
 
 func (u *upstream) setState(s State, err error) {
+	err = u.g.redactErr(err) // no secrets in states (drain.go)
 	u.mu.Lock()
 	u.state, u.err, u.since = s, err, time.Now()
 	close(u.changed)

@@ -1,0 +1,290 @@
+package httpguard
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const token = "0123456789abcdef-test-token"
+
+// echo answers 200 with the body it read and whether the request was
+// authorized.
+var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	fmt.Fprintf(w, "authorized=%v body=%d", Authorized(r), len(b))
+})
+
+// serve starts a real loopback server with a guard in front of echo.
+func serve(t *testing.T, o Options) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(New(echo, o))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type req struct {
+	method, path string
+	host         string
+	header       map[string]string
+	body         string
+}
+
+func do(t *testing.T, srv *httptest.Server, rq req) (*http.Response, string) {
+	t.Helper()
+	method := rq.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	path := rq.path
+	if path == "" {
+		path = "/mcp"
+	}
+	var body io.Reader
+	if rq.body != "" {
+		body = strings.NewReader(rq.body)
+	}
+	r, err := http.NewRequest(method, srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rq.host != "" {
+		r.Host = rq.host
+	}
+	for k, v := range rq.header {
+		r.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestGuard(t *testing.T) {
+	t.Parallel()
+	open := Options{MaxBodyBytes: 1 << 20}
+	authed := Options{Token: token, OpenPaths: []string{"/healthz"}, MaxBodyBytes: 1 << 20}
+	allow := Options{AllowedOrigins: []string{"https://app.example.com", "tools.example.org"}, AllowedHosts: []string{"mcp.example.com"}}
+	tests := []struct {
+		name   string
+		o      Options
+		rq     req
+		status int
+		body   string // substring of the answer
+	}{
+		{name: "plain request", o: open, rq: req{body: `{}`}, status: 200, body: "authorized=true body=2"},
+		{name: "localhost host", o: open, rq: req{host: "localhost:9"}, status: 200},
+		{name: "ipv6 loopback host", o: open, rq: req{host: "[::1]:9"}, status: 200},
+		{name: "rebinding host", o: open, rq: req{host: "evil.example.com"}, status: 403, body: "not a loopback name"},
+		{name: "lookalike host", o: open, rq: req{host: "localhost.evil.com:80"}, status: 403},
+		{name: "allowed host", o: allow, rq: req{host: "mcp.example.com"}, status: 200},
+		{name: "allowed host with port", o: allow, rq: req{host: "mcp.example.com:443"}, status: 200},
+		{name: "loopback origin", o: open, rq: req{header: map[string]string{"Origin": "http://localhost:3000"}}, status: 200},
+		{name: "loopback ip origin", o: open, rq: req{header: map[string]string{"Origin": "http://127.0.0.1:8080"}}, status: 200},
+		{name: "foreign origin", o: open, rq: req{header: map[string]string{"Origin": "https://evil.example.com"}}, status: 403, body: "allowedOrigins"},
+		{name: "null origin", o: open, rq: req{header: map[string]string{"Origin": "null"}}, status: 403},
+		{name: "rebinding host and origin (conformance)", o: open,
+			rq: req{host: "evil.example.com", header: map[string]string{"Origin": "http://evil.example.com"}}, status: 403},
+		{name: "allowed origin", o: allow, rq: req{header: map[string]string{"Origin": "https://app.example.com"}}, status: 200},
+		{name: "allowed origin by host", o: allow, rq: req{header: map[string]string{"Origin": "https://tools.example.org"}}, status: 200},
+		{name: "allowed origin wrong scheme", o: allow, rq: req{header: map[string]string{"Origin": "http://app.example.com"}}, status: 403},
+		{name: "any origin", o: Options{AllowedOrigins: []string{"*"}}, rq: req{header: map[string]string{"Origin": "https://x.test"}}, status: 200},
+		{name: "no token sent", o: authed, status: 401, body: "Authorization: Bearer"},
+		{name: "wrong token", o: authed, rq: req{header: map[string]string{"Authorization": "Bearer nope"}}, status: 401},
+		{name: "token prefix", o: authed, rq: req{header: map[string]string{"Authorization": "Bearer " + token[:10]}}, status: 401},
+		{name: "basic scheme", o: authed, rq: req{header: map[string]string{"Authorization": "Basic " + token}}, status: 401},
+		{name: "right token", o: authed, rq: req{header: map[string]string{"Authorization": "Bearer " + token}}, status: 200, body: "authorized=true"},
+		{name: "scheme is case-insensitive", o: authed, rq: req{header: map[string]string{"Authorization": "bearer " + token}}, status: 200},
+		{name: "metrics need the token", o: authed, rq: req{method: "GET", path: "/metrics"}, status: 401},
+		{name: "health is open", o: authed, rq: req{method: "GET", path: "/healthz"}, status: 200, body: "authorized=false"},
+		{name: "health with token", o: authed, rq: req{method: "GET", path: "/healthz", header: map[string]string{"Authorization": "Bearer " + token}},
+			status: 200, body: "authorized=true"},
+		{name: "origin checked before token", o: authed,
+			rq: req{header: map[string]string{"Origin": "https://evil.example.com", "Authorization": "Bearer " + token}}, status: 403},
+		{name: "body too large", o: Options{MaxBodyBytes: 1024}, rq: req{body: strings.Repeat("x", 1025)}, status: 413, body: "larger than 1024 bytes"},
+		{name: "body at the bound", o: Options{MaxBodyBytes: 1024}, rq: req{body: strings.Repeat("x", 1024)}, status: 200, body: "body=1024"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, tc.o)
+			resp, body := do(t, srv, tc.rq)
+			if resp.StatusCode != tc.status || !strings.Contains(body, tc.body) {
+				t.Fatalf("status %d body %q, want %d and %q", resp.StatusCode, body, tc.status, tc.body)
+			}
+			if resp.StatusCode == 401 && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if strings.Contains(body, token) {
+				t.Error("the answer shows the token")
+			}
+		})
+	}
+}
+
+// TestChunkedBodyTooLarge sends a body without Content-Length.
+func TestChunkedBodyTooLarge(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, Options{MaxBodyBytes: 1024})
+	r, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", io.MultiReader(strings.NewReader(strings.Repeat("y", 4000))))
+	r.ContentLength = -1
+	resp, err := srv.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestSlowBody sends headers, then the body too slowly: 408.
+func TestSlowBody(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, Options{MaxBodyBytes: 1024, BodyTimeout: 200 * time.Millisecond})
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\nabc", srv.Listener.Addr())
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		o       Options
+		reqs    []string // session ids, "" for none
+		refused []bool
+		scope   string
+	}{
+		{name: "per session", o: Options{PerSession: Rate{PerSecond: 0.5, Burst: 2}},
+			reqs: []string{"a", "a", "a", "b", "b", ""}, refused: []bool{false, false, true, false, false, false}, scope: "per-session"},
+		{name: "global", o: Options{Global: Rate{PerSecond: 0.5, Burst: 3}},
+			reqs: []string{"a", "b", "c", "d"}, refused: []bool{false, false, false, true}, scope: "global"},
+		{name: "off", o: Options{}, reqs: []string{"a", "a", "a", "a"}, refused: []bool{false, false, false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, tc.o)
+			for i, sid := range tc.reqs {
+				h := map[string]string{}
+				if sid != "" {
+					h["Mcp-Session-Id"] = sid
+				}
+				resp, body := do(t, srv, req{header: h})
+				if got := resp.StatusCode == http.StatusTooManyRequests; got != tc.refused[i] {
+					t.Fatalf("request %d (session %q): status %d, refused want %v", i, sid, resp.StatusCode, tc.refused[i])
+				}
+				if tc.refused[i] {
+					ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+					if err != nil || ra < 1 || ra > 2 || !strings.Contains(body, tc.scope) {
+						t.Errorf("Retry-After %q, body %q", resp.Header.Get("Retry-After"), body)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestBucket(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	b := newBucket(Rate{PerSecond: 10, Burst: 2}, t0)
+	if b.take(t0) != 0 || b.take(t0) != 0 {
+		t.Fatal("burst refused")
+	}
+	if w := b.take(t0); w != 100*time.Millisecond {
+		t.Fatalf("wait %v, want 100ms", w)
+	}
+	if b.take(t0.Add(100*time.Millisecond)) != 0 {
+		t.Fatal("refilled token refused")
+	}
+	if !b.full(t0.Add(time.Second)) || b.full(t0.Add(100*time.Millisecond)) {
+		t.Error("full")
+	}
+	bs := &buckets{rate: Rate{PerSecond: 1, Burst: 1}, m: map[string]*bucket{}}
+	bs.take("a", t0)
+	bs.take("b", t0.Add(30*time.Second))
+	bs.take("c", t0.Add(2*time.Minute)) // sweeps: a and b are full again
+	if len(bs.m) != 1 {
+		t.Errorf("%d buckets kept, want 1", len(bs.m))
+	}
+}
+
+// TestHostCheckOnlyOnLoopback: behind a non-loopback listener the Host
+// check does not apply (the token protects it); on loopback it does.
+func TestHostCheckOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	g := New(echo, Options{})
+	for _, tc := range []struct {
+		local  net.Addr
+		status int
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 80}, 200},
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 80}, 403},
+		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 80}, 403},
+	} {
+		r := httptest.NewRequest("GET", "http://mcp.example.com/mcp", nil)
+		r = r.WithContext(contextWithLocal(r, tc.local))
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("local %v: status %d, want %d", tc.local, w.Code, tc.status)
+		}
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		":7777": "127.0.0.1:7777", "7777": "127.0.0.1:7777", "127.0.0.1:1": "127.0.0.1:1",
+		"0.0.0.0:80": "0.0.0.0:80", "[::]:80": "[::]:80", "localhost:9": "localhost:9", "[::1]:5": "[::1]:5",
+	} {
+		if got := ListenAddr(in); got != want {
+			t.Errorf("ListenAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsLoopbackHost(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "app.localhost": true, "127.0.0.1": true, "127.9.9.9": true, "::1": true, "[::1]": true,
+		"::ffff:127.0.0.1": true, "0.0.0.0": false, "10.0.0.1": false, "evil.com": false, "localhost.evil.com": false, "": false,
+	} {
+		if got := IsLoopbackHost(host); got != want {
+			t.Errorf("IsLoopbackHost(%q) = %v", host, got)
+		}
+	}
+}
+
+func contextWithLocal(r *http.Request, a net.Addr) context.Context {
+	return context.WithValue(r.Context(), http.LocalAddrContextKey, a)
+}
