@@ -10,11 +10,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
+	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 // serveFlags are the flags serve and status share.
@@ -34,7 +38,8 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	fs := newFlags(name, synopsis, stderr)
 	f := &serveFlags{fs: fs}
 	f.configPath = fs.String("c", "", "config `file` (mcpServers JSON with an optional toolsearch key); default: "+strings.Join(config.DefaultPaths(), " or "))
-	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` (e.g. 127.0.0.1:7777) instead of stdio")
+	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
+		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth")
 	f.exposure = fs.String("exposure", "", "what clients see: auto, full, search or dynamic (overrides the file)")
 	f.threshold = fs.String("threshold", "", "auto's switch point in percent of the context window, e.g. 10 (overrides the file)")
 	f.contextWindow = fs.Int("context-window", 0, "the model's context window in tokens (overrides the file)")
@@ -112,10 +117,14 @@ func (f *serveFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newServeFlags("serve", "[-c FILE] [--http ADDR] [--exposure MODE] [--check]", stderr)
+	f := newServeFlags("serve", "[-c FILE] [--http ADDR [--auth-token-file FILE | --insecure-no-auth]] [--exposure MODE] [--check]", stderr)
 	check := f.fs.Bool("check", false, "start every server, print its state, tools and tokens and the exposure auto would pick, and exit")
 	timeout := f.fs.Duration("timeout", 0, "with --check: how long to wait for the servers (default: the start timeout plus 5s)")
 	jsonOut := f.fs.Bool("json", false, "with --check: print JSON")
+	tokenFile := f.fs.String("auth-token-file", "", "with --http: read the bearer token clients must send from `file` "+
+		"(or set $"+authTokenEnv+", or toolsearch.http.authToken); required to listen beyond loopback")
+	insecure := f.fs.Bool("insecure-no-auth", false, "with --http: allow listening beyond loopback without a token (anyone who reaches the port can call every tool)")
+	shutdownTimeout := f.fs.Duration("shutdown-timeout", 0, "on SIGTERM or SIGINT: how long calls in flight may take to finish before every server is stopped (default 10s, or toolsearch.shutdownTimeout)")
 	if _, code, ok := parseFlags(f.fs, args, stdout); !ok {
 		return code
 	}
@@ -124,6 +133,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
 	}
+	if *shutdownTimeout > 0 {
+		cfg.Gateway.Serve.ShutdownTimeout = *shutdownTimeout
+	}
+	if cfg.Gateway.Listen != "" {
+		if err := resolveAuthToken(cfg, *tokenFile); err != nil {
+			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+			return exitUsage
+		}
+	}
+	// From here on, nothing printed shows a secret of the configuration.
+	stderr = redact.New(cfg.Secrets()...).Writer(stderr)
 	log, err := f.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
@@ -136,52 +156,192 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		log.Warn("no config file found; serving the embedded demo catalog (searchable; calls say no server is configured)",
 			"looked_in", strings.Join(config.DefaultPaths(), ", "), "hint", "toolsearch import writes a config from your MCP client's settings")
 	}
+	var ln net.Listener
+	if cfg.Gateway.Listen != "" {
+		// Listen before starting any server: a refused address starts
+		// nothing.
+		ln, err = listen(cfg, *insecure, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+			return exitUsage
+		}
+		defer ln.Close()
+	}
 	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: version, Demo: !found})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer func() {
-		cancel()
-		g.Close()
-	}()
-	g.Start(ctx)
+	// servers is the life of the upstream and language servers, sessions
+	// that of the stdio client session: both outlive ctx (the signals) by
+	// the drain, and the servers stop first, so that a call cut short
+	// still gets its answer to the client.
+	servers, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
+	sessions, stopSessions := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSessions()
+	g.Start(servers)
 	mode, reason := g.Exposure()
 	log.Info("gateway started", "config", cfg.Path, "servers", len(cfg.Enabled()), "tools_cached", len(g.Snapshot().Tools()),
 		"exposure", cfg.Gateway.Exposure, "auto_would_pick", mode, "why", reason)
-	if cfg.Gateway.Listen == "" {
-		if err := g.ServeStdio(ctx, cfg.Gateway.Exposure); err != nil && ctx.Err() == nil {
-			log.Error("stdio session ended", "err", err)
-			return 1
+
+	if ln == nil {
+		served := make(chan error, 1)
+		go func() { served <- g.ServeStdio(sessions, cfg.Gateway.Exposure) }()
+		select {
+		case <-ctx.Done():
+			shutdown(g, cfg, log, stopServers)
+			stopSessions()
+			closeGateway(g, log)
+			select {
+			case <-served:
+			case <-time.After(3 * time.Second):
+				// Standard input may stay blocked in a read; exiting ends it.
+			}
+			log.Info("stopped")
+			return exitOK
+		case err := <-served:
+			// The client went away: nothing is waiting for an answer.
+			stopServers()
+			closeGateway(g, log)
+			if err != nil && sessions.Err() == nil {
+				log.Error("stdio session ended", "err", err)
+				return 1
+			}
+			return exitOK
 		}
-		return exitOK
 	}
-	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
-		return 1
-	}
-	srv := &http.Server{Handler: g.Handler(cfg.Gateway.Exposure), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", "/mcp /mcp/auto /mcp/full /mcp/search /mcp/dynamic /healthz /metrics")
+
+	srv := g.HTTPServer(cfg.Gateway.Exposure)
+	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", "/mcp /mcp/auto /mcp/full /mcp/search /mcp/dynamic /healthz /metrics",
+		"auth", cfg.Gateway.Serve.AuthToken != "", "allowed_origins", strings.Join(cfg.Gateway.Serve.AllowedOrigins, ","),
+		"rate_limit", rateText(cfg.Gateway.Serve.RateLimit), "session_rate_limit", rateText(cfg.Gateway.Serve.SessionRateLimit))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
-		// Close the gateway first: its client sessions end, and with them
-		// the event streams that would hold Shutdown to its timeout.
-		g.Close()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Keep serving while calls finish (new ones are refused), then
+		// stop the servers, then the sessions (ending their event
+		// streams), then the HTTP server.
+		shutdown(g, cfg, log, stopServers)
+		closeGateway(g, log)
+		sctx, scancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer scancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		log.Info("stopped")
 		return exitOK
 	case err := <-errc:
+		stopServers()
+		closeGateway(g, log)
 		if !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 			return 1
 		}
 		return exitOK
 	}
+}
+
+// authTokenEnv names the variable that may hold the HTTP bearer token.
+const authTokenEnv = "TOOLSEARCH_AUTH_TOKEN"
+
+// resolveAuthToken sets the HTTP bearer token from, in order, the token
+// file, $TOOLSEARCH_AUTH_TOKEN and the file's toolsearch.http.authToken.
+// There is no flag that takes the token itself: it would show in ps.
+func resolveAuthToken(cfg *config.Config, file string) error {
+	sv := &cfg.Gateway.Serve
+	switch {
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--auth-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if err := config.CheckAuthToken(tok); err != nil {
+			return fmt.Errorf("--auth-token-file %s: %w", file, err)
+		}
+		sv.AuthToken = tok
+	case os.Getenv(authTokenEnv) != "":
+		tok := os.Getenv(authTokenEnv)
+		if err := config.CheckAuthToken(tok); err != nil {
+			return fmt.Errorf("$%s: %w", authTokenEnv, err)
+		}
+		sv.AuthToken = tok
+	case sv.AuthTokenProblem != nil:
+		return fmt.Errorf("the HTTP auth token cannot be read: %w", sv.AuthTokenProblem)
+	}
+	return nil
+}
+
+// listen opens the HTTP listener. A bare port means loopback; an address
+// beyond loopback needs a token, or --insecure-no-auth.
+func listen(cfg *config.Config, insecure bool, log *slog.Logger) (net.Listener, error) {
+	addr := httpguard.ListenAddr(cfg.Gateway.Listen)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if httpguard.IsLoopbackAddr(ln.Addr()) || cfg.Gateway.Serve.AuthToken != "" {
+		return ln, nil
+	}
+	if !insecure {
+		ln.Close()
+		return nil, fmt.Errorf("%s listens beyond loopback (%s), where anyone who reaches it could call every tool: "+
+			"give clients a bearer token ($%s, --auth-token-file FILE or toolsearch.http.authToken), "+
+			"or pass --insecure-no-auth to serve there without one", cfg.Gateway.Listen, ln.Addr(), authTokenEnv)
+	}
+	log.Warn("serving beyond loopback without authentication (--insecure-no-auth): anyone who reaches this address can call every tool",
+		"addr", ln.Addr().String())
+	return ln, nil
+}
+
+// shutdown stops taking calls and waits for those in flight, up to the
+// shutdown timeout (a second signal cuts the wait short); then it stops
+// the servers, and waits a moment more for the calls that were cut short
+// to send their answers.
+func shutdown(g *gateway.Gateway, cfg *config.Config, log *slog.Logger, stopServers context.CancelFunc) {
+	d := cfg.Gateway.Serve.ShutdownTimeout
+	if d <= 0 {
+		d = config.DefaultShutdownTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			log.Warn("second signal: stopping without waiting for the calls in flight")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	log.Info("shutting down: new calls are refused; waiting for the calls in flight", "calls", g.InFlight(), "timeout", d)
+	left := g.Drain(ctx)
+	stopServers()
+	if left > 0 {
+		log.Warn("calls still running at the shutdown timeout are stopped", "calls", left, "timeout", d)
+		actx, acancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer acancel()
+		g.Drain(actx)
+	}
+}
+
+// closeGateway waits for every upstream server and language server to
+// stop (their context must be cancelled) and closes the client sessions.
+func closeGateway(g *gateway.Gateway, log *slog.Logger) {
+	start := time.Now()
+	g.Close()
+	log.Info("servers stopped", "took", time.Since(start).Round(time.Millisecond))
+}
+
+func rateText(r config.Rate) string {
+	if !r.On() {
+		return "off"
+	}
+	return fmt.Sprintf("%g/s burst %d", r.PerSecond, r.Burst)
 }
 
 // version is reported to clients and servers.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,6 +58,10 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 			strings.Join(config.DefaultPaths(), ", "))
 		return exitUsage
 	}
+	// Nothing printed shows a secret of the configuration: a server's
+	// stderr in its error may echo its env or headers.
+	red := redact.New(cfg.Secrets()...)
+	stderr = red.Writer(stderr)
 	cfg.Gateway.Lazy = false
 	for _, s := range cfg.Servers {
 		s.Lazy = false
@@ -83,7 +88,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason}
 	code := exitOK
 	for _, s := range sts {
-		row := serverStatus{Name: s.Key, State: string(s.State), Tools: s.Tools, Tokens: s.Tokens, Error: s.Error}
+		row := serverStatus{Name: s.Key, State: string(s.State), Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
 		if !s.RetryAt.IsZero() {
 			row.RetryAt = &s.RetryAt
 		}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// roleEnv makes the test binary a helper MCP server instead of running
+// tests.
+const roleEnv = "TOOLSEARCH_CMD_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(runRole(role))
+	}
+	os.Exit(m.Run())
+}
+
+func runRole(role string) int {
+	switch role {
+	case "leaky":
+		return serveLeaky()
+	}
+	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
+	return 2
+}
+
+// serveLeaky is a stdio MCP server that shows its secrets everywhere it
+// can: on stderr at start, in a tool's error, and on stderr as it dies
+// mid-call. It reads them from $API_KEY and $SERVICE_PASSWORD.
+func serveLeaky() int {
+	key, pw := os.Getenv("API_KEY"), os.Getenv("SERVICE_PASSWORD")
+	fmt.Fprintf(os.Stderr, "leaky: starting with key %s and password %q\n", key, pw)
+	s := mcp.NewServer(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "Fail, naming the credentials used.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+				Text: fmt.Sprintf("upstream refused key %s (password %s)", key, pw)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "crash", Description: "Die mid-call after printing the credentials.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintf(os.Stderr, "leaky: panic: bad credentials key=%s password=%s\n", key, pw)
+			time.Sleep(50 * time.Millisecond)
+			os.Exit(9)
+			return nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// addrRE finds the address in serve's "serving streamable HTTP" log line.
+var addrRE = regexp.MustCompile(`serving streamable HTTP.* addr=(\S+)`)
+
+// waitAddr waits for serve's log to say where it listens.
+func waitAddr(t *testing.T, log interface{ String() string }, exited <-chan int) string {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		if m := addrRE.FindStringSubmatch(log.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited with %d before listening:\n%s", code, log.String())
+		case <-deadline:
+			t.Fatalf("serve did not listen within 60s:\n%s", log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// lineWatcher copies r into a buffer and lets a test wait for a line.
+type lineWatcher struct {
+	syncBuffer
+}
+
+func watchLines(r io.Reader, tee io.Writer) *lineWatcher {
+	w := &lineWatcher{}
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text() + "\n"
+			w.Write([]byte(line))
+			if tee != nil {
+				io.WriteString(tee, line)
+			}
+		}
+	}()
+	return w
+}
