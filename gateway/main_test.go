@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	if b := flag.Lookup("test.bench"); b != nil && b.Value.String() != "" {
 		deadline = 0 // benchmarks take as long as they are told to
 	}
+	if z := flag.Lookup("test.fuzz"); z != nil && z.Value.String() != "" {
+		deadline = 0 // so does fuzzing (-fuzztime), in its workers too
+	}
 	if t := flag.Lookup("test.timeout"); t != nil {
 		if d, ok := t.Value.(flag.Getter).Get().(time.Duration); ok && d > 0 && d <= deadline {
 			deadline = 0 // go test's own timeout comes first
