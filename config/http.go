@@ -222,41 +222,49 @@ func parseServe(cfg *Config, top map[string]json.RawMessage, lookup func(string)
 }
 
 // varSecrets returns the values of the ${VAR} references in the server
-// entries (command, args, env, cwd, url, headers) that look like secrets.
+// entries (command, args, env, cwd, url, headers) and in the built-in
+// tools' settings that look like secrets, and the literal values of
+// built-in settings whose names do (a web search "key").
 func varSecrets(top map[string]json.RawMessage, lookup func(string) (string, bool)) []string {
 	raw, ok := top["mcpServers"]
 	if !ok {
 		raw = top["servers"]
 	}
-	var servers map[string]json.RawMessage
-	if json.Unmarshal(raw, &servers) != nil {
-		return nil
-	}
 	var out []string
-	var walk func(v any)
-	walk = func(v any) {
+	var walk func(name string, v any)
+	walk = func(name string, v any) {
 		switch v := v.(type) {
 		case string:
-			for _, name := range varRefs(v) {
-				if val, ok := lookup(name); ok && secretValue(name, val) {
+			refs := varRefs(v)
+			for _, ref := range refs {
+				if val, ok := lookup(ref); ok && secretValue(ref, val) {
 					out = append(out, val)
 				}
 			}
+			if len(refs) == 0 && name != "" && secretName(name) && len(strings.TrimSpace(v)) >= 4 {
+				out = append(out, v)
+			}
 		case []any:
 			for _, e := range v {
-				walk(e)
+				walk("", e)
 			}
 		case map[string]any:
-			for _, e := range v {
-				walk(e)
+			for k, e := range v {
+				walk(k, e)
 			}
 		}
 	}
-	for _, r := range servers {
-		var v any
-		if json.Unmarshal(r, &v) == nil {
-			walk(v)
+	var servers map[string]any
+	if json.Unmarshal(raw, &servers) == nil {
+		for _, s := range servers {
+			walk("", s) // literal env and header values: Config.Secrets
 		}
+	}
+	var gw struct {
+		Builtins any `json:"builtins"`
+	}
+	if json.Unmarshal(top["toolsearch"], &gw) == nil {
+		walk("", gw.Builtins)
 	}
 	return out
 }
@@ -368,13 +376,8 @@ func secretValue(name, value string) bool {
 	if len(v) < 4 {
 		return false
 	}
-	upper := strings.ToUpper(name)
-	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		for _, s := range secretNameParts {
-			if part == s || (len(s) >= 5 && strings.HasSuffix(part, s)) || (s == "KEY" && strings.HasSuffix(part, "KEY")) {
-				return true
-			}
-		}
+	if secretName(name) {
+		return true
 	}
 	if len(v) < 8 {
 		return false
@@ -390,6 +393,27 @@ func secretValue(name, value string) bool {
 		return false
 	}
 	return true
+}
+
+// secretName reports whether a variable, env or setting name marks its
+// value as a secret: one of its parts (split at '_', '-', '.' and at
+// lower-to-upper case changes) is TOKEN, KEY, SECRET, PASSWORD...
+func secretName(name string) bool {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' && name[i-1] >= 'a' && name[i-1] <= 'z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	for _, part := range strings.FieldsFunc(strings.ToUpper(b.String()), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		for _, s := range secretNameParts {
+			if part == s || (len(s) >= 5 && strings.HasSuffix(part, s)) || (s == "KEY" && strings.HasSuffix(part, "KEY")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // looksLikeKey reports whether a URL path segment looks like an embedded

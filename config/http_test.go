@@ -77,20 +77,21 @@ func TestSecrets(t *testing.T) {
 	                 "NODE_ENV": "production", "LOG_LEVEL": "info", "PORT": "30000000", "MY_PAT": "abcd"}},
 	  "docs": {"type": "http", "url": "https://user:hunter22@docs.example.com/mcp/k3y0123456789abcdefXYZ?api_key=q-secret-value&x=ab",
 	           "headers": {"Authorization": "Bearer sk-live-abcdef", "X-Team": "team-7"}}
-	}, "toolsearch": {"http": {"authToken": "${TS_TOKEN}"}}}`
-	vars := map[string]string{"GH_TOKEN": "gho_from_env_999", "HOME": "/home/someone", "TS_TOKEN": "ts-token-0123456789"}
+	}, "toolsearch": {"http": {"authToken": "${TS_TOKEN}"},
+	   "builtins": {"web_search": {"provider": "brave", "key": "${BRAVE_KEY}"}, "other": {"apiKey": "lit-eral-key", "url": "http://x"}}}}`
+	vars := map[string]string{"GH_TOKEN": "gho_from_env_999", "HOME": "/home/someone", "TS_TOKEN": "ts-token-0123456789", "BRAVE_KEY": "brave-0123"}
 	cfg, err := Parse("x.json", []byte(data), env(vars))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := cfg.Secrets()
 	for _, want := range []string{"ts-token-0123456789", "gho_from_env_999", "ghp_1234", "production", "Bearer sk-live-abcdef",
-		"sk-live-abcdef", "team-7", "hunter22", "q-secret-value", "k3y0123456789abcdefXYZ", "abcd"} {
+		"sk-live-abcdef", "team-7", "hunter22", "q-secret-value", "k3y0123456789abcdefXYZ", "abcd", "brave-0123", "lit-eral-key"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("secrets lack %q: %q", want, got)
 		}
 	}
-	for _, not := range []string{"/tmp/memory.jsonl", "/home/someone", "1", "info", "30000000", "ab", "mcp"} {
+	for _, not := range []string{"/tmp/memory.jsonl", "/home/someone", "1", "info", "30000000", "ab", "mcp", "brave", "http://x"} {
 		if slices.Contains(got, not) {
 			t.Errorf("secrets hold %q, which is not one: %q", not, got)
 		}
@@ -117,6 +118,19 @@ func TestCheckAuthToken(t *testing.T) {
 	for tok, ok := range map[string]bool{"0123456789abcdef": true, "0123456789abcde": false, " 0123456789abcdef": false, "0123456789 abcdef": false} {
 		if err := CheckAuthToken(tok); (err == nil) != ok {
 			t.Errorf("CheckAuthToken(%q) = %v", tok, err)
+		}
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		"GITHUB_PERSONAL_ACCESS_TOKEN": true, "API_KEY": true, "apiKey": true, "OPENAI_APIKEY": true, "DB_PASSWORD": true,
+		"key": true, "authToken": true, "MY_PAT": true, "client-secret": true,
+		"PATH": false, "HOME": false, "MEMORY_FILE_PATH": false, "NODE_ENV": false, "OAUTH_URL": false, "url": false, "provider": false,
+	} {
+		if got := secretName(name); got != want {
+			t.Errorf("secretName(%q) = %v", name, got)
 		}
 	}
 }

@@ -142,6 +142,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
+	// The servers serve starts inherit its environment: they need not see
+	// the gateway's own token.
+	_ = os.Unsetenv(authTokenEnv)
 	// From here on, nothing printed shows a secret of the configuration.
 	stderr = redact.New(cfg.Secrets()...).Writer(stderr)
 	log, err := f.logger(stderr)

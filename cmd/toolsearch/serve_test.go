@@ -113,12 +113,29 @@ func TestServeHTTPAccess(t *testing.T) {
 
 // TestServeAuthTokenFromEnv reads the token from $TOOLSEARCH_AUTH_TOKEN (not
 // parallel: it sets the variable).
+// The servers serve starts do not inherit the variable.
 func TestServeAuthTokenFromEnv(t *testing.T) {
 	t.Setenv(authTokenEnv, serveTestToken)
-	cfg := filepath.Join(t.TempDir(), "ts.json")
-	os.WriteFile(cfg, []byte(`{"mcpServers": {}}`), 0o600)
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	cfg := filepath.Join(dir, "ts.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"peek": {"command": "sh", "args": ["-c", "printf '<%s>' \"$`+authTokenEnv+`\" > `+seen+`; exit 1"]}}}`), 0o600)
 	logs, exited, _ := startServe(t, "-c", cfg, "--state-dir", t.TempDir(), "--http", "0.0.0.0:0")
 	_, port, _ := net.SplitHostPort(waitAddr(t, logs, exited))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(seen)
+		if err == nil && len(b) > 0 {
+			if string(b) != "<>" {
+				t.Errorf("a server started by serve saw $%s = %s", authTokenEnv, b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never ran:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for _, tc := range []struct {
 		auth   string
 		status int
