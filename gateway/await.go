@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 // a server name alone ("github"), a server prefix ("github__",
 // "mcp__github"), an exact tool name of the server ("github__create_issue",
 // "mcp__github__create_issue", "github/create_issue"), or any of these
-// among the names of a select: query. Free words and regexes target no
-// server, even when they mention one.
+// among the names of a select: query. A name without a server part
+// ("create_issue") may be a bare tool name: it targets the servers that
+// keep bare names (naming.go). Free words and regexes target no server,
+// even when they mention one.
 func (g *Gateway) targetedServers(query string) []string {
 	q := strings.TrimSpace(query)
 	var names []string
@@ -33,13 +36,27 @@ func (g *Gateway) targetedServers(query string) []string {
 		} else if k, _, ok := strings.Cut(n, catalog.IDSeparator); ok {
 			key = k
 		}
-		if _, configured := g.ups[key]; configured && !seen[key] {
-			seen[key] = true
-			out = append(out, key)
+		if _, configured := g.ups[key]; configured {
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, key)
+			}
+			continue
+		}
+		if key == n && bareCandidate.MatchString(n) {
+			for _, k := range g.keys {
+				if g.wantsBare(k) && !seen[k] {
+					seen[k] = true
+					out = append(out, k)
+				}
+			}
 		}
 	}
 	return out
 }
+
+// bareCandidate matches what could be a bare tool name.
+var bareCandidate = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // awaitTargets waits, for a query that targets servers still starting with
 // no tools known yet (neither listed nor cached), until each is ready or

@@ -2,8 +2,9 @@ package gateway
 
 // The gateway's built-in tools (package builtin) as one more catalog
 // source, the server builtin.Key: registered when the gateway is made,
-// re-registered when an upstream's resources come or go (list_resources
-// and read_resource exist only while some upstream offers resources), and
+// re-registered when upstreams declaring resources come or go
+// (list_resources and read_resource exist only while some upstream
+// declares the resources capability, as its cached manifest records), and
 // called here instead of an upstream. Policy, ask rules and argument
 // validation apply to them as to any tool.
 
@@ -38,7 +39,7 @@ func (g *Gateway) initBuiltins(v *view) error {
 		return fmt.Errorf("config %s: toolsearch.%w", g.cfg.Path, err)
 	}
 	g.builtin = &builtinTools{set: builtin.New(cfg, g.log)}
-	g.builtin.resources = offersResources(v)
+	g.builtin.resources = anyDeclaresResources(v)
 	srv, err := g.builtinServer(g.builtin.resources)
 	if err != nil {
 		return err
@@ -65,11 +66,12 @@ func (g *Gateway) builtinServer(resources bool) (*catalog.Server, error) {
 	return srv, nil
 }
 
-// offersResources reports whether any upstream server of the view offers
-// resources or resource templates.
-func offersResources(v *view) bool {
+// anyDeclaresResources reports whether any upstream server of the view
+// declared the resources capability (declaresResources), whether or not it
+// lists any resources now.
+func anyDeclaresResources(v *view) bool {
 	for k, m := range v.extras {
-		if k != builtin.Key && m != nil && (len(m.Resources) > 0 || len(m.Templates) > 0) {
+		if k != builtin.Key && declaresResources(m) {
 			return true
 		}
 	}
@@ -91,7 +93,7 @@ func (g *Gateway) startBuiltins(ctx context.Context) {
 }
 
 // refreshBuiltins adds or removes the resource tools when whether some
-// upstream offers resources has changed. It is called after every publish.
+// upstream declares resources has changed. It is called after every publish.
 func (g *Gateway) refreshBuiltins() {
 	if g.builtin == nil {
 		return
@@ -99,7 +101,7 @@ func (g *Gateway) refreshBuiltins() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	old := g.cur.Load()
-	want := offersResources(old)
+	want := anyDeclaresResources(old)
 	if want == g.builtin.resources {
 		return
 	}
@@ -121,6 +123,7 @@ func (g *Gateway) refreshBuiltins() {
 		tokens: cloneMap(old.tokens), extras: old.extras, fromCache: old.fromCache}
 	nv.tokens[builtin.Key] = srv.Tokens()
 	g.builtin.resources = want
+	g.nameView(nv)
 	g.cur.Store(nv)
 	g.log.Info("built-in resource tools "+map[bool]string{true: "added", false: "removed"}[want], "version", snap.Version())
 }
@@ -136,7 +139,7 @@ func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, t *
 	args = orEmpty(args)
 	if err := g.validate(t, args); err != nil {
 		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
-		return toolError("the arguments do not match the input schema of %s: %v", t.WireName(), err)
+		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
 	defer cancel()
@@ -146,7 +149,11 @@ func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, t *
 	case builtin.ListResources:
 		res, err = g.listResourcesTool(args)
 	case builtin.ReadResource:
-		res, err = g.readResourceTool(cctx, args)
+		var ss *mcp.ServerSession
+		if req != nil {
+			ss = req.Session
+		}
+		res, err = g.readResourceTool(cctx, ss, args)
 	default:
 		var text string
 		text, err = g.builtin.set.Call(cctx, t.Name, args, builtin.Env{ClientRoots: clientRoots(cctx, req)})
@@ -156,10 +163,10 @@ func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, t *
 	switch {
 	case err != nil && ctx.Err() != nil:
 		outcome = "cancelled"
-		res = toolError("the call to %s was cancelled", t.WireName())
+		res = toolError("the call to %s was cancelled", g.nameOf(t))
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		outcome = "timeout"
-		res = toolError("the call to %s timed out after %v", t.WireName(), g.cfg.Gateway.Limits.CallTimeout)
+		res = toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
 	case err != nil:
 		outcome = "tool_error"
 		res = toolError("%v", err)
@@ -282,7 +289,7 @@ func (g *Gateway) listResourcesTool(args json.RawMessage) (*mcp.CallToolResult, 
 	return textResult(string(b)), nil
 }
 
-func (g *Gateway) readResourceTool(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) readResourceTool(ctx context.Context, ss *mcp.ServerSession, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct {
 		Server string `json:"server"`
 		URI    string `json:"uri"`
@@ -297,7 +304,7 @@ func (g *Gateway) readResourceTool(ctx context.Context, args json.RawMessage) (*
 	if _, ok := g.ups[a.Server]; !ok {
 		return nil, fmt.Errorf("no server is named %q", a.Server)
 	}
-	rr, err := g.readResource(ctx, a.Server, a.URI)
+	rr, err := g.readResource(ctx, ss, a.Server, a.URI)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from %s: %w", a.URI, a.Server, err)
 	}

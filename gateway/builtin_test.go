@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
 )
 
 // workspace writes a small tree for the file tools.
@@ -45,7 +46,7 @@ func workspace(t testing.TB) string {
 
 // TestBuiltinsEndToEnd drives list → search → call of the built-in tools
 // through the gateway with the Go SDK client: glob and grep always loaded,
-// the resource tools present because an upstream offers resources, the
+// the resource tools present because an upstream declares resources, the
 // configured roots used when the client declares none, the client's roots
 // when it does.
 func TestBuiltinsEndToEnd(t *testing.T) {
@@ -134,7 +135,7 @@ func TestBuiltinsEndToEnd(t *testing.T) {
 		c.cs = cs
 		t.Cleanup(func() { cs.Close() })
 		names := c.toolNames(t)
-		for _, want := range []string{"builtin__glob", "builtin__grep", "builtin__web_fetch", "builtin__list_resources", "builtin__read_resource", "echo__echo"} {
+		for _, want := range []string{"builtin__glob", "builtin__grep", "builtin__web_fetch", "builtin__list_resources", "builtin__read_resource", "echo"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("full mode lacks %s: %v", want, names)
 			}
@@ -152,7 +153,7 @@ func TestBuiltinsEndToEnd(t *testing.T) {
 }
 
 // TestBuiltinsSwitches: tools switched off are absent; the resource tools
-// appear only when an upstream offers resources; with no roots at all the
+// appear only when an upstream declares resources; with no roots at all the
 // file tools say so.
 func TestBuiltinsSwitches(t *testing.T) {
 	t.Parallel()
@@ -226,6 +227,141 @@ func TestBuiltinsBadConfig(t *testing.T) {
 		}
 		if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "builtins.") {
 			t.Errorf("builtins %v: err = %v", b, err)
+		}
+	}
+}
+
+// serveDeclaresResources is a server that declares the resources
+// capability and lists no resource (role "declares-resources").
+func serveDeclaresResources(ctx context.Context) int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "declares", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "Do nothing."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestResourceToolsFollowDeclaredCapability: list_resources and
+// read_resource exist when, and only when, some upstream declares the
+// resources capability — whether or not it lists resources — and the
+// cached manifest remembers the declaration, so a gateway that starts from
+// the cache decides the same before any server is up. server-filesystem
+// declares no resources; server-everything and server-memory declare them
+// and list some; the Go server "declares-resources" declares them and
+// lists none.
+func TestResourceToolsFollowDeclaredCapability(t *testing.T) {
+	t.Parallel()
+	resTools := []string{"builtin__list_resources", "builtin__read_resource"}
+	for _, tc := range []struct {
+		name    string
+		servers func(t *testing.T) map[string]any
+		want    bool
+	}{
+		{"filesystem declares none", func(t *testing.T) map[string]any {
+			return map[string]any{"filesystem": map[string]any{"command": npmBin(t, "mcp-server-filesystem"), "args": []string{t.TempDir()}}}
+		}, false},
+		{"everything declares them", func(t *testing.T) map[string]any {
+			return map[string]any{"everything": map[string]any{"command": npmBin(t, "mcp-server-everything")}}
+		}, true},
+		{"memory declares them", func(t *testing.T) map[string]any {
+			return map[string]any{"memory": map[string]any{"command": npmBin(t, "mcp-server-memory"),
+				"env": map[string]string{"MEMORY_FILE_PATH": t.TempDir() + "/memory.jsonl"}}}
+		}, true},
+		{"declared, none listed", func(t *testing.T) map[string]any {
+			return map[string]any{"declares": roleServer(t, "declares-resources")}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			servers := tc.servers(t)
+			var key string
+			for k := range servers {
+				key = k
+			}
+			state := t.TempDir()
+			gw := map[string]any{"stateDir": state, "builtins": map[string]any{"lsp": false}, "limits": map[string]any{"startTimeout": "60s"}}
+			check := func(g *Gateway, when string) {
+				t.Helper()
+				for _, name := range resTools {
+					_, has := g.Snapshot().Tool(strings.Replace(name, "__", "/", 1))
+					if has != tc.want {
+						t.Errorf("%s: %s in the catalog: %v, want %v", when, name, has, tc.want)
+					}
+				}
+			}
+			{
+				g := startGateway(t, writeConfig(t, servers, gw))
+				waitState(t, g, key, 60*time.Second, StateReady)
+				check(g, "live")
+				srv := serveHTTP(t, g.Handler("full"))
+				c := connectHTTP(t, srv.URL+"/mcp", nil)
+				if names := c.toolNames(t); slices.Contains(names, resTools[0]) != tc.want {
+					t.Errorf("the full list %v: list_resources present %v, want %v", names, !tc.want, tc.want)
+				}
+				if tc.want {
+					text, isErr := c.call(t, "builtin__list_resources", nil)
+					if isErr {
+						t.Errorf("list_resources: %s", text)
+					}
+				}
+			}
+			m, err := loadManifest(state, mustServer(t, writeConfig(t, servers, gw), key))
+			if err != nil || m == nil || m.Capabilities == nil {
+				t.Fatalf("cached manifest %+v (%v) records no capabilities", m, err)
+			}
+			if (m.Capabilities.Resources != nil) != tc.want {
+				t.Errorf("cached capabilities: resources %+v", m.Capabilities.Resources)
+			}
+			// From the cache alone, with the server lazy (never started).
+			if s, ok := servers[key].(map[string]any); ok {
+				s["lazy"] = true
+			}
+			g := startGateway(t, writeConfig(t, servers, gw))
+			if st := waitState(t, g, key, 10*time.Second, StateIdle, StateReady); st.State == StateIdle {
+				check(g, "from the cache")
+			}
+		})
+	}
+}
+
+// mustServer loads a config and returns its server key.
+func mustServer(t *testing.T, path, key string) *config.Server {
+	t.Helper()
+	cfg, err := loadConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.Servers {
+		if s.Key == key {
+			return s
+		}
+	}
+	t.Fatalf("no server %s", key)
+	return nil
+}
+
+// TestDeclaresResources: a manifest cached before capabilities were
+// recorded counts as declaring resources when it lists some.
+func TestDeclaresResources(t *testing.T) {
+	for _, tc := range []struct {
+		m    *manifest
+		want bool
+	}{
+		{nil, false},
+		{&manifest{}, false},
+		{&manifest{Resources: []*mcp.Resource{{URI: "a://b"}}}, true},
+		{&manifest{Templates: []*mcp.ResourceTemplate{{URITemplate: "a://{b}"}}}, true},
+		{&manifest{Capabilities: &mcp.ServerCapabilities{}, Resources: []*mcp.Resource{{URI: "a://b"}}}, false},
+		{&manifest{Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}}, true},
+	} {
+		if got := declaresResources(tc.m); got != tc.want {
+			t.Errorf("declaresResources(%+v) = %v, want %v", tc.m, got, tc.want)
 		}
 	}
 }

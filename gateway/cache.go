@@ -20,7 +20,8 @@ import (
 //	{"key": "github", "fingerprint": "…", "savedAt": "2026-…",
 //	 "tokens": 12345,                       // o200k tokens of the tools
 //	 "tools": [ … tools/list entries, byte for byte … ],
-//	 "resources": [ … ], "resourceTemplates": [ … ], "prompts": [ … ]}
+//	 "resources": [ … ], "resourceTemplates": [ … ], "prompts": [ … ],
+//	 "capabilities": { … }}                 // what the server declared
 //
 // The fingerprint hashes how the server is started (transport, command,
 // args, url); a manifest whose fingerprint differs from the configuration is
@@ -34,6 +35,9 @@ type manifest struct {
 	Resources   []*mcp.Resource         `json:"resources,omitempty"`
 	Templates   []*mcp.ResourceTemplate `json:"resourceTemplates,omitempty"`
 	Prompts     []*mcp.Prompt           `json:"prompts,omitempty"`
+	// Capabilities are what the server declared in its initialize
+	// result; nil in a manifest cached before they were recorded.
+	Capabilities *mcp.ServerCapabilities `json:"capabilities,omitempty"`
 }
 
 // fingerprint hashes what identifies a server's tool list.

@@ -40,7 +40,7 @@ var searchInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}},"required":["query"]}`)
 
 var callInputSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"name":{"type":"string","description":"The tool's name as search_tools returned it (server__tool)."},` +
+	`"name":{"type":"string","description":"The tool's name as search_tools returned it."},` +
 	`"arguments":{"type":"object","description":"The tool's arguments, matching its input schema."}},"required":["name"]}`)
 
 var alwaysLoadMeta = mcp.Meta{catalog.MetaAlwaysLoad: true}
@@ -49,6 +49,7 @@ var alwaysLoadMeta = mcp.Meta{catalog.MetaAlwaysLoad: true}
 type session struct {
 	g      *Gateway
 	server *mcp.Server
+	seq    int64 // order of creation
 	// auto: the client asked for auto exposure, which is re-decided when
 	// the catalog changes (see sync).
 	auto bool
@@ -57,8 +58,8 @@ type session struct {
 	mode       string // full, search or dynamic; guarded by mu
 	reason     string
 	ss         *mcp.ServerSession
-	tools      map[string][]byte // wire name → what was registered
-	loaded     []string          // dynamic: found tools, oldest first
+	tools      map[string][]byte // exposed name → what was registered
+	loaded     []string          // dynamic: IDs of found tools, oldest first
 	searchDesc string
 	hasCall    bool
 	resources  map[string]string // exposed URI → signature
@@ -71,17 +72,27 @@ type session struct {
 // Auto is resolved now, and again whenever the catalog changes: see sync.
 func (g *Gateway) newSession(mode string) *session {
 	m, reason := g.resolveMode(mode)
-	s := &session{g: g, mode: m, reason: reason, auto: mode == config.ExposureAuto || mode == "",
+	s := &session{g: g, mode: m, reason: reason, auto: mode == config.ExposureAuto || mode == "", seq: g.sessSeq.Add(1),
 		tools:     map[string][]byte{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch gateway", Version: g.version}, &mcp.ServerOptions{
 		Instructions: g.instructions(m, s.auto),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Logging:   &mcp.LoggingCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
 		},
+		// What passes besides listings and calls (forward.go).
+		CompletionHandler: g.complete,
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return g.subscribe(ctx, s, req.Params.URI)
+		},
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return g.unsubscribe(ctx, s, req.Params.URI)
+		},
+		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
 		SupportedProtocolVersions: downstreamVersions,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			s.mu.Lock()
@@ -92,6 +103,7 @@ func (g *Gateway) newSession(mode string) *session {
 			go func() {
 				_ = req.Session.Wait()
 				g.unregister(s)
+				g.dropSubscriptions(s)
 			}()
 		},
 	})
@@ -114,10 +126,10 @@ func (g *Gateway) newSession(mode string) *session {
 func (g *Gateway) instructions(mode string, auto bool) string {
 	if mode == config.ExposureFull {
 		if auto {
-			return "toolsearch gateway: the tools of several MCP servers, each named server__tool. " +
+			return "toolsearch gateway: the tools of several MCP servers, each named server__tool unless its server keeps bare names. " +
 				"If the servers grow too many tools, the new ones go behind a search_tools tool: search for what you need, then call it."
 		}
-		return "toolsearch gateway: the tools of several MCP servers, each named server__tool."
+		return "toolsearch gateway: the tools of several MCP servers, each named server__tool unless its server keeps bare names."
 	}
 	return "toolsearch gateway: the tools of many MCP servers are behind search_tools. " +
 		"Search for what you need, then call the tool found (by name, or through call_tool)."
@@ -196,8 +208,11 @@ func (s *session) sync() {
 		if m, reason := g.resolveMode(config.ExposureAuto); m != config.ExposureFull {
 			kept := make([]string, 0, len(s.tools))
 			for name := range s.tools {
-				if name != searchToolName && name != callToolName {
-					kept = append(kept, name)
+				if name == searchToolName || name == callToolName {
+					continue
+				}
+				if t, err := g.resolve(name); err == nil {
+					kept = append(kept, t.ID())
 				}
 			}
 			sort.Strings(kept)
@@ -210,20 +225,20 @@ func (s *session) sync() {
 	case config.ExposureFull:
 		for _, t := range v.snap.Tools() {
 			if g.Visible(t) {
-				desired[t.WireName()] = t
+				desired[v.exposedName(t)] = t
 			}
 		}
 	default:
 		for _, t := range v.snap.Tools() {
 			if t.AlwaysLoad && g.Visible(t) {
-				desired[t.WireName()] = t
+				desired[v.exposedName(t)] = t
 			}
 		}
 		kept := s.loaded[:0]
-		for _, w := range s.loaded {
-			if t, err := g.resolve(w); err == nil {
-				desired[w] = t
-				kept = append(kept, w)
+		for _, id := range s.loaded {
+			if t, ok := v.snap.Tool(id); ok && g.Visible(t) {
+				desired[v.exposedName(t)] = t
+				kept = append(kept, id)
 			}
 		}
 		s.loaded = kept
@@ -255,7 +270,7 @@ func (s *session) sync() {
 		if prev, ok := s.tools[n]; ok && bytes.Equal(prev, t.Raw) {
 			continue
 		}
-		mt, err := mcpTool(t)
+		mt, err := mcpTool(t, n)
 		if err != nil {
 			g.log.Warn("skipping a tool", "tool", t.ID(), "err", err)
 			continue
@@ -287,7 +302,7 @@ func (s *session) sync() {
 	s.syncExtras(v)
 }
 
-const callDescription = "Call a tool that search_tools found, by its name (server__tool), with its arguments. " +
+const callDescription = "Call a tool that search_tools found, by the name it returned, with its arguments. " +
 	"Use it when the tool is not in your tool list."
 
 // searchDescription names the servers and their tool counts, not every
@@ -337,16 +352,16 @@ func searchDescription(v *view, g *Gateway, mode string) string {
 }
 
 // mcpTool turns a catalog tool into the definition clients see: the
-// upstream definition with the name qualified and, for always-loaded tools,
+// upstream definition under its exposed name and, for always-loaded tools,
 // the alwaysLoad hint in _meta. Schemas pass through byte for byte.
-func mcpTool(t *catalog.Tool) (*mcp.Tool, error) {
+func mcpTool(t *catalog.Tool, name string) (*mcp.Tool, error) {
 	var mt mcp.Tool
 	if len(t.Raw) > 0 {
 		if err := json.Unmarshal(t.Raw, &mt); err != nil {
 			return nil, err
 		}
 	}
-	mt.Name = t.WireName()
+	mt.Name = name
 	if len(t.InputSchema) > 0 {
 		mt.InputSchema = json.RawMessage(t.InputSchema)
 	} else {
@@ -447,6 +462,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	out := searchOutput{Query: args.Query, Matched: string(res.Form), Total: res.Total, Unknown: res.Unknown, Tools: []searchToolOut{}}
 	budget := g.cfg.Gateway.Limits.ResultTokens
 	used := 0
+	v := g.cur.Load()
 	var found []*catalog.Tool
 	for _, h := range res.Hits {
 		t := h.Tool
@@ -454,12 +470,11 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		cost := t.Tokens()
 		if used+cost <= budget || len(out.Tools) == 0 {
 			used += cost
-			out.Tools = append(out.Tools, searchToolOut{Name: t.WireName(), Description: t.Description, InputSchema: orEmpty(t.InputSchema)})
+			out.Tools = append(out.Tools, searchToolOut{Name: v.exposedName(t), Description: t.Description, InputSchema: orEmpty(t.InputSchema)})
 			continue
 		}
-		out.More = append(out.More, searchToolOut{Name: t.WireName(), Description: firstSentence(t.Description)})
+		out.More = append(out.More, searchToolOut{Name: v.exposedName(t), Description: firstSentence(t.Description)})
 	}
-	v := g.cur.Load()
 	for _, k := range g.keys {
 		if st := g.ups[k].status().State; (st == StateStarting || st == StateRestarting) && v.fromCache[k] == false {
 			if _, ok := v.snap.Server(k); !ok {
@@ -520,13 +535,14 @@ func (s *session) load(tools []*catalog.Tool) {
 	for _, w := range s.loaded {
 		present[w] = true
 	}
+	v := s.g.cur.Load()
 	for _, t := range tools {
-		w := t.WireName()
-		if _, ok := s.tools[w]; ok || present[w] {
+		id := t.ID()
+		if _, ok := s.tools[v.exposedName(t)]; ok || present[id] {
 			continue
 		}
-		s.loaded = append(s.loaded, w)
-		present[w] = true
+		s.loaded = append(s.loaded, id)
+		present[id] = true
 	}
 	if len(s.loaded) > maxDynamicTools {
 		s.loaded = append([]string(nil), s.loaded[len(s.loaded)-maxDynamicTools:]...)
@@ -557,12 +573,12 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	if g.demo {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
 		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+
-			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", t.WireName())
+			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", g.nameOf(t))
 	}
 	args = orEmpty(args)
 	if err := g.validate(t, args); err != nil {
 		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
-		return toolError("the arguments do not match the input schema of %s: %v", t.WireName(), err)
+		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err)
 	}
 	u := g.ups[t.Server]
 	if u == nil {
@@ -572,15 +588,32 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	ls, err := u.live(ctx)
 	if err != nil {
 		g.metrics.call(t.Server, "unavailable", time.Since(start))
-		return toolError("cannot call %s: %v", t.WireName(), err)
+		return toolError("cannot call %s: %v", g.nameOf(t), err)
 	}
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	if req != nil && req.Params != nil {
+		// The client's _meta goes along; its progress token is replaced
+		// by the gateway's own below.
+		for k, v := range req.Params.Meta {
+			if k == "progressToken" {
+				continue
+			}
+			if params.Meta == nil {
+				params.Meta = mcp.Meta{}
+			}
+			params.Meta[k] = v
+		}
+	}
 	progress := false
+	if req != nil {
+		// The server's requests and logs meanwhile go to this client.
+		defer g.track(t.Server, ctx, req.Session)()
+	}
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
 			g.progMu.Lock()
-			g.progress[id] = progressTarget{ss: req.Session, token: tok}
+			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
 			g.progMu.Unlock()
 			defer func() {
 				// The progress that came before the result goes out
@@ -608,16 +641,16 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		switch {
 		case ctx.Err() != nil:
 			g.metrics.call(t.Server, "cancelled", time.Since(start))
-			return toolError("the call to %s was cancelled", t.WireName())
+			return toolError("the call to %s was cancelled", g.nameOf(t))
 		case ls.life.Err() != nil || stopped(ls.proc, err):
 			g.metrics.call(t.Server, "server_stopped", time.Since(start))
-			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, t.WireName(), u.withTail(err))
+			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, g.nameOf(t), u.withTail(err))
 		case timedOut:
 			g.metrics.call(t.Server, "timeout", time.Since(start))
-			return toolError("the call to %s timed out after %v", t.WireName(), g.cfg.Gateway.Limits.CallTimeout)
+			return toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
 		}
 		g.metrics.call(t.Server, "error", time.Since(start))
-		return toolError("%s failed: %v", t.WireName(), err)
+		return toolError("%s failed: %v", g.nameOf(t), err)
 	}
 	outcome := "ok"
 	if res.IsError {
@@ -667,11 +700,11 @@ func stopped(proc *process, err error) bool {
 // matched. It returns the refusal message when the call must not go on.
 func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, v policy.Verdict, args json.RawMessage) (string, bool) {
 	if req == nil || req.Session == nil {
-		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", t.WireName(), v.Reason()), false
+		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", g.nameOf(t), v.Reason()), false
 	}
 	ip := req.Session.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", t.WireName(), v.Reason()), false
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", g.nameOf(t), v.Reason()), false
 	}
 	a := string(orEmpty(args))
 	if len(a) > 500 {
@@ -681,14 +714,14 @@ func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *cata
 	ectx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
 	defer cancel()
 	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{
-		Message:         fmt.Sprintf("Allow the call to %s?\nArguments: %s\n(policy: %s)", t.WireName(), a, v.Reason()),
+		Message:         fmt.Sprintf("Allow the call to %s?\nArguments: %s\n(policy: %s)", g.nameOf(t), a, v.Reason()),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`),
 	})
 	if err != nil {
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", t.WireName(), v.Reason(), err), false
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", g.nameOf(t), v.Reason(), err), false
 	}
 	if res.Action != "accept" || res.Content["allow"] != true {
-		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", t.WireName(), res.Action), false
+		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", g.nameOf(t), res.Action), false
 	}
 	return "", true
 }
@@ -774,10 +807,12 @@ func (s *session) syncExtras(v *view) {
 			}
 			rr := *r
 			rr.URI = exp
-			rr.Name = k + catalog.WireSeparator + r.Name
+			if !g.wantsBare(k) {
+				rr.Name = k + catalog.WireSeparator + r.Name
+			}
 			if g.guard("resource "+exp, func() {
 				s.server.AddResource(&rr, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return g.readResource(ctx, server, orig)
+					return g.readResource(ctx, req.Session, server, orig)
 				})
 			}) {
 				s.resources[exp] = sig
@@ -793,18 +828,23 @@ func (s *session) syncExtras(v *view) {
 				continue
 			}
 			tt := *t
-			tt.Name = k + catalog.WireSeparator + t.Name
+			if !g.wantsBare(k) {
+				tt.Name = k + catalog.WireSeparator + t.Name
+			}
 			server := k
 			if g.guard("resource template "+t.URITemplate, func() {
 				s.server.AddResourceTemplate(&tt, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return g.readResource(ctx, server, req.Params.URI)
+					return g.readResource(ctx, req.Session, server, req.Params.URI)
 				})
 			}) {
 				s.templates[t.URITemplate] = sig
 			}
 		}
 		for _, p := range m.Prompts {
-			name := k + catalog.WireSeparator + p.Name
+			name := v.promptName(k, p.Name)
+			if r, ok := v.names.prompts[name]; !ok || r.server != k || r.name != p.Name || wantPr[name] {
+				continue // listed twice by its server
+			}
 			wantPr[name] = true
 			sig := mustJSON(p)
 			if s.prompts[name] == sig {
@@ -815,7 +855,7 @@ func (s *session) syncExtras(v *view) {
 			server, orig := k, p.Name
 			if g.guard("prompt "+name, func() {
 				s.server.AddPrompt(&pp, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-					return g.getPrompt(ctx, server, orig, req.Params.Arguments)
+					return g.getPrompt(ctx, req.Session, server, orig, req.Params.Arguments)
 				})
 			}) {
 				s.prompts[name] = sig
@@ -850,7 +890,9 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-func (g *Gateway) readResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+// readResource reads a resource from its server on behalf of a client
+// session (ss; nil when there is none).
+func (g *Gateway) readResource(ctx context.Context, ss *mcp.ServerSession, server, uri string) (*mcp.ReadResourceResult, error) {
 	u := g.ups[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
@@ -859,12 +901,14 @@ func (g *Gateway) readResource(ctx context.Context, server, uri string) (*mcp.Re
 	if err != nil {
 		return nil, err
 	}
+	defer g.track(server, ctx, ss)()
 	ctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	return ls.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 }
 
-func (g *Gateway) getPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// getPrompt gets a prompt from its server on behalf of a client session.
+func (g *Gateway) getPrompt(ctx context.Context, ss *mcp.ServerSession, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	u := g.ups[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
@@ -873,6 +917,7 @@ func (g *Gateway) getPrompt(ctx context.Context, server, name string, args map[s
 	if err != nil {
 		return nil, err
 	}
+	defer g.track(server, ctx, ss)()
 	ctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	return ls.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})

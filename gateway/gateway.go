@@ -16,6 +16,17 @@
 // server that used up its restarts rests for a cool-down, then is tried
 // again.
 //
+// Tools and prompts are named server__tool, or keep their bare names when
+// their server is configured so (naming bare, or auto with one server) and
+// the name collides with no other; one place, nameView, decides the names
+// of each catalog view, and listing, search and routing all use them.
+//
+// Besides listings and calls, everything a client and a server say to each
+// other passes through (forward.go): sampling, elicitation and roots
+// requests go to the client whose request the server is serving; roots
+// changes, logs, progress, cancellation, resource subscriptions and their
+// updates, and completions go where they belong.
+//
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
 // place, Gateway.visible, for every listing, search and call.
@@ -85,6 +96,8 @@ type view struct {
 	fromCache map[string]bool
 	// validators caches the compiled input schemas of this view's tools.
 	validators validators
+	// names are the names clients see (naming.go).
+	names *naming
 }
 
 // Gateway connects upstream servers and serves clients. Create it with New,
@@ -105,6 +118,8 @@ type Gateway struct {
 
 	sessMu   sync.Mutex
 	sessions map[*session]struct{}
+	sessSeq  atomic.Int64
+	fwd      *forwarding // what passes besides calls (forward.go)
 
 	progMu   sync.Mutex
 	progress map[string]progressTarget
@@ -116,6 +131,9 @@ type Gateway struct {
 	cached  map[string]bool
 	builtin *builtinTools // the built-in tools (builtin.go)
 	calls   callGuard     // calls in flight, draining, secrets (drain.go)
+
+	collMu     sync.Mutex
+	collisions map[string]bool // bare names refused, already logged (naming.go)
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -137,11 +155,12 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	warnServerlessGlobs(log, gp)
 	g := &Gateway{
 		cfg: cfg, log: log, version: opts.Version, pol: pol, demo: opts.Demo,
 		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
-		cached: map[string]bool{},
+		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
 	}
 	if g.version == "" {
 		g.version = "dev"
@@ -222,9 +241,26 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.cat = catalog.New(v.snap)
 	v.index = search.Build(v.snap)
+	g.nameView(v)
 	g.cur.Store(v)
 	g.metrics.setTokens(g.visibleTokens(v))
 	return g, nil
+}
+
+// warnServerlessGlobs warns of global policy patterns that can match no
+// tool: a global pattern is matched against server/tool, so one with no
+// server part and no wildcard ("delete_everything") never matches, which
+// is easy to write when tools keep bare names.
+func warnServerlessGlobs(log *slog.Logger, r config.Rules) {
+	for kind, pats := range map[string][]string{"allow": r.Allow, "deny": r.Deny, "ask": r.Ask} {
+		for _, p := range pats {
+			p = strings.TrimSpace(p)
+			if !strings.ContainsAny(p, "/*?") && !strings.Contains(p, catalog.WireSeparator) {
+				log.Warn("a global policy pattern has no server part, so it matches no tool; write */"+p+
+					" or put it in the server's own "+kind+" list", "policy", kind, "pattern", p)
+			}
+		}
+	}
 }
 
 // Start starts every upstream server concurrently and returns at once. The
@@ -386,6 +422,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	nv.tokens[u.cfg.Key] = m.Tokens
 	nv.extras[u.cfg.Key] = m
 	delete(nv.fromCache, u.cfg.Key)
+	g.nameView(nv)
 	g.cur.Store(nv)
 	g.mu.Unlock()
 	g.metrics.setTokens(g.visibleTokens(nv))
@@ -458,12 +495,18 @@ func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Res
 	return res, err
 }
 
-// resolve finds the visible tool a name refers to: "server__tool",
-// "mcp__server__tool", "server/tool", or a bare tool name that only one
-// server has. A denied tool is never found.
+// resolve finds the visible tool a name refers to: the name clients see
+// (naming.go), "server__tool", "mcp__server__tool", "server/tool", or a
+// bare tool name that only one server has. A denied tool is never found.
 func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
-	snap := g.cur.Load().snap
+	v := g.cur.Load()
+	snap := v.snap
 	name = strings.TrimSpace(name)
+	if v.names != nil {
+		if t, ok := v.names.byName[name]; ok {
+			return t, nil
+		}
+	}
 	try := func(id string) *catalog.Tool {
 		if t, ok := snap.Tool(id); ok && g.Visible(t) {
 			return t
@@ -493,14 +536,17 @@ func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
 	}
 	var names []string
 	for _, t := range found {
-		names = append(names, t.WireName())
+		names = append(names, v.exposedName(t))
 	}
 	return nil, fmt.Errorf("%q is ambiguous: it could be %s", name, strings.Join(names, ", "))
 }
 
 // progressTarget is where an upstream's progress notifications go.
 type progressTarget struct {
-	ss    *mcp.ServerSession
+	ss *mcp.ServerSession
+	// ctx is the client's call: over streamable HTTP, progress goes on
+	// its stream.
+	ctx   context.Context
 	token any
 }
 
@@ -514,21 +560,33 @@ func (g *Gateway) forwardProgress(p *mcp.ProgressNotificationParams) {
 	if !ok || t.ss == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	base := t.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(base, 5*time.Second)
 	defer cancel()
-	_ = t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: t.token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	_ = t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: p.Meta, ProgressToken: t.token, Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
-// forwardLog passes an upstream's log message to every client session.
+// forwardLog passes an upstream's log message to every client session
+// (each gets what its logging/setLevel asks for). The logger is prefixed
+// with the server's key, unless the server keeps bare names. The client
+// whose request the server is serving gets the message in that request's
+// stream, as it would from the server itself.
 func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 	if p == nil {
 		return
 	}
-	logger := server
-	if p.Logger != "" {
-		logger = server + "/" + p.Logger
+	logger := p.Logger
+	if !g.wantsBare(server) {
+		logger = server
+		if p.Logger != "" {
+			logger = server + "/" + p.Logger
+		}
 	}
-	out := &mcp.LoggingMessageParams{Level: p.Level, Logger: logger, Data: p.Data}
+	out := &mcp.LoggingMessageParams{Meta: p.Meta, Level: p.Level, Logger: logger, Data: p.Data}
+	related, _ := g.originFor(server, func(*mcp.ClientCapabilities) bool { return true })
 	// One slow client must not hold up the others, nor the upstream
 	// connection whose handler this is: all are sent at once, within one
 	// bound.
@@ -536,9 +594,17 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, s := range g.sessionList() {
-		if ss := s.serverSession(); ss != nil {
-			wg.Go(func() { _ = ss.Log(ctx, out) })
+		ss := s.serverSession()
+		if ss == nil {
+			continue
 		}
+		sctx := ctx
+		if ss == related.ss && related.ctx != nil && related.ctx.Err() == nil {
+			var c context.CancelFunc
+			sctx, c = context.WithTimeout(related.ctx, 5*time.Second)
+			defer c()
+		}
+		wg.Go(func() { _ = ss.Log(sctx, out) })
 	}
 	wg.Wait()
 }

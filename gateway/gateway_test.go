@@ -363,7 +363,8 @@ func TestFaults(t *testing.T) {
 }
 
 // TestListChanged: a server adds a tool at run time; the client is told and
-// search finds the new tool.
+// search finds the new tool (under its bare name: the server is the only
+// one).
 func TestListChanged(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil))
@@ -371,29 +372,31 @@ func TestListChanged(t *testing.T) {
 	srv := serveHTTP(t, g.Handler(""))
 	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
 	dyn := connectHTTP(t, srv.URL+"/mcp/dynamic", nil)
-	if hits := dyn.search(t, "frobnicate widgets"); slices.Contains(hits, "echo__frobnicate") {
+	if hits := dyn.search(t, "frobnicate widgets"); slices.Contains(hits, "frobnicate") {
 		t.Fatal("found the tool before it exists")
 	}
 	before := g.Snapshot().Version()
-	if text, isErr := full.call(t, "echo__grow", map[string]any{"name": "frobnicate"}); isErr {
+	if text, isErr := full.call(t, "grow", map[string]any{"name": "frobnicate"}); isErr {
 		t.Fatal(text)
 	}
 	waitFor(t, "the new tool in the full list", 10*time.Second, func() bool {
-		return full.changed.Load() > 0 && slices.Contains(full.toolNames(t), "echo__frobnicate")
+		return full.changed.Load() > 0 && slices.Contains(full.toolNames(t), "frobnicate")
 	})
 	if g.Snapshot().Version() <= before {
 		t.Error("no new snapshot")
 	}
-	if hits := dyn.search(t, "frobnicate widgets"); len(hits) == 0 || hits[0] != "echo__frobnicate" {
+	if hits := dyn.search(t, "frobnicate widgets"); len(hits) == 0 || hits[0] != "frobnicate" {
 		t.Errorf("search after list_changed found %v", hits)
 	}
-	if text, _ := dyn.call(t, "echo__frobnicate", map[string]any{"widget": "w"}); text != "frobnicated" {
+	if text, _ := dyn.call(t, "frobnicate", map[string]any{"widget": "w"}); text != "frobnicated" {
 		t.Errorf("new tool = %q", text)
 	}
 }
 
 // TestPolicy: a denied tool is invisible to every query form and every call
-// path; an ask rule uses elicitation or refuses.
+// path; an ask rule uses elicitation or refuses. The server is the only one,
+// so its tools keep their bare names: the per-server glob (delete_*) and
+// the global one (echo/deploy) apply to them all the same.
 func TestPolicy(t *testing.T) {
 	t.Parallel()
 	echo := roleServer(t, "echo")
@@ -402,13 +405,13 @@ func TestPolicy(t *testing.T) {
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	srv := serveHTTP(t, g.Handler(""))
 	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
-	if names := full.toolNames(t); slices.Contains(names, "echo__delete_everything") || !slices.Contains(names, "echo__echo") {
+	if names := full.toolNames(t); slices.Contains(names, "delete_everything") || !slices.Contains(names, "echo") {
 		t.Fatalf("full list %v", names)
 	}
 	c := connectHTTP(t, srv.URL+"/mcp/search", nil)
-	for _, q := range []string{"select:echo__delete_everything", "delete_everything", "echo__delete_everything",
+	for _, q := range []string{"select:echo__delete_everything", "select:delete_everything", "delete_everything", "echo__delete_everything",
 		"echo/delete_everything", "mcp__echo__delete_everything", "delete every record", "delete.*", "echo", "dangerous"} {
-		if hits := c.search(t, q); slices.Contains(hits, "echo__delete_everything") {
+		if hits := c.search(t, q); slices.Contains(hits, "delete_everything") {
 			t.Errorf("query %q found the denied tool", q)
 		}
 	}
@@ -418,24 +421,24 @@ func TestPolicy(t *testing.T) {
 			t.Errorf("call_tool %s = %q", name, text)
 		}
 	}
-	if text, isErr := full.call(t, "echo__delete_everything", nil); !isErr || strings.Contains(text, "DELETED") {
+	if text, isErr := full.call(t, "delete_everything", nil); !isErr || strings.Contains(text, "DELETED") {
 		t.Errorf("native call of a denied tool = %q", text)
 	}
 	// Ask: no elicitation support → refused with the reason.
-	text, isErr := c.call(t, callToolName, map[string]any{"name": "echo__deploy"})
+	text, isErr := c.call(t, callToolName, map[string]any{"name": "deploy"})
 	if !isErr || !strings.Contains(text, "approval") || !strings.Contains(text, "elicitation") {
 		t.Errorf("ask without elicitation = %q", text)
 	}
 	// Ask with elicitation: yes, then no.
 	var answer atomic.Bool
 	asker := connectHTTP(t, srv.URL+"/mcp/search", func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		if !strings.Contains(r.Params.Message, "echo__deploy") {
+		if !strings.Contains(r.Params.Message, "call to deploy?") {
 			t.Errorf("elicitation message %q", r.Params.Message)
 		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": answer.Load()}}, nil
 	})
 	answer.Store(true)
-	if text, isErr := asker.call(t, callToolName, map[string]any{"name": "echo__deploy"}); isErr || text != "deployed" {
+	if text, isErr := asker.call(t, callToolName, map[string]any{"name": "deploy"}); isErr || text != "deployed" {
 		t.Errorf("approved deploy = %q", text)
 	}
 	answer.Store(false)
@@ -445,7 +448,8 @@ func TestPolicy(t *testing.T) {
 }
 
 // TestCacheAndLazy: manifests are cached; a second gateway answers from the
-// cache at once and starts a lazy server at its first call.
+// cache at once, under the same (bare) names, and starts a lazy server at
+// its first call.
 func TestCacheAndLazy(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
@@ -481,11 +485,27 @@ func TestCacheAndLazy(t *testing.T) {
 		t.Fatalf("search from cache: %v %v", res.Hits, err)
 	}
 	srv := serveHTTP(t, g.Handler("search"))
+	// The only server keeps its bare names, from the cache as live: the
+	// full list names it echo before the server has started, and select:
+	// finds it by that name.
+	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
+	if names := full.toolNames(t); !slices.Contains(names, "echo") || slices.Contains(names, "echo__echo") {
+		t.Errorf("the full list from the cache: %v", names)
+	}
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
+	if hits := c.search(t, "select:echo"); !slices.Equal(hits, []string{"echo"}) {
+		t.Errorf("select:echo from the cache = %v", hits)
+	}
+	if st := g.ups["echo"].status(); st.State != StateIdle {
+		t.Fatalf("the lazy server started before any call: %s", st.State)
+	}
 	if text, isErr := c.call(t, callToolName, map[string]any{"name": "echo__echo", "arguments": map[string]any{"text": "lazy"}}); isErr || text != "lazy" {
 		t.Fatalf("lazy call = %q", text)
 	}
 	waitState(t, g, "echo", 5*time.Second, StateReady)
+	if text, isErr := full.call(t, "echo", map[string]any{"text": "bare"}); isErr || text != "bare" {
+		t.Errorf("native call by the bare name = %q", text)
+	}
 }
 
 // TestResourcesPromptsProgressLogs: aggregation and pass-through.

@@ -150,6 +150,10 @@ func runRole(role string) int {
 		return serveMany(ctx, 100)
 	case "gateway-stdio":
 		return runGatewayStdio(ctx)
+	case "forwarder":
+		return serveForwarder(ctx)
+	case "declares-resources":
+		return serveDeclaresResources(ctx)
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

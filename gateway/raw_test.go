@@ -234,7 +234,7 @@ func TestProgressOverHTTPUpstream(t *testing.T) {
 		c.mu.Lock()
 		c.progress = nil
 		c.mu.Unlock()
-		p := &mcp.CallToolParams{Name: "up__steps", Arguments: map[string]any{}}
+		p := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{}}
 		p.SetProgressToken(fmt.Sprintf("round-%d", round))
 		if _, err := c.cs.CallTool(ctx, p); err != nil {
 			t.Fatal(err)

@@ -68,7 +68,7 @@ func TestCallRightAfterSessionEnded(t *testing.T) {
 	cs := u.cs
 	u.mu.Unlock()
 	_ = cs.Close() // the session is over; the state still says ready
-	text, isErr := c.call(t, "echo__echo", map[string]any{"text": "again"})
+	text, isErr := c.call(t, "echo", map[string]any{"text": "again"})
 	if isErr || text != "again" {
 		t.Errorf("call right after the session ended = %q, %v", text, isErr)
 	}

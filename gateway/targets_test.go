@@ -223,7 +223,7 @@ func BenchmarkCallGateway(b *testing.B) {
 	_, via := overheadPair(b)
 	b.ResetTimer()
 	for b.Loop() {
-		callEcho(b, via, "up__echo")
+		callEcho(b, via, "echo")
 	}
 }
 
@@ -236,7 +236,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	direct, via := overheadPair(b)
 	for range 20 { // warm up
 		callEcho(b, direct, "echo")
-		callEcho(b, via, "up__echo")
+		callEcho(b, via, "echo")
 	}
 	var d, v []time.Duration
 	b.ResetTimer()
@@ -245,7 +245,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		callEcho(b, direct, "echo")
 		d = append(d, time.Since(s))
 		s = time.Now()
-		callEcho(b, via, "up__echo")
+		callEcho(b, via, "echo")
 		v = append(v, time.Since(s))
 	}
 	md, mv := median(d), median(v)
@@ -263,14 +263,14 @@ func TestCallOverhead(t *testing.T) {
 	var d, v []time.Duration
 	for range 20 { // warm up
 		callEcho(t, direct, "echo")
-		callEcho(t, via, "up__echo")
+		callEcho(t, via, "echo")
 	}
 	for range n {
 		s := time.Now()
 		callEcho(t, direct, "echo")
 		d = append(d, time.Since(s))
 		s = time.Now()
-		callEcho(t, via, "up__echo")
+		callEcho(t, via, "echo")
 		v = append(v, time.Since(s))
 	}
 	md, mv := median(d), median(v)

@@ -24,7 +24,11 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not installed")
 	}
-	cfgPath := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, nil)
+	// One server would keep its bare names: prefixed names are asked for,
+	// as the script calls echo__echo.
+	echo := roleServer(t, "echo")
+	echo["naming"] = "prefixed"
+	cfgPath := writeConfig(t, map[string]any{"echo": echo}, nil)
 	g := startGateway(t, cfgPath)
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	srv := serveHTTP(t, g.Handler(""))

@@ -57,7 +57,9 @@ type upstream struct {
 	state State
 	err   error
 	cs    *mcp.ClientSession
-	proc  *process
+	// client is the MCP client of the current start (forward.go).
+	client *mcp.Client
+	proc   *process
 	// life ends when the session is closed: calls in flight end with it,
 	// so that closing never waits for them.
 	life      context.Context
@@ -246,37 +248,7 @@ func (u *upstream) withTail(err error) error {
 func (u *upstream) start(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, u.startTimeout())
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: u.g.version}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case u.relist <- struct{}{}:
-			default:
-			}
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			select {
-			case u.relist <- struct{}{}:
-			default:
-			}
-		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			select {
-			case u.relist <- struct{}{}:
-			default:
-			}
-		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			u.g.forwardLog(u.cfg.Key, req.Params)
-		},
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if req.Params == nil {
-				return
-			}
-			u.g.forwardProgress(req.Params)
-			u.tap.progressHandled(req.Params.ProgressToken)
-		},
-	})
+	client := u.upstreamClient()
 	u.tap.reset()
 	var transport mcp.Transport
 	var proc *process
@@ -350,7 +322,7 @@ func (u *upstream) start(ctx context.Context) error {
 	}
 	life, endLife := context.WithCancel(context.Background())
 	u.mu.Lock()
-	u.cs, u.life, u.endLife = res.cs, life, endLife
+	u.cs, u.client, u.life, u.endLife = res.cs, client, life, endLife
 	u.mu.Unlock()
 	if err := u.listAll(sctx); err != nil {
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
@@ -358,6 +330,7 @@ func (u *upstream) start(ctx context.Context) error {
 		}
 		return u.withTail(err)
 	}
+	u.g.resubscribe(sctx, u.cfg.Key, res.cs)
 	return nil
 }
 
@@ -405,7 +378,7 @@ const closeTimeout = 5 * time.Second
 func (u *upstream) close() {
 	u.mu.Lock()
 	cs, proc, endLife := u.cs, u.proc, u.endLife
-	u.cs, u.proc, u.life, u.endLife = nil, nil, nil, nil
+	u.cs, u.client, u.proc, u.life, u.endLife = nil, nil, nil, nil, nil
 	u.mu.Unlock()
 	if endLife != nil {
 		endLife()
@@ -438,8 +411,11 @@ func (u *upstream) listAll(ctx context.Context) error {
 	if cs == nil {
 		return errors.New("not connected")
 	}
-	m := &manifest{Key: u.cfg.Key, Fingerprint: fingerprint(u.cfg)}
 	caps := cs.InitializeResult().Capabilities
+	m := &manifest{Key: u.cfg.Key, Fingerprint: fingerprint(u.cfg), Capabilities: caps}
+	if caps == nil {
+		m.Capabilities = &mcp.ServerCapabilities{}
+	}
 	if caps == nil || caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil) {
 		tools, err := u.listTools(ctx, cs)
 		if err != nil {

@@ -1,0 +1,630 @@
+package gateway
+
+// What passes between clients and servers besides listings and calls:
+// requests a server makes of the client (sampling, elicitation, roots),
+// notifications both ways (roots changed, resource updates, logs,
+// progress), resource subscriptions and completions.
+//
+// Every upstream session is shared by all client sessions, so a request
+// from a server goes to the client on whose behalf the gateway is talking
+// to that server at the moment: the newest request in flight to it whose
+// client declared the capability needed. When requests are in flight and
+// none of their clients can answer, the server is told so; when none is in
+// flight (a server asking on its own), the newest client session that
+// declared the capability answers. Over streamable HTTP the request
+// travels on the stream of the client's request in flight, as it would
+// from the server itself.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// origin is a client request the gateway is serving by talking to an
+// upstream server.
+type origin struct {
+	ss *mcp.ServerSession
+	// ctx is the client's request: over streamable HTTP it names the
+	// stream the request came on, where related messages go.
+	ctx context.Context
+}
+
+// forwarding is the gateway's state for what passes besides calls.
+type forwarding struct {
+	mu       sync.Mutex
+	seq      int64
+	inflight map[string]map[int64]origin // server key → request seq → origin
+	// elicitations maps the id of a URL-mode elicitation to the session
+	// it was sent to, for its completion notice.
+	elicitations map[string]*mcp.ServerSession
+
+	subOp sync.Mutex // serialises subscribe and unsubscribe
+	// subs holds the client sessions subscribed to each upstream
+	// resource, with the URI each subscribed to.
+	subs map[subKey]map[*session]string
+}
+
+// subKey is one upstream resource.
+type subKey struct{ server, uri string }
+
+func newForwarding() *forwarding {
+	return &forwarding{inflight: map[string]map[int64]origin{}, elicitations: map[string]*mcp.ServerSession{},
+		subs: map[subKey]map[*session]string{}}
+}
+
+// track records that a client request (ctx, from ss) is being served by
+// server, until the returned function is called.
+func (g *Gateway) track(server string, ctx context.Context, ss *mcp.ServerSession) func() {
+	if ss == nil {
+		return func() {}
+	}
+	f := g.fwd
+	f.mu.Lock()
+	f.seq++
+	id := f.seq
+	m := f.inflight[server]
+	if m == nil {
+		m = map[int64]origin{}
+		f.inflight[server] = m
+	}
+	m[id] = origin{ss: ss, ctx: ctx}
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.inflight[server], id)
+		if len(f.inflight[server]) == 0 {
+			delete(f.inflight, server)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// clientCaps returns the capabilities a client session declared.
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ss == nil {
+		return nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return nil
+	}
+	return ip.Capabilities
+}
+
+// originFor picks the client a request from server goes to: the newest
+// request in flight to server whose client can take it; with none in
+// flight, the newest client session that can. ok is false when no client
+// can.
+func (g *Gateway) originFor(server string, can func(*mcp.ClientCapabilities) bool) (o origin, ok bool) {
+	f := g.fwd
+	f.mu.Lock()
+	best := int64(-1)
+	busy := len(f.inflight[server]) > 0
+	for id, cand := range f.inflight[server] {
+		if id > best && cand.ss != nil && can(clientCaps(cand.ss)) {
+			best, o = id, cand
+		}
+	}
+	f.mu.Unlock()
+	if best >= 0 {
+		return o, true
+	}
+	if busy {
+		return origin{}, false
+	}
+	var newest *session
+	for _, s := range g.sessionList() {
+		ss := s.serverSession()
+		if ss == nil || !can(clientCaps(ss)) {
+			continue
+		}
+		if newest == nil || s.seq > newest.seq {
+			newest = s
+		}
+	}
+	if newest == nil {
+		return origin{}, false
+	}
+	return origin{ss: newest.serverSession(), ctx: context.Background()}, true
+}
+
+// relayContext is the context of a server's request passed on to a
+// client: it ends when the server withdraws its request (upCtx), when the
+// client's request it belongs to ends, and at the call timeout.
+func (g *Gateway) relayContext(upCtx context.Context, o origin) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(o.ctx, g.cfg.Gateway.Limits.CallTimeout)
+	stop := context.AfterFunc(upCtx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+func canSample(c *mcp.ClientCapabilities) bool { return c != nil && c.Sampling != nil }
+func canElicit(c *mcp.ClientCapabilities) bool { return c != nil && c.Elicitation != nil }
+func canRoots(c *mcp.ClientCapabilities) bool  { return c != nil && c.RootsV2 != nil }
+
+// relaySampling passes a server's sampling/createMessage to a client.
+func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	o, ok := g.originFor(server, canSample)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "the client of the toolsearch gateway making this request does not support sampling (or no client that supports sampling is connected)"}
+	}
+	if p != nil && len(p.Tools) > 0 {
+		if c := clientCaps(o.ss); c.Sampling.Tools == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "the client connected to the toolsearch gateway does not support tools in sampling"}
+		}
+	}
+	rctx, cancel := g.relayContext(ctx, o)
+	defer cancel()
+	res, err := o.ss.CreateMessageWithTools(rctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("sampling through the gateway: %w", err)
+	}
+	return res, nil
+}
+
+// relayElicit passes a server's elicitation/create to a client.
+func (g *Gateway) relayElicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	o, ok := g.originFor(server, canElicit)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "the client of the toolsearch gateway making this request does not support elicitation (or no client that supports elicitation is connected)"}
+	}
+	if p != nil && p.ElicitationID != "" {
+		g.fwd.mu.Lock()
+		g.fwd.elicitations[p.ElicitationID] = o.ss
+		g.fwd.mu.Unlock()
+	}
+	rctx, cancel := g.relayContext(ctx, o)
+	defer cancel()
+	res, err := o.ss.Elicit(rctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("elicitation through the gateway: %w", err)
+	}
+	return res, nil
+}
+
+// relayElicitationComplete passes a server's notice that a URL-mode
+// elicitation finished to the client that was asked.
+func (g *Gateway) relayElicitationComplete(p *mcp.ElicitationCompleteParams) {
+	if p == nil {
+		return
+	}
+	g.fwd.mu.Lock()
+	ss := g.fwd.elicitations[p.ElicitationID]
+	delete(g.fwd.elicitations, p.ElicitationID)
+	g.fwd.mu.Unlock()
+	if ss == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ss.NotifyElicitationComplete(ctx, p)
+}
+
+// relayRoots answers a server's roots/list with a client's roots, or with
+// none when no client declared roots.
+func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
+	o, ok := g.originFor(server, canRoots)
+	if !ok {
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+	}
+	rctx, cancel := g.relayContext(ctx, o)
+	defer cancel()
+	res, err := o.ss.ListRoots(rctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("roots/list through the gateway: %w", err)
+	}
+	if res.Roots == nil {
+		res.Roots = []*mcp.Root{}
+	}
+	return res, nil
+}
+
+// rootsPlaceholder sits in every upstream client's own roots list, which is
+// never served (roots/list is answered by relayRoots): re-adding it is how
+// a client's roots/list_changed is passed on to the servers.
+var rootsPlaceholder = &mcp.Root{URI: "toolsearch://roots", Name: "the roots of the gateway's clients"}
+
+// rootsChanged tells every connected server that the roots changed.
+func (g *Gateway) rootsChanged() {
+	for _, k := range g.keys {
+		u := g.ups[k]
+		u.mu.Lock()
+		c, ready := u.client, u.state == StateReady
+		u.mu.Unlock()
+		if c != nil && ready {
+			c.AddRoots(rootsPlaceholder)
+		}
+	}
+}
+
+// upstreamClient makes the MCP client of one upstream start: every
+// request and notification a server may send is passed on.
+func (u *upstream) upstreamClient() *mcp.Client {
+	g, key := u.g, u.cfg.Key
+	relist := func() {
+		select {
+		case u.relist <- struct{}{}:
+		default:
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: g.version}, &mcp.ClientOptions{
+		// Roots are answered from the clients (relayRoots); sampling and
+		// elicitation are inferred from their handlers.
+		Capabilities:               &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { relist() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { relist() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { relist() },
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			g.forwardLog(key, req.Params)
+		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params == nil {
+				return
+			}
+			g.forwardProgress(req.Params)
+			u.tap.progressHandled(req.Params.ProgressToken)
+		},
+		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return g.relaySampling(ctx, key, req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return g.relayElicit(ctx, key, req.Params)
+		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			g.relayElicitationComplete(req.Params)
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			g.resourceUpdated(key, req.Params)
+		},
+	})
+	// roots/list is answered by the clients; elicitation/create goes to
+	// them as it came, without the SDK client's own check of its schema,
+	// which refuses forms the specification allows (titled multi-select
+	// enums): the client that shows the form is the judge.
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "roots/list":
+				return g.relayRoots(ctx, key)
+			case "elicitation/create":
+				if er, ok := req.(*mcp.ElicitRequest); ok && er.Params != nil {
+					return g.relayElicit(ctx, key, er.Params)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	client.AddRoots(rootsPlaceholder)
+	return client
+}
+
+// routeURI finds the server of a resource URI a client named: a
+// toolsearch://server/… URI, a resource one server listed, or a URI one
+// of a server's templates matches; failing those, the only server that
+// declares resources.
+func (g *Gateway) routeURI(uri string) (server, orig string, err error) {
+	if rest, ok := strings.CutPrefix(uri, "toolsearch://"); ok {
+		if k, esc, ok := strings.Cut(rest, "/"); ok {
+			if _, configured := g.ups[k]; configured {
+				if o, err := url.PathUnescape(esc); err == nil {
+					return k, o, nil
+				}
+			}
+		}
+	}
+	v := g.cur.Load()
+	keys := sortedKeys(v.extras)
+	var owners []string
+	for _, k := range keys {
+		for _, r := range v.extras[k].Resources {
+			if r.URI == uri {
+				owners = append(owners, k)
+				break
+			}
+		}
+	}
+	if len(owners) == 1 {
+		return owners[0], uri, nil
+	}
+	if len(owners) > 1 {
+		return "", "", fmt.Errorf("servers %s all have a resource %s: use the URI resources/list gives", strings.Join(owners, ", "), uri)
+	}
+	for _, k := range keys {
+		for _, t := range v.extras[k].Templates {
+			if templateMatches(t.URITemplate, uri) {
+				return k, uri, nil
+			}
+		}
+	}
+	var declaring []string
+	for _, k := range keys {
+		if declaresResources(v.extras[k]) {
+			declaring = append(declaring, k)
+		}
+	}
+	if len(declaring) == 1 {
+		return declaring[0], uri, nil
+	}
+	return "", "", fmt.Errorf("no server has a resource %s", uri)
+}
+
+// templateOwner finds the server whose resource template is exactly
+// tmpl (the first, in key order, as in the lists clients see).
+func (g *Gateway) templateOwner(tmpl string) (string, bool) {
+	v := g.cur.Load()
+	for _, k := range sortedKeys(v.extras) {
+		for _, t := range v.extras[k].Templates {
+			if t.URITemplate == tmpl {
+				return k, true
+			}
+		}
+	}
+	return "", false
+}
+
+var templateExpr = regexp.MustCompile(`\{[^{}]*\}`)
+
+// templateMatches reports whether uri is an expansion of the RFC 6570
+// template tmpl, read loosely: each {expression} stands for any text.
+func templateMatches(tmpl, uri string) bool {
+	parts := templateExpr.Split(tmpl, -1)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	re, err := regexp.Compile("^" + strings.Join(parts, ".*") + "$")
+	return err == nil && re.MatchString(uri)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// subscribe subscribes a client session to a resource: the first
+// subscriber of an upstream resource subscribes the gateway to it.
+func (g *Gateway) subscribe(ctx context.Context, s *session, uri string) error {
+	server, orig, err := g.routeURI(uri)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	f := g.fwd
+	f.subOp.Lock()
+	defer f.subOp.Unlock()
+	key := subKey{server, orig}
+	f.mu.Lock()
+	subscribed := len(f.subs[key]) > 0
+	f.mu.Unlock()
+	if !subscribed {
+		if err := g.subscribeUpstream(ctx, key); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	if f.subs[key] == nil {
+		f.subs[key] = map[*session]string{}
+	}
+	f.subs[key][s] = uri
+	f.mu.Unlock()
+	return nil
+}
+
+// subscribeUpstream subscribes the gateway to one upstream resource.
+func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
+	u := g.ups[key.server]
+	if u == nil {
+		return fmt.Errorf("server %q is not configured", key.server)
+	}
+	ls, err := u.live(ctx)
+	if err != nil {
+		return fmt.Errorf("subscribing to %s: %w", key.uri, err)
+	}
+	if caps := ls.cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("server %s does not support resource subscriptions", key.server)}
+	}
+	cctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	if err := ls.cs.Subscribe(cctx, &mcp.SubscribeParams{URI: key.uri}); err != nil {
+		return fmt.Errorf("subscribing to %s on %s: %w", key.uri, key.server, err)
+	}
+	return nil
+}
+
+// unsubscribe ends a client session's subscription; the last one out
+// unsubscribes the gateway upstream.
+func (g *Gateway) unsubscribe(ctx context.Context, s *session, uri string) error {
+	server, orig, err := g.routeURI(uri)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	f := g.fwd
+	f.subOp.Lock()
+	defer f.subOp.Unlock()
+	key := subKey{server, orig}
+	f.mu.Lock()
+	delete(f.subs[key], s)
+	last := f.subs[key] != nil && len(f.subs[key]) == 0
+	if last {
+		delete(f.subs, key)
+	}
+	f.mu.Unlock()
+	if last {
+		g.unsubscribeUpstream(ctx, key)
+	}
+	return nil
+}
+
+// unsubscribeUpstream ends the gateway's subscription to one upstream
+// resource; a failure is only logged (the server may be gone).
+func (g *Gateway) unsubscribeUpstream(ctx context.Context, key subKey) {
+	u := g.ups[key.server]
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	cs, ready := u.cs, u.state == StateReady
+	u.mu.Unlock()
+	if cs == nil || !ready {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: key.uri}); err != nil {
+		g.log.Debug("unsubscribing upstream failed", "server", key.server, "uri", key.uri, "err", err)
+	}
+}
+
+// dropSubscriptions ends every subscription of a session that closed.
+func (g *Gateway) dropSubscriptions(s *session) {
+	f := g.fwd
+	f.subOp.Lock()
+	defer f.subOp.Unlock()
+	var emptied []subKey
+	f.mu.Lock()
+	for key, m := range f.subs {
+		if _, ok := m[s]; !ok {
+			continue
+		}
+		delete(m, s)
+		if len(m) == 0 {
+			delete(f.subs, key)
+			emptied = append(emptied, key)
+		}
+	}
+	f.mu.Unlock()
+	for _, key := range emptied {
+		g.unsubscribeUpstream(context.Background(), key)
+	}
+}
+
+// resubscribe renews the gateway's subscriptions to a server after it
+// (re)started.
+func (g *Gateway) resubscribe(ctx context.Context, server string, cs *mcp.ClientSession) {
+	f := g.fwd
+	f.mu.Lock()
+	var uris []string
+	for key := range f.subs {
+		if key.server == server {
+			uris = append(uris, key.uri)
+		}
+	}
+	f.mu.Unlock()
+	for _, uri := range uris {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			g.log.Warn("could not renew a resource subscription", "server", server, "uri", uri, "err", err)
+		}
+	}
+}
+
+// resourceUpdated passes a server's notifications/resources/updated to the
+// client sessions subscribed to that resource, under the URI each
+// subscribed with.
+func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	if p == nil {
+		return
+	}
+	f := g.fwd
+	f.mu.Lock()
+	targets := map[*session]string{}
+	for s, uri := range f.subs[subKey{server, p.URI}] {
+		targets[s] = uri
+	}
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for s, uri := range targets {
+		wg.Go(func() {
+			_ = s.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{Meta: p.Meta, URI: uri})
+		})
+	}
+	wg.Wait()
+}
+
+// complete forwards a client's completion/complete to the server of the
+// prompt or resource template it is about. A server that does not offer
+// completions gets no request: the answer is an empty completion.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	ref := *p.Ref
+	var server string
+	switch ref.Type {
+	case "ref/prompt":
+		v := g.cur.Load()
+		r, ok := v.names.prompts[ref.Name]
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
+		}
+		server, ref.Name = r.server, r.name
+	case "ref/resource":
+		if k, ok := g.templateOwner(ref.URI); ok {
+			server = k
+			break
+		}
+		k, orig, err := g.routeURI(ref.URI)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		server, ref.URI = k, orig
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type %q", ref.Type)}
+	}
+	u := g.ups[server]
+	if u == nil {
+		return nil, fmt.Errorf("server %q is not configured", server)
+	}
+	ls, err := u.live(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("completion: %w", err)
+	}
+	if caps := ls.cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+	}
+	done := g.track(server, ctx, req.Session)
+	defer done()
+	cctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	out := *p
+	out.Ref = &ref
+	res, err := ls.cs.Complete(cctx, &out)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			return nil, rpcErr
+		}
+		return nil, fmt.Errorf("completion from %s: %w", server, err)
+	}
+	return res, nil
+}
+
+// declaresResources reports whether a server declared the resources
+// capability when it was last listed. A manifest cached before
+// capabilities were recorded counts when it lists resources.
+func declaresResources(m *manifest) bool {
+	if m == nil {
+		return false
+	}
+	if m.Capabilities != nil {
+		return m.Capabilities.Resources != nil
+	}
+	return len(m.Resources) > 0 || len(m.Templates) > 0
+}
