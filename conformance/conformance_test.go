@@ -23,6 +23,10 @@ import (
 // everythingInstall is the command that installs the upstream server.
 const everythingInstall = "go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 
+// expectedDirect is how many checks suite 0.1.12 passes against
+// everything-server v1.8.0 (stateful streamable HTTP).
+const expectedDirect = 40
+
 // Bounds of every wait in this test.
 const (
 	buildTimeout = 90 * time.Second // go build of the toolsearch binary
@@ -53,13 +57,16 @@ type result struct {
 // TestConformanceThroughGateway runs the suite against everything-server
 // directly, then through `toolsearch serve --http` in full exposure with that
 // server as its only (streamable HTTP) upstream, and fails if the gateway
-// passes fewer checks, or fails a check the server passes on its own.
+// passes fewer checks, or fails a check the server passes on its own. The
+// server is the gateway's only one, so its tools and prompts keep their
+// bare names (naming auto), as the suite calls them.
+//
+// It runs whenever node, the npm package and everything-server are there
+// (about 15 seconds), and skips, saying what is missing, otherwise; -short
+// skips it too.
 func TestConformanceThroughGateway(t *testing.T) {
-	// The gateway does not pass the suite yet (bare names in full exposure,
-	// completion/complete and resources/subscribe are not forwarded), so
-	// the check runs on request until it does; then it joins every run.
-	if os.Getenv("TOOLSEARCH_CONFORMANCE") == "" {
-		t.Skip("set TOOLSEARCH_CONFORMANCE=1 to run the MCP conformance suite through the gateway (it needs everything-server and npm ci)")
+	if testing.Short() {
+		t.Skip("-short: the MCP conformance suite through the gateway is skipped")
 	}
 	root := repoRoot(t)
 	node, err := exec.LookPath("node")
@@ -81,6 +88,9 @@ func TestConformanceThroughGateway(t *testing.T) {
 
 	direct := runSuite(t, node, suite, "http://"+upAddr+"/mcp")
 	t.Logf("directly against everything-server: %d passed, %d failed", direct.passed, direct.failed)
+	if direct.passed != expectedDirect {
+		t.Logf("note: everything-server %s passes %d checks directly, not the %d of the pinned versions (suite 0.1.12, server v1.8.0); the gateway is held to what it passes", everything, direct.passed, expectedDirect)
+	}
 	logFailures(t, "direct", direct)
 	if direct.passed == 0 {
 		t.Fatalf("the suite passed no check against everything-server directly; its output:\n%s", direct.output)
@@ -114,6 +124,14 @@ func TestConformanceThroughGateway(t *testing.T) {
 	via := runSuite(t, node, suite, "http://"+gwAddr+"/mcp")
 	t.Logf("through the gateway: %d passed, %d failed (directly: %d passed, %d failed)", via.passed, via.failed, direct.passed, direct.failed)
 	logFailures(t, "gateway", via)
+	if testing.Verbose() {
+		ids := make([]string, 0, len(via.passes))
+		for id := range via.passes {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		t.Logf("passed through the gateway: %s", strings.Join(ids, " "))
+	}
 
 	var lost []string
 	for id := range direct.passes {
