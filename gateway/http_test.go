@@ -67,14 +67,14 @@ func TestHandlerSecurity(t *testing.T) {
 		// What the MCP conformance suite's dns-rebinding-protection scenario sends.
 		{name: "rebinding host and origin", method: "POST", path: "/mcp", host: "evil.example.com",
 			header: withToken(map[string]string{"Origin": "http://evil.example.com", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}),
-			body: initBody, status: 403},
+			body:   initBody, status: 403},
 		{name: "loopback host and origin", method: "POST", path: "/mcp", host: host,
 			header: withToken(map[string]string{"Origin": "http://" + host, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}),
-			body: initBody, status: 200},
+			body:   initBody, status: 200},
 		{name: "foreign origin", method: "POST", path: "/mcp", header: withToken(map[string]string{"Origin": "https://evil.example.com"}), body: initBody, status: 403},
 		{name: "allowed origin", method: "POST", path: "/mcp",
 			header: withToken(map[string]string{"Origin": "https://app.example.com", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}),
-			body: initBody, status: 200},
+			body:   initBody, status: 200},
 		{name: "body too large", method: "POST", path: "/mcp", header: withToken(mcpHeaders),
 			body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`, status: 413, want: []string{"larger than 4096 bytes"}},
 	}
