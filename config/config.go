@@ -341,10 +341,18 @@ type rawServer struct {
 	Naming       string            `json:"naming"`
 }
 
+// ReservedKey is the server key of the gateway's built-in tools
+// (builtin.Key): no configured server may take it, or its tools and the
+// built-in ones would replace each other.
+const ReservedKey = "builtin"
+
 func parseServer(key string, raw json.RawMessage, lookup func(string) (string, bool)) (*Server, error) {
 	errAt := func(field string, err error) error { return &Error{Server: key, Field: field, Err: err} }
 	if err := catalog.ValidKey(key); err != nil {
 		return nil, errAt("", fmt.Errorf("invalid server name: %w", err))
+	}
+	if key == ReservedKey {
+		return nil, errAt("", fmt.Errorf("invalid server name: %q is the gateway's own, for its built-in tools", key))
 	}
 	var rs rawServer
 	if err := json.Unmarshal(raw, &rs); err != nil {
