@@ -427,8 +427,15 @@ func (g *Gateway) subscribe(ctx context.Context, s *session, uri string) error {
 	return nil
 }
 
+// subscribeTimeout bounds subscribing upstream: subscriptions are made one
+// at a time, so a server that does not answer must not hold the others up
+// for long.
+const subscribeTimeout = 30 * time.Second
+
 // subscribeUpstream subscribes the gateway to one upstream resource.
 func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
+	ctx, stop := context.WithTimeout(ctx, subscribeTimeout)
+	defer stop()
 	u := g.ups[key.server]
 	if u == nil {
 		return fmt.Errorf("server %q is not configured", key.server)

@@ -141,6 +141,17 @@ func forwarderServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprint("trace=", req.Params.Meta["trace"])), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Exit the process (as the stdio role only)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			if os.Getenv(roleEnv) != "forwarder" {
+				return nil, nil, errors.New("not a process of its own")
+			}
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				os.Exit(3)
+			}()
+			return text("exiting"), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "counters", Description: "What the server saw."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			mu.Lock()
@@ -404,6 +415,32 @@ func TestForwardingBothWays(t *testing.T) {
 			}
 			if got, isErr := plain.call(t, "ask_roots"); isErr || got != "roots: " {
 				t.Errorf("ask_roots from a client without roots = %q (error %v), want none", got, isErr)
+			}
+
+			// A subscription outlives a restart of the server: the gateway
+			// subscribes again.
+			if transport == "stdio" {
+				if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://r"}); err != nil {
+					t.Fatal(err)
+				}
+				restarts := g.ups["fw"].status().Restarts
+				c.call(t, "exit")
+				waitFor(t, "the server to be restarted", 20*time.Second, func() bool {
+					st := g.ups["fw"].status()
+					return st.Restarts > restarts && st.State == StateReady
+				})
+				if got, _ := c.call(t, "counters"); !strings.Contains(got, "subs=1") {
+					t.Errorf("after a restart, the server has %q", got)
+				}
+				_, _, before := c.seen()
+				c.call(t, "touch")
+				waitFor(t, "an update after the restart", 10*time.Second, func() bool {
+					_, _, updated := c.seen()
+					return len(updated) > len(before)
+				})
+				if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "watch://r"}); err != nil {
+					t.Fatal(err)
+				}
 			}
 
 			// A closed session's subscriptions end upstream.
