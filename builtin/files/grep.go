@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"regexp/syntax"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -146,11 +148,18 @@ func (r GrepResult) String() string {
 // matcher finds matching lines in a file's bytes.
 type matcher struct {
 	re        *regexp.Regexp // matches one line (or the whole file in multiline mode)
-	fileRe    *regexp.Regexp // (?m) form: a quick test of a whole file; nil with lit
+	fileRe    *regexp.Regexp // (?m) form: a quick test of a whole file; nil with lit or scan
+	scan      *classScan     // finds byte-class sequences every match contains; nil with lit
 	lit       []byte         // a literal every match contains
 	fold      bool           // lit is lower-case ASCII, searched in a lowered copy
 	pure      bool           // the pattern is exactly lit: no regexp needed per line
+	rareAt    int            // the index of lit's rarest byte, or -1 (see indexLit)
 	multiline bool
+	// narrow, when set, is a sharper scan than scan or lit, for files
+	// without the runes whose UTF-8 forms absent lists (the K and ſ that
+	// (?i)[a-z] also matches).
+	narrow *classScan
+	absent [][]byte
 	// chunk is the largest input on which Go's regexp package uses its
 	// backtracker, much faster than its NFA: files are tested in
 	// line-aligned pieces of at most this size.
@@ -182,9 +191,39 @@ func newMatcher(pattern string, fold, multiline bool) (*matcher, error) {
 	parsed = parsed.Simplify()
 	if lit, f, ok := requiredLiteral(parsed); ok && len(lit) > 0 {
 		m.lit, m.fold = []byte(lit), f
-		m.pure = parsed.Op == syntax.OpLiteral && !multiline && !bytes.ContainsRune(m.lit, '\n')
+		m.pure = parsed.Op == syntax.OpLiteral && len(lit) == len(string(parsed.Rune)) && !multiline && !bytes.ContainsRune(m.lit, '\n')
 	}
-	if m.lit == nil && !multiline && !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) {
+	if !m.pure || m.fold {
+		// A short, common literal nominates many lines that the regexp
+		// then rejects; classes may do much better ("a[0-9]{4}"). best is
+		// the chance of a candidate per byte with what is chosen so far.
+		best, litP := math.Inf(1), math.Inf(1)
+		if m.lit != nil {
+			litP = litProb(m.lit, m.fold)
+			best = litP
+			if best <= 1e-3 {
+				best = 0 // rare enough: keep it
+			}
+		}
+		sc, _ := newClassScan(parsed, !multiline, false)
+		switch {
+		case sc == nil || sc.prob >= maxScanProb:
+		case sc.prob*64 < best,
+			// A rare-byte search needs no lowered copy of the file.
+			m.fold && sc.rare != nil && sc.prob <= litP*4:
+			m.scan, m.lit, m.pure, best = sc, nil, false, sc.prob
+		}
+		if sc, absent := newClassScan(parsed, !multiline, true); len(absent) > 0 && sc != nil && sc.prob < maxScanProb && sc.prob*2 < best {
+			m.narrow = sc
+			for _, r := range absent {
+				m.absent = append(m.absent, []byte(string(r)))
+			}
+		}
+	}
+	if m.lit != nil {
+		m.rareAt = rareLitByte(m.lit, m.fold)
+	}
+	if m.lit == nil && m.scan == nil && !multiline && !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) {
 		if fre, err := regexp.Compile("(?m" + flags + ")" + pattern); err == nil {
 			m.fileRe = fre
 			m.chunk = 4096
@@ -199,22 +238,52 @@ func newMatcher(pattern string, fold, multiline bool) (*matcher, error) {
 	return m, nil
 }
 
+// maxScanProb is the largest chance of a candidate per byte for which a
+// class scan is used: above it, nearly every line would be a candidate.
+const maxScanProb = 0.05
+
+// litProb is the chance that lit starts at a given byte of typical text.
+func litProb(lit []byte, fold bool) float64 {
+	logp := 0.0
+	for _, c := range lit {
+		p := byteFreq(c)
+		if fold && 'a' <= c && c <= 'z' {
+			p += byteFreq(c - 'a' + 'A')
+		}
+		logp += math.Log(p)
+	}
+	return math.Exp(logp)
+}
+
 // requiredLiteral returns a literal that every match of re contains, the
 // longest it can find, lower-cased when it is matched without case (then
-// only when it is ASCII).
+// only ASCII).
 func requiredLiteral(re *syntax.Regexp) (string, bool, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		s := string(re.Rune)
-		if re.Flags&syntax.FoldCase != 0 {
-			for _, r := range re.Rune {
-				if r >= utf8.RuneSelf {
-					return "", false, false
-				}
+		// Keep the longest run of runes that match only themselves, as
+		// bytes: not U+FFFD, which also matches an invalid byte, and with
+		// fold only runes whose case variants are all ASCII, as only
+		// ASCII is lowered in the copy searched (not k or s, which fold
+		// to U+212A and U+017F).
+		fold := re.Flags&syntax.FoldCase != 0
+		best, start := "", 0
+		for i := 0; i <= len(re.Rune); i++ {
+			if i < len(re.Rune) && re.Rune[i] != utf8.RuneError && (!fold || asciiFold(re.Rune[i])) {
+				continue
 			}
-			return strings.ToLower(s), true, true
+			if run := string(re.Rune[start:i]); len(run) > len(best) {
+				best = run
+			}
+			start = i + 1
 		}
-		return s, false, true
+		if best == "" {
+			return "", false, false
+		}
+		if fold {
+			return strings.ToLower(best), true, true
+		}
+		return best, false, true
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiteral(re.Sub[0])
 	case syntax.OpRepeat:
@@ -236,6 +305,18 @@ func requiredLiteral(re *syntax.Regexp) (string, bool, bool) {
 		return best, bestFold, found
 	}
 	return "", false, false
+}
+
+// asciiFold reports whether r and all its case variants are ASCII.
+func asciiFold(r rune) bool {
+	for f := r; ; {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+		if f = unicode.SimpleFold(f); f == r {
+			return true
+		}
+	}
 }
 
 // lowerASCII writes the ASCII-lower-cased src into dst (same length),
@@ -279,7 +360,14 @@ func lineAt(buf []byte, i int) (int, int) {
 // in multiline mode, of each match), in order, until it returns false.
 // scratch is a buffer for the lowered copy.
 func (m *matcher) matchLines(buf []byte, scratch *[]byte, found func(s, e int) bool) {
+	scan := m.scan
+	if m.narrow != nil && !containsAny(buf, m.absent) {
+		scan = m.narrow
+	}
 	if m.multiline {
+		if st := newScanState(); scan != nil && scan.find(buf, 0, &st) < 0 {
+			return
+		}
 		if m.lit != nil && !m.containsLit(buf, scratch) {
 			return
 		}
@@ -301,15 +389,32 @@ func (m *matcher) matchLines(buf []byte, scratch *[]byte, found func(s, e int) b
 		}
 		pos := 0
 		for pos <= len(buf) {
-			i := bytes.Index(hay[pos:], m.lit)
+			i := m.indexLit(hay, pos)
 			if i < 0 {
 				return
 			}
-			s, e := lineAt(buf, pos+i)
+			s, e := lineAt(buf, i)
 			if m.pure || m.re.Match(buf[s:e]) {
 				if !found(s, e) {
 					return
 				}
+			}
+			pos = e + 1
+		}
+		return
+	}
+	if scan != nil {
+		// The scan's classes hold no newline: what it finds lies within
+		// one line, and every matching line holds what it finds.
+		pos, st := 0, newScanState()
+		for pos < len(buf) {
+			i := scan.find(buf, pos, &st)
+			if i < 0 {
+				return
+			}
+			s, e := lineAt(buf, i)
+			if m.re.Match(buf[s:e]) && !found(s, e) {
+				return
 			}
 			pos = e + 1
 		}
@@ -355,16 +460,77 @@ func (m *matcher) matchLines(buf []byte, scratch *[]byte, found func(s, e int) b
 	}
 }
 
+// containsAny reports whether buf contains one of subs.
+func containsAny(buf []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(buf, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *matcher) containsLit(buf []byte, scratch *[]byte) bool {
 	if !m.fold {
-		return bytes.Contains(buf, m.lit)
+		return m.indexLit(buf, 0) >= 0
 	}
 	if cap(*scratch) < len(buf) {
 		*scratch = make([]byte, len(buf))
 	}
 	hay := (*scratch)[:len(buf)]
 	lowerASCII(hay, buf)
-	return bytes.Contains(hay, m.lit)
+	return m.indexLit(hay, 0) >= 0
+}
+
+// maxRareLitProb is the largest share of text the rarest byte of a literal
+// may have for indexLit to look for it rather than use bytes.Index.
+const maxRareLitProb = 0.02
+
+// rareLitByte returns the index of the rarest byte of lit (lower-case
+// ASCII, matched without case, with fold), or -1 when even that one is
+// common.
+func rareLitByte(lit []byte, fold bool) int {
+	best, bestP := -1, maxRareLitProb
+	for i, c := range lit {
+		p := byteFreq(c)
+		if fold && 'a' <= c && c <= 'z' {
+			p += byteFreq(c - 'a' + 'A')
+		}
+		if p < bestP {
+			best, bestP = i, p
+		}
+	}
+	return best
+}
+
+// indexLit returns the index of the first m.lit in hay[from:], or -1. It
+// looks for the literal's rarest byte with bytes.IndexByte and compares
+// the rest there: bytes.Index looks for the first byte, often a common
+// one ("e" of "errors.New").
+func (m *matcher) indexLit(hay []byte, from int) int {
+	lit, k := m.lit, m.rareAt
+	if k < 0 {
+		if i := bytes.Index(hay[from:], lit); i >= 0 {
+			return from + i
+		}
+		return -1
+	}
+	c := lit[k]
+	for pos := from + k; pos < len(hay); {
+		j := bytes.IndexByte(hay[pos:], c)
+		if j < 0 {
+			return -1
+		}
+		s := pos + j - k
+		if s+len(lit) > len(hay) {
+			return -1
+		}
+		if bytes.Equal(hay[s:s+len(lit)], lit) {
+			return s
+		}
+		pos += j + 1
+	}
+	return -1
 }
 
 // bufPool holds read buffers.
