@@ -24,7 +24,8 @@ import (
 //	          "python": {"command": "pyright-langserver", "args": ["--stdio"], "extensions": [".py"]},
 //	          "alwaysLoad": false, "timeout": "30s"},
 //	  "web_fetch": {"allow": ["go.dev"], "deny": ["example.com"], "maxBytes": 10485760,
-//	                "timeout": "30s", "pageChars": 20000, "cacheTTL": "15m"},
+//	                "timeout": "30s", "pageChars": 20000, "cacheTTL": "15m",
+//	                "allowPrivate": false},   // true lets it reach loopback and private addresses
 //	  "web_search": {"provider": "searxng", "url": "http://127.0.0.1:8888",
 //	                 "allow": [], "block": ["pinterest.com"]},
 //	                // or {"provider": "brave", "key": "${BRAVE_KEY}"}
@@ -82,6 +83,9 @@ type WebFetchConfig struct {
 	Timeout     time.Duration
 	PageChars   int
 	CacheTTL    time.Duration
+	// AllowPrivate lets web_fetch reach loopback, private and link-local
+	// addresses, which it refuses by default.
+	AllowPrivate bool
 }
 
 // WebSearchConfig configures web_search.
@@ -245,7 +249,7 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 		return c, err
 	} else {
 		w := &c.WebFetch
-		if err := decodeFields("web_fetch", obj, map[string]any{"allow": &w.Allow, "deny": &w.Deny, "maxBytes": &w.MaxBytes, "pageChars": &w.PageChars}); err != nil {
+		if err := decodeFields("web_fetch", obj, map[string]any{"allow": &w.Allow, "deny": &w.Deny, "maxBytes": &w.MaxBytes, "pageChars": &w.PageChars, "allowPrivate": &w.AllowPrivate}); err != nil {
 			return c, err
 		}
 		for _, d := range []struct {

@@ -29,10 +29,19 @@ type FetchOptions struct {
 	// CacheEntries bounds the cache (default 64 pages).
 	CacheEntries int
 	// Client makes the requests (default: a client with its own
-	// transport). Its CheckRedirect is replaced.
+	// transport). Its CheckRedirect is replaced and, unless AllowPrivate,
+	// its transport (which must then be an *http.Transport) is copied
+	// with its dial functions replaced.
 	Client *http.Client
 	// UserAgent is sent with every request.
 	UserAgent string
+	// AllowPrivate lets web_fetch connect to loopback, private (RFC 1918,
+	// RFC 6598, fc00::/7), link-local and unspecified addresses. By
+	// default it refuses them, checking the address of each connection
+	// as it is made, so that neither a name resolving to such an address
+	// nor a redirect to one reaches the machine's own services or its
+	// network. Proxies set in the environment are trusted.
+	AllowPrivate bool
 }
 
 // FetchArgs are the arguments of web_fetch.
@@ -88,6 +97,10 @@ func (p Page) String() string {
 type Fetcher struct {
 	opts   FetchOptions
 	client *http.Client
+	// guard refuses private addresses (nil with AllowPrivate).
+	guard *guard
+	// err is why no request can be made.
+	err error
 
 	mu    sync.Mutex
 	cache map[string]*list.Element
@@ -136,6 +149,17 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 		c = &cc
 	}
 	f := &Fetcher{opts: opts, client: c, cache: map[string]*list.Element{}, lru: list.New()}
+	if !opts.AllowPrivate {
+		f.guard = &guard{}
+		switch t := c.Transport.(type) {
+		case nil:
+			c.Transport = f.guard.transport(nil)
+		case *http.Transport:
+			c.Transport = f.guard.transport(t)
+		default:
+			f.err = errCustomTransport
+		}
+	}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("more than 10 redirects")
@@ -184,6 +208,9 @@ func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) (Page, error) {
 	}
 	if args.Offset < 0 {
 		return Page{}, fmt.Errorf("web_fetch: offset %d is negative", args.Offset)
+	}
+	if f.err != nil {
+		return Page{}, fmt.Errorf("web_fetch: %w", f.err)
 	}
 	u.Fragment = ""
 	key := u.String()
@@ -255,6 +282,15 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) (document, error) {
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
 	resp, err := f.client.Do(req)
 	if err != nil {
+		var pe *PrivateAddressError
+		if errors.As(err, &pe) {
+			what := u.String()
+			var ue *url.Error
+			if errors.As(err, &ue) && ue.URL != what {
+				what = ue.URL + " (redirected from " + what + ")"
+			}
+			return document{}, fmt.Errorf("web_fetch: %s refused: %w; web_fetch does not connect to loopback, private, link-local or unspecified addresses (allowPrivate in the web_fetch configuration lifts this)", what, pe)
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return document{}, fmt.Errorf("web_fetch: %s did not answer within %v", u, f.opts.Timeout)
 		}

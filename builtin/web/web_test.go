@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,7 +78,9 @@ func TestFetch(t *testing.T) {
 			http.Error(w, "no such page", http.StatusNotFound)
 		}
 	})
-	f := NewFetcher(FetchOptions{MaxBytes: 1 << 20, Timeout: 2 * time.Second, PageChars: 1000})
+	// The test servers are on 127.0.0.1, which web_fetch refuses by
+	// default.
+	f := NewFetcher(FetchOptions{AllowPrivate: true, MaxBytes: 1 << 20, Timeout: 2 * time.Second, PageChars: 1000})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name     string
@@ -90,7 +96,7 @@ func TestFetch(t *testing.T) {
 		{name: "same-host redirect followed", args: FetchArgs{URL: site.URL + "/moved"}, contains: []string{"# Hello", "URL: " + site.URL + "/page"}},
 		{name: "other-host redirect reported", args: FetchArgs{URL: site.URL + "/away"}, contains: []string{"redirects (HTTP 302) to another host: " + other.URL + "/x", "not followed"}, absent: []string{"Content-Type"}},
 		{name: "huge body cut", args: FetchArgs{URL: site.URL + "/huge"}, contains: []string{"larger than the size limit", "of 1048576"}},
-		{name: "slow body", args: FetchArgs{URL: site.URL + "/slow"}, f: NewFetcher(FetchOptions{Timeout: 300 * time.Millisecond}), err: "did not arrive within 300ms"},
+		{name: "slow body", args: FetchArgs{URL: site.URL + "/slow"}, f: NewFetcher(FetchOptions{AllowPrivate: true, Timeout: 300 * time.Millisecond}), err: "did not arrive within 300ms"},
 		{name: "not text", args: FetchArgs{URL: site.URL + "/png"}, err: "image/png"},
 		{name: "json", args: FetchArgs{URL: site.URL + "/json"}, contains: []string{`{"a": 1}`}},
 		{name: "malformed html", args: FetchArgs{URL: site.URL + "/broken"}, contains: []string{"unclosed", "inner", "cell"}},
@@ -105,8 +111,8 @@ func TestFetch(t *testing.T) {
 		{name: "file", args: FetchArgs{URL: "file:///etc/passwd"}, err: "only http and https"},
 		{name: "not a url", args: FetchArgs{URL: "::"}, err: "not a URL"},
 		{name: "credentials", args: FetchArgs{URL: "http://u:p@127.0.0.1/"}, err: "credentials"},
-		{name: "denied", args: FetchArgs{URL: site.URL + "/page"}, f: NewFetcher(FetchOptions{Domains: Domains{Deny: []string{"127.0.0.1"}}}), err: "denied"},
-		{name: "not allowed", args: FetchArgs{URL: site.URL + "/page"}, f: NewFetcher(FetchOptions{Domains: Domains{Allow: []string{"go.dev"}}}), err: "not in the allowed domains"},
+		{name: "denied", args: FetchArgs{URL: site.URL + "/page"}, f: NewFetcher(FetchOptions{AllowPrivate: true, Domains: Domains{Deny: []string{"127.0.0.1"}}}), err: "denied"},
+		{name: "not allowed", args: FetchArgs{URL: site.URL + "/page"}, f: NewFetcher(FetchOptions{AllowPrivate: true, Domains: Domains{Allow: []string{"go.dev"}}}), err: "not in the allowed domains"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -143,7 +149,7 @@ func TestFetch(t *testing.T) {
 	}
 	t.Run("cache", func(t *testing.T) {
 		t.Parallel()
-		cf := NewFetcher(FetchOptions{})
+		cf := NewFetcher(FetchOptions{AllowPrivate: true})
 		before := hits.Load()
 		for i := 0; i < 3; i++ {
 			p, err := cf.Fetch(ctx, FetchArgs{URL: site.URL + "/page#frag" + fmt.Sprint(i)})
@@ -157,7 +163,7 @@ func TestFetch(t *testing.T) {
 		if n := hits.Load() - before; n != 1 {
 			t.Errorf("the server saw %d requests for 3 fetches", n)
 		}
-		expired := NewFetcher(FetchOptions{CacheTTL: time.Nanosecond})
+		expired := NewFetcher(FetchOptions{AllowPrivate: true, CacheTTL: time.Nanosecond})
 		before = hits.Load()
 		for i := 0; i < 2; i++ {
 			if _, err := expired.Fetch(ctx, FetchArgs{URL: site.URL + "/page"}); err != nil {
@@ -300,3 +306,128 @@ func FuzzClean(f *testing.F) {
 		_ = clean(s)
 	})
 }
+
+func TestAddressKind(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]string{
+		"127.0.0.1": "loopback", "127.1.2.3": "loopback", "::1": "loopback", "::ffff:127.0.0.1": "loopback",
+		"10.1.2.3": "private", "172.16.0.1": "private", "172.31.255.255": "private", "192.168.1.1": "private",
+		"100.64.0.1": "private", "fd00::1": "private", "fc00::1": "private", "::ffff:10.0.0.1": "private",
+		"169.254.169.254": "link-local", "fe80::1": "link-local", "224.0.0.1": "link-local", "ff02::1": "link-local",
+		"0.0.0.0": "unspecified", "0.1.2.3": "unspecified", "::": "unspecified",
+		"8.8.8.8": "", "172.32.0.1": "", "100.128.0.1": "", "2606:4700::1111": "", "192.169.0.1": "",
+	} {
+		if got := addressKind(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("addressKind(%s) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// TestFetchRefusesPrivate: by default no connection is made to a loopback
+// address, whether the URL names it, a name resolves to it, or a redirect
+// leads to it.
+func TestFetchRefusesPrivate(t *testing.T) {
+	t.Parallel()
+	var hits sync.Map // paths served
+	site := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.URL.Path, true)
+		switch r.URL.Path {
+		case "/hop":
+			// A new connection for the next request, whose address is
+			// checked again (as after a DNS change).
+			w.Header().Set("Connection", "close")
+			http.Redirect(w, r, "/page", http.StatusFound)
+		default:
+			fmt.Fprint(w, "secret")
+		}
+	})
+	other := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "other secret") })
+	away := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other.URL+"/x", http.StatusFound) })
+	port := site.Listener.Addr().(*net.TCPAddr).Port
+	ctx := context.Background()
+
+	refused := func(t *testing.T, f *Fetcher, url string, says ...string) {
+		t.Helper()
+		p, err := f.Fetch(ctx, FetchArgs{URL: url})
+		var pe *PrivateAddressError
+		if !errors.As(err, &pe) {
+			t.Fatalf("fetch %s: err = %v, page %q; want a refusal", url, err, p.Text)
+		}
+		for _, want := range append(says, "refused", "loopback", "allowPrivate") {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
+	}
+	t.Run("address", func(t *testing.T) {
+		t.Parallel()
+		refused(t, NewFetcher(FetchOptions{}), site.URL+"/page", "127.0.0.1", "127.0.0.1")
+	})
+	t.Run("name", func(t *testing.T) {
+		t.Parallel()
+		p, err := NewFetcher(FetchOptions{}).Fetch(ctx, FetchArgs{URL: fmt.Sprintf("http://localhost:%d/page", port)})
+		var pe *PrivateAddressError
+		if !errors.As(err, &pe) || pe.Host != "localhost" || !strings.Contains(err.Error(), "localhost resolves to ") {
+			t.Fatalf("err = %v, page %q", err, p.Text)
+		}
+	})
+	t.Run("same-host redirect", func(t *testing.T) {
+		t.Parallel()
+		f := NewFetcher(FetchOptions{})
+		var dials atomic.Int32
+		f.guard.exempt = func(netip.AddrPort) bool { return dials.Add(1) == 1 } // the first connection only
+		refused(t, f, site.URL+"/hop", "127.0.0.1", "127.0.0.1", "redirected from "+site.URL+"/hop")
+		if _, ok := hits.Load("/hop"); !ok {
+			t.Error("the first request did not arrive")
+		}
+		if _, ok := hits.Load("/page"); ok {
+			t.Error("the redirect reached its target")
+		}
+	})
+	t.Run("other-host redirect", func(t *testing.T) {
+		t.Parallel()
+		f := NewFetcher(FetchOptions{})
+		awayPort := away.Listener.Addr().(*net.TCPAddr).Port
+		f.guard.exempt = func(ap netip.AddrPort) bool { return int(ap.Port()) == awayPort }
+		p, err := f.Fetch(ctx, FetchArgs{URL: away.URL + "/"})
+		if err != nil || p.RedirectTo != other.URL+"/x" {
+			t.Fatalf("page %+v, err %v", p, err)
+		}
+		refused(t, f, p.RedirectTo, "127.0.0.1", "127.0.0.1")
+	})
+	t.Run("allowed when configured", func(t *testing.T) {
+		t.Parallel()
+		p, err := NewFetcher(FetchOptions{AllowPrivate: true}).Fetch(ctx, FetchArgs{URL: site.URL + "/allowed"})
+		if err != nil || p.Text != "secret" {
+			t.Fatalf("page %q, err %v", p.Text, err)
+		}
+	})
+	t.Run("custom transport", func(t *testing.T) {
+		t.Parallel()
+		c := &http.Client{Transport: roundTripFunc(http.DefaultTransport.RoundTrip)}
+		if _, err := NewFetcher(FetchOptions{Client: c}).Fetch(ctx, FetchArgs{URL: site.URL + "/custom"}); err == nil || !strings.Contains(err.Error(), "AllowPrivate") {
+			t.Errorf("err = %v", err)
+		}
+		if _, err := NewFetcher(FetchOptions{Client: c, AllowPrivate: true}).Fetch(ctx, FetchArgs{URL: site.URL + "/custom"}); err != nil {
+			t.Errorf("with AllowPrivate: %v", err)
+		}
+	})
+	t.Run("proxy", func(t *testing.T) {
+		t.Parallel()
+		// The proxy itself is on loopback and is trusted; the target is
+		// checked before the request goes to it.
+		proxy := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "via proxy for "+r.Host) })
+		pu, _ := url.Parse(proxy.URL)
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		f := NewFetcher(FetchOptions{Client: c})
+		p, err := f.Fetch(ctx, FetchArgs{URL: "http://203.0.113.7/doc"})
+		if err != nil || p.Text != "via proxy for 203.0.113.7" {
+			t.Fatalf("public target: page %q, err %v", p.Text, err)
+		}
+		refused(t, f, site.URL+"/page", "127.0.0.1", "127.0.0.1")
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
