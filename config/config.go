@@ -453,6 +453,10 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 	return srv, nil
 }
 
+// MaxContextWindow bounds contextWindow (a billion tokens), so that
+// Threshold cannot overflow.
+const MaxContextWindow = 1_000_000_000
+
 // rawGateway is the JSON shape of the "toolsearch" object.
 type rawGateway struct {
 	Exposure      string          `json:"exposure"`
@@ -505,6 +509,10 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 	if rg.ContextWindow != nil {
 		if *rg.ContextWindow < 1000 {
 			return errAt("contextWindow", fmt.Errorf("%d tokens is too small", *rg.ContextWindow))
+		}
+		if *rg.ContextWindow > MaxContextWindow {
+			// Threshold's arithmetic would overflow.
+			return errAt("contextWindow", fmt.Errorf("%d tokens is too large (at most %d)", *rg.ContextWindow, MaxContextWindow))
 		}
 		g.ContextWindow = *rg.ContextWindow
 	}
@@ -589,7 +597,7 @@ func parseThreshold(raw json.RawMessage) (float64, error) {
 			return 0, fmt.Errorf("%q is not a percentage", s)
 		}
 	}
-	if f <= 0 || f > 100 {
+	if !(f > 0 && f <= 100) { // NaN too
 		return 0, fmt.Errorf("%v%% is out of range (0, 100]", f)
 	}
 	return f, nil

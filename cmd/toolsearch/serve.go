@@ -92,6 +92,9 @@ func (f *serveFlags) load(stderr io.Writer) (cfg *config.Config, found bool, err
 			if *f.contextWindow < 1000 {
 				ferr = fmt.Errorf("--context-window %d is too small", *f.contextWindow)
 			}
+			if *f.contextWindow > config.MaxContextWindow {
+				ferr = fmt.Errorf("--context-window %d is too large (at most %d)", *f.contextWindow, config.MaxContextWindow)
+			}
 			g.ContextWindow = *f.contextWindow
 		case "state-dir":
 			g.StateDir = *f.stateDir
