@@ -483,22 +483,31 @@ func (m *matcher) containsLit(buf []byte, scratch *[]byte) bool {
 }
 
 // maxRareLitProb is the largest share of text the rarest byte of a literal
-// may have for indexLit to look for it rather than use bytes.Index.
-const maxRareLitProb = 0.02
+// may have for indexLit to look for it rather than use bytes.Index, which
+// looks for the first byte and, when that stops too often, compares the
+// whole literal at every position with vector instructions.
+const maxRareLitProb = 0.01
 
 // rareLitByte returns the index of the rarest byte of lit (lower-case
-// ASCII, matched without case, with fold), or -1 when even that one is
-// common.
+// ASCII, matched without case, with fold), or -1 when bytes.Index does as
+// well: even the rarest byte is common, or the first byte is nearly as
+// rare.
 func rareLitByte(lit []byte, fold bool) int {
-	best, bestP := -1, maxRareLitProb
-	for i, c := range lit {
+	freq := func(c byte) float64 {
 		p := byteFreq(c)
 		if fold && 'a' <= c && c <= 'z' {
 			p += byteFreq(c - 'a' + 'A')
 		}
-		if p < bestP {
+		return p
+	}
+	best, bestP := -1, maxRareLitProb
+	for i, c := range lit {
+		if p := freq(c); p < bestP {
 			best, bestP = i, p
 		}
+	}
+	if best < 0 || freq(lit[0]) < 4*bestP {
+		return -1
 	}
 	return best
 }
