@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Meta keys honoured on a tool's _meta object.
@@ -210,95 +212,323 @@ func nullToEmpty(r json.RawMessage) json.RawMessage {
 
 // schemaParams lists the top-level properties of a JSON Schema object in
 // document order.
+//
+// It reads the schema in one pass, without decoding it into maps: at start
+// up a gateway reads the parameters of thousands of cached tools. It
+// follows encoding/json's reading of the schema: member names match
+// without regard to case and the last of two equal names wins, a property
+// keeps the place where its name first appears, a description or title
+// that is not a string counts as absent, a property that is not an object
+// has no description, and a "required" that is not a list of names, or a
+// schema that is not an object, gives no parameters.
 func schemaParams(schema json.RawMessage) []Param {
-	if len(schema) == 0 {
+	sc := jsonScan{b: schema}
+	var props []byte
+	var required []string
+	ok := sc.object(func(key []byte, val []byte) bool {
+		switch {
+		case keyIs(key, "properties"):
+			props = val
+		case keyIs(key, "required"):
+			r, ok := stringList(val)
+			if !ok {
+				return false
+			}
+			required = r
+		}
+		return true
+	})
+	if !ok || len(props) == 0 || props[0] != '{' {
 		return nil
 	}
-	var s struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
-		return nil
-	}
-	var props map[string]struct {
-		Description string `json:"description"`
-		Title       string `json:"title"`
-	}
-	if json.Unmarshal(s.Properties, &props) != nil {
-		// Properties that are not all objects: read what can be read.
-		var loose map[string]json.RawMessage
-		if json.Unmarshal(s.Properties, &loose) != nil {
-			return nil
-		}
-		props = make(map[string]struct {
-			Description string `json:"description"`
-			Title       string `json:"title"`
-		}, len(loose))
-		for k, v := range loose {
-			p := props[k]
-			_ = json.Unmarshal(v, &p)
-			props[k] = p
-		}
-	}
-	req := make(map[string]bool, len(s.Required))
-	for _, r := range s.Required {
-		req[r] = true
-	}
-	out := make([]Param, 0, len(props))
-	for _, name := range objectKeys(s.Properties) {
-		p, ok := props[name]
+	var out []Param
+	at := map[string]int{}
+	pr := jsonScan{b: props}
+	pr.object(func(key []byte, val []byte) bool {
+		name, ok := jsonString(key)
 		if !ok {
-			continue
+			return true
 		}
-		d := p.Description
-		if d == "" {
-			d = p.Title
+		var desc, title string
+		if len(val) > 0 && val[0] == '{' {
+			v := jsonScan{b: val}
+			v.object(func(k, x []byte) bool {
+				switch {
+				case keyIs(k, "description"):
+					desc, _ = jsonString(x)
+				case keyIs(k, "title"):
+					title, _ = jsonString(x)
+				}
+				return true
+			})
 		}
-		out = append(out, Param{Name: name, Description: d, Required: req[name]})
-	}
+		if desc == "" {
+			desc = title
+		}
+		if i, dup := at[name]; dup {
+			out[i].Description = desc
+			return true
+		}
+		at[name] = len(out)
+		out = append(out, Param{Name: name, Description: desc})
+		return true
+	})
 	if len(out) == 0 {
 		return nil
+	}
+	for _, r := range required {
+		if i, ok := at[r]; ok {
+			out[i].Required = true
+		}
 	}
 	return out
 }
 
-// objectKeys returns the member names of a valid JSON object in document
-// order, without decoding the values. A name that appears twice is listed
-// once.
-func objectKeys(obj []byte) []string {
-	var keys []string
-	seen := map[string]bool{}
-	depth := 0
-	for i := 0; i < len(obj); i++ {
-		switch c := obj[i]; c {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			start := i
-			for i++; i < len(obj) && obj[i] != '"'; i++ {
-				if obj[i] == '\\' {
-					i++
-				}
+// keyIs reports whether a raw JSON member name (quotes included) names
+// want, without regard to case, as encoding/json matches struct fields.
+func keyIs(raw []byte, want string) bool {
+	if len(raw) == len(want)+2 && bytes.IndexByte(raw, '\\') < 0 {
+		return strings.EqualFold(string(raw[1:len(raw)-1]), want)
+	}
+	s, ok := jsonString(raw)
+	return ok && strings.EqualFold(s, want)
+}
+
+// jsonString decodes a raw JSON string; ok is false for any other value.
+// Like encoding/json, it turns invalid UTF-8 and lone surrogates into
+// U+FFFD.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true
+	}
+	b := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(body) {
+				return "", false
 			}
-			if depth != 1 {
+			switch e := body[i+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(body[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := hex4(body[min(i+2, len(body)):]); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
 				continue
+			default:
+				return "", false
 			}
-			// A string at depth 1 followed by ':' is a member name.
-			j := i + 1
-			for j < len(obj) && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\n' || obj[j] == '\r') {
-				j++
-			}
-			if j < len(obj) && obj[j] == ':' {
-				var k string
-				if json.Unmarshal(obj[start:i+1], &k) == nil && !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
+			i += 2
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			b = utf8.AppendRune(b, r)
+			i += size
 		}
 	}
-	return keys
+	return string(b), true
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// stringList decodes null or a JSON list of strings.
+func stringList(raw []byte) ([]string, bool) {
+	if string(raw) == "null" {
+		return nil, true
+	}
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	var out []string
+	if json.Unmarshal(raw, &out) != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// jsonScan walks JSON text that is already known to be valid, without
+// decoding it. On text that is not valid it stops early; it never reads
+// out of bounds.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScan) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value skips one value and returns its text.
+func (s *jsonScan) value() ([]byte, bool) {
+	s.space()
+	start := s.i
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	switch s.b[s.i] {
+	case '"':
+		if !s.str() {
+			return nil, false
+		}
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.str() {
+					return nil, false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.i++
+			if depth == 0 {
+				break
+			}
+		}
+		if depth != 0 {
+			return nil, false
+		}
+	default:
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				break
+			}
+			s.i++
+		}
+		if s.i == start {
+			return nil, false
+		}
+	}
+	return s.b[start:s.i], true
+}
+
+// str skips a string starting at s.i.
+func (s *jsonScan) str() bool {
+	i := s.i + 1
+	for {
+		j := bytes.IndexByte(s.b[i:], '"')
+		if j < 0 {
+			s.i = len(s.b)
+			return false
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes
+		// precede it.
+		n := 0
+		for k := i - 1; k > s.i && s.b[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			s.i = i
+			return true
+		}
+	}
+}
+
+// object calls member for each member of the object at s.i, in document
+// order, until it returns false. It reports false when the text is not an
+// object or member stopped it.
+func (s *jsonScan) object(member func(key, val []byte) bool) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	s.i++
+	for {
+		s.space()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case '}':
+			s.i++
+			return true
+		case ',':
+			s.i++
+			continue
+		case '"':
+		default:
+			return false
+		}
+		start := s.i
+		if !s.str() {
+			return false
+		}
+		key := s.b[start:s.i]
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		val, ok := s.value()
+		if !ok || !member(key, val) {
+			return false
+		}
+	}
 }
