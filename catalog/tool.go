@@ -144,7 +144,20 @@ func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
 	// Field names are matched exactly, as MCP defines them (encoding/json
 	// alone would also accept "Name" or "NAME").
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	if sc := (jsonScan{b: raw}); json.Valid(raw) && sc.object(func(key, val []byte) bool {
+		if fields == nil {
+			fields = make(map[string]json.RawMessage, 8)
+		}
+		if k, ok := jsonString(key); ok {
+			fields[k] = val // the last of two equal names wins, as in encoding/json
+		}
+		return true
+	}) {
+		if fields == nil {
+			fields = map[string]json.RawMessage{}
+		}
+	} else if err := json.Unmarshal(raw, &fields); err != nil {
+		// Not an object: encoding/json says why.
 		return nil, fmt.Errorf("tool definition of server %q: %w", server, err)
 	}
 	if fields == nil {
@@ -153,13 +166,15 @@ func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
 	var w wireTool
 	for _, f := range []struct {
 		key string
-		dst any
+		dst *string
 	}{{"name", &w.Name}, {"title", &w.Title}, {"description", &w.Description}} {
 		v, ok := fields[f.key]
 		if !ok || string(v) == "null" {
 			continue
 		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
+		if str, ok := jsonString(v); ok {
+			*f.dst = str
+		} else if err := json.Unmarshal(v, f.dst); err != nil {
 			return nil, fmt.Errorf("tool definition of server %q: field %q: %w", server, f.key, err)
 		}
 	}
