@@ -151,9 +151,6 @@ type Index struct {
 	serverTerms map[string][]string
 	nextSrv     int32 // the number the next new server gets
 	version     uint64
-	// noPrune makes keyword queries read every group whole (tests compare
-	// the two).
-	noPrune bool
 }
 
 // serverInfo is what the index knows of a server.

@@ -106,10 +106,7 @@ type Result struct {
 	Form Form
 	// Hits are the tools found, best first.
 	Hits []Hit
-	// Total counts the tools that matched, before MaxResults. For keyword
-	// queries it is a lower bound: ranking stops reading a word's tools
-	// once they cannot change the hits, so tools sharing only a common
-	// word with the query may go uncounted.
+	// Total counts every tool that matched, before MaxResults.
 	Total int
 	// Unknown lists select: names that name no (visible) tool.
 	Unknown []string

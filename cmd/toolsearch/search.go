@@ -129,11 +129,7 @@ func printResult(w io.Writer, query string, res search.Result, explain bool) {
 		fmt.Fprintf(w, "Names found on several servers: %s\n", strings.Join(res.Ambiguous, ", "))
 	}
 	if res.Total > len(res.Hits) && len(res.Hits) > 0 {
-		more := "%d more matched"
-		if res.Form == search.FormKeyword {
-			more = "at least %d more matched"
-		}
-		fmt.Fprintf(w, "("+more+"; raise -n to see them)\n", res.Total-len(res.Hits))
+		fmt.Fprintf(w, "(%d more matched; raise -n to see them)\n", res.Total-len(res.Hits))
 	}
 }
 
