@@ -662,8 +662,10 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		next.rebuild(all)
 		return next
 	}
-	for _, info := range next.servers {
-		for _, t := range info.srv.Tools {
+	// In key order, as a build adds them: tools sharing a name are
+	// returned in this order.
+	for _, key := range sortedKeys(next.servers) {
+		for _, t := range next.servers[key].srv.Tools {
 			next.addNames(t)
 		}
 	}

@@ -1,0 +1,213 @@
+package search_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// sameAnswers checks that two indexes answer every query alike: hits,
+// scores, explanations, totals and nearest servers.
+func sameAnswers(t *testing.T, got, want *search.Index, queries []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range queries {
+		for _, mode := range []search.Mode{search.ModeAuto, search.ModeRegex} {
+			req := search.Request{Query: q, MaxResults: 10, Mode: mode}
+			g, gerr := got.Search(ctx, req)
+			w, werr := want.Search(ctx, req)
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Fatalf("%q (%s): error %v, built index %v", q, mode, gerr, werr)
+			}
+			if a, b := describe(g), describe(w); a != b {
+				t.Fatalf("%q (%s):\nloaded %s\n built %s", q, mode, a, b)
+			}
+		}
+	}
+}
+
+func describe(r search.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s total=%d unknown=%v nearest=%v:", r.Form, r.Total, r.Unknown, r.NearestServers)
+	for _, h := range r.Hits {
+		fmt.Fprintf(&b, " %s(%v; %s)", h.Tool.ID(), h.Score, h.Why)
+	}
+	return b.String()
+}
+
+func persistQueries(snap *catalog.Snapshot) []string {
+	qs := []string{"create issue", "send a message to the channel", "+archive report", "zzzz nothing here",
+		"list_repository", "select:" + snap.Tools()[0].ID(), snap.Servers()[1].Key, "^get_.*", "delete|remove"}
+	for i, tl := range snap.Tools() {
+		if i%97 == 0 {
+			qs = append(qs, tl.Name, strings.Join(strings.Fields(tl.Description)[:min(6, len(strings.Fields(tl.Description)))], " "))
+		}
+	}
+	return qs
+}
+
+func TestSavedIndexAnswersAlike(t *testing.T) {
+	t.Parallel()
+	snaps := map[string]func(testing.TB) *catalog.Snapshot{"made-up": benchCatalog, "real": sharedtest.Catalog}
+	for name, load := range snaps {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			snap := load(t)
+			built := search.Build(snap)
+			data, err := built.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := search.Load(snap, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loaded.Len() != built.Len() || loaded.Version() != built.Version() {
+				t.Fatalf("loaded %d tools at version %d, built %d at %d", loaded.Len(), loaded.Version(), built.Len(), built.Version())
+			}
+			sameAnswers(t, loaded, built, persistQueries(snap))
+			// A loaded index updates like a built one.
+			servers := snap.Servers()
+			changed := append([]*catalog.Server(nil), servers[1:]...)
+			next, err := catalog.NewSnapshot(changed...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameAnswers(t, loaded.Update(next, servers[0].Key), built.Update(next, servers[0].Key), persistQueries(next))
+			// Saving again gives the same bytes.
+			again, err := loaded.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(again) != string(data) {
+				t.Error("a loaded index saves differently from the index it was loaded from")
+			}
+		})
+	}
+}
+
+func TestSavedIndexRefusesAnotherCatalog(t *testing.T) {
+	t.Parallel()
+	snap := benchCatalog(t)
+	data, err := search.Build(snap).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := snap.Servers()
+	replace := func(i int, srv *catalog.Server) *catalog.Snapshot {
+		out := append([]*catalog.Server(nil), servers...)
+		out[i] = srv
+		s, err := catalog.NewSnapshot(out...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	raws := func(s *catalog.Server) []json.RawMessage {
+		var out []json.RawMessage
+		for _, tl := range s.Tools {
+			out = append(out, tl.Raw)
+		}
+		return out
+	}
+	edited := raws(servers[3])
+	edited[2] = json.RawMessage(`{"name":"edited_tool","description":"Changed."}`)
+	mk := func(key string, r []json.RawMessage, kw []string) *catalog.Server {
+		s, err := catalog.NewServer(key, r, kw, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	empty, err := catalog.NewSnapshot(append(append([]*catalog.Server(nil), servers...), mk("zz-empty", nil, nil))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := catalog.NewSnapshot(servers[:len(servers)-1]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*catalog.Snapshot{
+		"a tool edited":          replace(3, mk(servers[3].Key, edited, nil)),
+		"server keywords":        replace(5, mk(servers[5].Key, raws(servers[5]), []string{"extra"})),
+		"a server without tools": empty,
+		"a server removed":       other,
+	} {
+		if _, err := search.Load(s, data); !errors.Is(err, search.ErrStale) {
+			t.Errorf("%s: Load gave %v, want ErrStale", name, err)
+		}
+	}
+	w := search.DefaultWeights
+	w.K1 = 1.5
+	if _, err := search.LoadWith(snap, data, w); !errors.Is(err, search.ErrStale) {
+		t.Errorf("other weights: Load gave %v, want ErrStale", err)
+	}
+	if _, err := search.Build(snap).Update(replace(3, mk(servers[3].Key, edited, nil)), servers[3].Key).MarshalBinary(); err == nil {
+		t.Error("an updated index was saved")
+	}
+}
+
+func TestSavedIndexDamaged(t *testing.T) {
+	t.Parallel()
+	snap := benchCatalog(t)
+	data, err := search.Build(snap).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 10, len(data) / 3, len(data) / 2, len(data) - 5, len(data) - 1} {
+		if _, err := search.Load(snap, data[:n]); err == nil {
+			t.Errorf("loaded the first %d of %d bytes", n, len(data))
+		}
+	}
+	for _, at := range []int{len(data) / 4, len(data) / 2, len(data) - 10} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 0x10
+		if _, err := search.Load(snap, bad); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("a flipped bit at %d: %v", at, err)
+		}
+	}
+}
+
+// FuzzLoad feeds damaged saved indexes to Load: it must refuse them or
+// return an index that searches, never panic.
+func FuzzLoad(f *testing.F) {
+	snap := fuzzSnapshot(f)
+	data, err := search.Build(snap).MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte("toolsearch index\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := search.Load(snap, data)
+		if err != nil {
+			return
+		}
+		if _, err := ix.Search(context.Background(), search.Request{Query: "create issue"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func fuzzSnapshot(tb testing.TB) *catalog.Snapshot {
+	srv, err := catalog.NewServer("github", []json.RawMessage{
+		json.RawMessage(`{"name":"create_issue","description":"Open a new issue in a repository.","inputSchema":{"type":"object","properties":{"title":{"description":"Issue title"}}}}`),
+		json.RawMessage(`{"name":"list_pull_requests","description":"List pull requests of a repository."}`),
+	}, nil, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	snap, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
