@@ -125,6 +125,7 @@ func (g *Gateway) refreshBuiltins() {
 	g.builtin.resources = want
 	g.nameView(nv)
 	g.cur.Store(nv)
+	g.indexChanged()
 	g.log.Info("built-in resource tools "+map[bool]string{true: "added", false: "removed"}[want], "version", snap.Version())
 }
 

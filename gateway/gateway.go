@@ -134,6 +134,10 @@ type Gateway struct {
 
 	collMu     sync.Mutex
 	collisions map[string]bool // bare names refused, already logged (naming.go)
+	// indexDirty tells the index saver the catalog changed; savedIndex is
+	// the fingerprint of the catalog saved last (indexcache.go).
+	indexDirty chan struct{}
+	savedIndex []byte
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -161,6 +165,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
+		indexDirty: make(chan struct{}, 1),
 	}
 	if g.version == "" {
 		g.version = "dev"
@@ -240,7 +245,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.cat = catalog.New(v.snap)
-	v.index = search.Build(v.snap)
+	if v.index = g.loadIndex(v.snap); v.index == nil { // saved index (indexcache.go)
+		v.index = search.Build(v.snap)
+		g.indexChanged()
+	}
 	g.nameView(v)
 	g.cur.Store(v)
 	g.metrics.setTokens(g.visibleTokens(v))
@@ -267,6 +275,11 @@ func warnServerlessGlobs(log *slog.Logger, r config.Rules) {
 // servers run until ctx is cancelled.
 func (g *Gateway) Start(ctx context.Context) {
 	g.startBuiltins(ctx) // built-in tools (builtin.go)
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.saveIndexes(ctx) // indexcache.go
+	}()
 	for _, k := range g.keys {
 		u := g.ups[k]
 		g.wg.Add(1)
@@ -425,6 +438,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	g.nameView(nv)
 	g.cur.Store(nv)
 	g.mu.Unlock()
+	g.indexChanged()
 	g.metrics.setTokens(g.visibleTokens(nv))
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
 		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)

@@ -44,7 +44,7 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 	}
 	seg := ix.segs[0]
 	b := []byte(savedMagic)
-	b = append(b, ix.fingerprint()...)
+	b = append(b, fingerprint(ix.w, ix.sortedServers())...)
 	for _, f := range ix.avgLen {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 	}
@@ -129,7 +129,7 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 	if string(r.bytes(len(savedMagic))) != savedMagic {
 		return nil, fmt.Errorf("search: loading a saved index: %w (not a saved index)", ErrStale)
 	}
-	if fp := ix.fingerprint(); string(r.bytes(len(fp))) != string(fp) {
+	if fp := fingerprint(ix.w, ix.sortedServers()); string(r.bytes(len(fp))) != string(fp) {
 		return nil, fmt.Errorf("search: loading a saved index: %w (other catalog, weights or analysis)", ErrStale)
 	}
 	for f := range ix.avgLen {
@@ -222,9 +222,26 @@ func topServer(seg *segment, ps []posting) serverCount {
 	return top
 }
 
+// Fingerprint identifies what an index saved for snap with DefaultWeights
+// depends on: two snapshots with equal fingerprints load the same saved
+// index. A program can compare it with the fingerprint of what it saved
+// last to tell whether saving again is worth it.
+func Fingerprint(snap *catalog.Snapshot) []byte {
+	return fingerprint(DefaultWeights, snap.Servers())
+}
+
+func (ix *Index) sortedServers() []*catalog.Server {
+	out := make([]*catalog.Server, 0, len(ix.servers))
+	for _, key := range sortedKeys(ix.servers) {
+		out = append(out, ix.servers[key].srv)
+	}
+	return out
+}
+
 // fingerprint hashes what a saved index depends on: the analysis version,
-// the weights, and every server and tool as the index sees them, in order.
-func (ix *Index) fingerprint() []byte {
+// the weights, and every server (in key order) and tool as the index sees
+// them.
+func fingerprint(w Weights, servers []*catalog.Server) []byte {
 	h := sha256.New()
 	var buf []byte
 	raw := func(b []byte) {
@@ -239,15 +256,14 @@ func (ix *Index) fingerprint() []byte {
 	}
 	str(savedMagic)
 	str(fmt.Sprint(analysisVersion, " ", buildRevision()))
-	for _, f := range [][]float64{ix.w.Field[:], ix.w.B[:], {ix.w.K1, ix.w.Synonym, ix.w.NameCoverage, ix.w.Coordination,
-		ix.w.MinRelative, ix.w.ImplicitMention, ix.w.SynonymMaxDF, ix.w.ServerMention}} {
+	for _, f := range [][]float64{w.Field[:], w.B[:], {w.K1, w.Synonym, w.NameCoverage, w.Coordination,
+		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention}} {
 		for _, x := range f {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], math.Float64bits(x))
 			h.Write(buf)
 		}
 	}
-	for _, key := range sortedKeys(ix.servers) {
-		srv := ix.servers[key].srv
+	for _, srv := range servers {
 		str("server")
 		str(serverText(srv))
 		for _, t := range srv.Tools {

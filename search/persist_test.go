@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,6 +101,9 @@ func TestSavedIndexRefusesAnotherCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !bytes.Contains(data, search.Fingerprint(snap)) {
+		t.Error("the saved index does not carry the snapshot's fingerprint")
+	}
 	servers := snap.Servers()
 	replace := func(i int, srv *catalog.Server) *catalog.Snapshot {
 		out := append([]*catalog.Server(nil), servers...)
@@ -142,6 +146,9 @@ func TestSavedIndexRefusesAnotherCatalog(t *testing.T) {
 	} {
 		if _, err := search.Load(s, data); !errors.Is(err, search.ErrStale) {
 			t.Errorf("%s: Load gave %v, want ErrStale", name, err)
+		}
+		if bytes.Equal(search.Fingerprint(s), search.Fingerprint(snap)) {
+			t.Errorf("%s: same fingerprint", name)
 		}
 	}
 	w := search.DefaultWeights
