@@ -52,7 +52,7 @@ func (g *Gateway) loadIndex(snap *catalog.Snapshot) *search.Index {
 		g.log.Warn("ignoring the saved search index", "err", err)
 		return nil
 	}
-	g.savedIndex = search.Fingerprint(snap)
+	g.savedIndex = ix.SavedFingerprint()
 	return ix
 }
 

@@ -151,6 +151,7 @@ type Index struct {
 	serverTerms map[string][]string
 	nextSrv     int32 // the number the next new server gets
 	version     uint64
+	saved       []byte // the catalog's fingerprint, for an index made by Load
 }
 
 // serverInfo is what the index knows of a server.

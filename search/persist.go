@@ -129,9 +129,11 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 	if string(r.bytes(len(savedMagic))) != savedMagic {
 		return nil, fmt.Errorf("search: loading a saved index: %w (not a saved index)", ErrStale)
 	}
-	if fp := fingerprint(ix.w, ix.sortedServers()); string(r.bytes(len(fp))) != string(fp) {
+	fp := fingerprint(ix.w, ix.sortedServers())
+	if string(r.bytes(len(fp))) != string(fp) {
 		return nil, fmt.Errorf("search: loading a saved index: %w (other catalog, weights or analysis)", ErrStale)
 	}
+	ix.saved = fp
 	for f := range ix.avgLen {
 		ix.avgLen[f] = math.Float64frombits(r.u64())
 	}
@@ -221,6 +223,10 @@ func topServer(seg *segment, ps []posting) serverCount {
 	}
 	return top
 }
+
+// SavedFingerprint is, for an index made by Load, the Fingerprint of the
+// catalog it was saved for; nil for an index made otherwise.
+func (ix *Index) SavedFingerprint() []byte { return ix.saved }
 
 // Fingerprint identifies what an index saved for snap with DefaultWeights
 // depends on: two snapshots with equal fingerprints load the same saved

@@ -70,6 +70,9 @@ func TestSavedIndexAnswersAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !bytes.Equal(loaded.SavedFingerprint(), search.Fingerprint(snap)) || built.SavedFingerprint() != nil {
+				t.Error("SavedFingerprint is not the snapshot's for a loaded index, or not nil for a built one")
+			}
 			if loaded.Len() != built.Len() || loaded.Version() != built.Version() {
 				t.Fatalf("loaded %d tools at version %d, built %d at %d", loaded.Len(), loaded.Version(), built.Len(), built.Version())
 			}
