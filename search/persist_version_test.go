@@ -1,0 +1,33 @@
+package search
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+// analysisOutput is, per analysisVersion, a hash of what the fixture
+// catalog's saved index holds besides its fingerprint. When analysis
+// changes (tokens, stemming, synonyms, compounds, field weights) the hash
+// changes: bump analysisVersion, so that indexes saved by older programs
+// are rebuilt rather than trusted, and record the new hash here.
+var analysisOutput = map[int]string{
+	1: "7a33afa3b7395b04bf54a9b35506bf01d0a921dce8dcd57996032e3c1f1ae5f7",
+}
+
+func TestAnalysisVersionGuard(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	data, err := ix.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := data[len(savedMagic)+sha256.Size : len(data)-4]
+	sum := sha256.Sum256(body)
+	got := hex.EncodeToString(sum[:])
+	want, ok := analysisOutput[analysisVersion]
+	if !ok || got != want {
+		t.Fatalf("the saved index of the fixture catalog changed (hash %s) but analysisVersion is still %d: "+
+			"bump analysisVersion and record the hash in analysisOutput", got, analysisVersion)
+	}
+}
