@@ -74,10 +74,12 @@ func FuzzUpstreamTool(f *testing.F) {
 			if !changed && !bytes.Equal(norm, raw) {
 				t.Fatalf("normaliseTool changed %q to %q and says it did not", raw, norm)
 			}
-			var d struct {
-				InputSchema map[string]json.RawMessage `json:"inputSchema"`
-			}
-			if err := json.Unmarshal(norm, &d); err != nil || string(d.InputSchema["type"]) != `"object"` {
+			// Keys are matched exactly, as MCP spells them ("inputSchema",
+			// not "InputSchema", which encoding/json would also take).
+			var d, schema map[string]json.RawMessage
+			var typ string
+			if err := json.Unmarshal(norm, &d); err != nil || json.Unmarshal(d["inputSchema"], &schema) != nil ||
+				json.Unmarshal(schema["type"], &typ) != nil || typ != "object" {
 				t.Fatalf("normalised %q to %q: the input schema is not of type object (%v)", raw, norm, err)
 			}
 		}
