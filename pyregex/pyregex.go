@@ -128,7 +128,7 @@ func translate(pattern string) (string, *regexp.Regexp, error) {
 	if err == errRestartVerbose {
 		// A global (?x) appeared after the start: like Python, parse the
 		// whole pattern again in verbose mode.
-		t = &translator{src: pattern, verbose: true}
+		t = &translator{src: pattern, verbose: true, verboseAll: true}
 		err = t.run()
 	}
 	if err != nil {
@@ -190,9 +190,12 @@ type translator struct {
 	out     []byte
 	pos     []int // pos[k] is the source offset that produced out[k]
 	verbose bool
-	groups  []group
-	names   map[string]bool
-	last    lastKind
+	// verboseAll is set when a global (?x) made the whole pattern verbose:
+	// a later (?x), inside a (?-x:...) group, changes nothing more.
+	verboseAll bool
+	groups     []group
+	names      map[string]bool
+	last       lastKind
 
 	// offset of the counted repetition with the largest count, reported
 	// when the compiled program is too large
@@ -651,7 +654,7 @@ func (t *translator) flags(start int) error {
 			case 's':
 				t.flagS = true
 			case 'x':
-				if !t.verbose {
+				if !t.verboseAll {
 					return errRestartVerbose
 				}
 			}

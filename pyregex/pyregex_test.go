@@ -477,3 +477,28 @@ func FuzzTranslate(f *testing.F) {
 		}
 	})
 }
+
+// TestGlobalVerboseInsideScopedGroup covers a global (?x) met again, after
+// the restart in verbose mode, inside a (?-x:...) group: it changes nothing
+// more, and an unclosed group is reported with the pattern (found by
+// FuzzTranslate).
+func TestGlobalVerboseInsideScopedGroup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want, err string }{
+		{in: `(?-x:a (?x)b) c`, want: `(?:a b)c`},
+		{in: `a(?x) b`, want: `ab`},
+		{in: `(?-x:(?x)`, err: "missing )"},
+	} {
+		out, err := Translate(tc.in)
+		if tc.err != "" {
+			var e *Error
+			if !errors.As(err, &e) || e.Pattern != tc.in || !strings.Contains(e.Msg, tc.err) {
+				t.Errorf("Translate(%q) = %q, %v; want an error saying %q about the pattern", tc.in, out, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || out != tc.want {
+			t.Errorf("Translate(%q) = %q, %v; want %q", tc.in, out, err, tc.want)
+		}
+	}
+}
