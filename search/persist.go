@@ -117,7 +117,10 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 			docs = append(docs, doc{tool: t, srv: info.idx})
 		}
 	}
-	seg := &segment{docs: docs}
+	seg := &segment{docs: docs, srv: make([]int32, len(docs))}
+	for i := range docs {
+		seg.srv[i] = docs[i].srv
+	}
 	if n := len(data) - 4; n < len(savedMagic) || string(data[:len(savedMagic)]) != savedMagic {
 		return nil, fmt.Errorf("search: loading a saved index: %w (not a saved index)", ErrStale)
 	} else if crc32.Checksum(data[:n], castagnoli) != binary.LittleEndian.Uint32(data[n:]) {

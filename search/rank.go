@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -155,11 +156,17 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 			return Result{}, ctx.Err()
 		}
 		bit := uint64(1) << gi
+		live := 0
 		for mi, m := range g.members {
-			df := ix.df[m.term]
-			if df == 0 || (mi > 0 && ix.w.SynonymMaxDF > 0 && float64(df) > ix.w.SynonymMaxDF*float64(ix.n)) {
+			if ix.liveMember(mi, m.term) {
+				live++
+			}
+		}
+		for mi, m := range g.members {
+			if !ix.liveMember(mi, m.term) {
 				continue
 			}
+			df := ix.df[m.term]
 			idf := m.weight * ix.idf(df)
 			w := float32(idf * (k1 + 1))
 			for _, seg := range ix.segs {
@@ -172,6 +179,12 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 				own := mi == 0
 				kf := float32(k1)
 				fidf := float32(idf)
+				if live == 1 {
+					// One list: each tool's group score is its one
+					// posting's, added at once.
+					ix.addOnly(s, seg, l, bit, w, kf, fidf, named, own)
+					continue
+				}
 				for _, p := range l.ps {
 					if seg.deadDoc != nil && seg.deadDoc[p.doc] {
 						continue
@@ -181,7 +194,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 					// The server boost already counts a word that names
 					// the tool's own server, as far as it names it.
 					if named != nil {
-						c *= 1 - named[seg.docs[p.doc].srv]
+						c *= 1 - named[seg.srv[p.doc]]
 					}
 					if da.matched&bit == 0 {
 						// First posting of this group for d.
@@ -191,12 +204,14 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 						da.matched |= bit
 						s.gTouched = append(s.gTouched, base+p.doc)
 					}
-					da.best = max(da.best, c)
+					if c > da.best {
+						da.best = c
+					}
 					if own {
 						da.exact |= bit
 					}
-					if p.fields&(1<<FieldName) != 0 {
-						da.nameBest = max(da.nameBest, fidf)
+					if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
+						da.nameBest = fidf
 					}
 				}
 			}
@@ -216,17 +231,31 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 	}
 	top := &topK{k: req.MaxResults}
 	filtered := req.Visible != nil || len(req.Servers) > 0
+	// The largest factor any tool's score can get, for skipping the tools
+	// that cannot enter the top k before reading their documents.
+	most := 1 + ix.w.NameCoverage
+	if mentions != nil {
+		most *= 1 + ix.w.ServerMention*float64(slices.Max(mentions))
+	}
 	for _, d := range s.touched {
-		seg, i := ix.locate(d)
 		if !pq.satisfied(s.docs[d].exact) {
 			continue
 		}
-		dc := &seg.docs[i]
-		if filtered && !v(dc.tool) {
-			continue
-		}
-		res.Total++
 		score := float64(s.docs[d].acc)
+		if !filtered {
+			res.Total++
+			if top.full() && score*most < top.min() {
+				continue
+			}
+		}
+		seg, i := ix.locate(d)
+		dc := &seg.docs[i]
+		if filtered {
+			if !v(dc.tool) {
+				continue
+			}
+			res.Total++
+		}
 		var mention float64
 		if mentions != nil {
 			mention = float64(mentions[dc.srv])
@@ -281,6 +310,41 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		res.NearestServers = ix.nearestServers(q)
 	}
 	return res, nil
+}
+
+// liveMember reports whether member mi of a group, term, has postings to
+// read: it is used by some tool, and a synonym is not too common.
+func (ix *Index) liveMember(mi int, term string) bool {
+	df := ix.df[term]
+	return df > 0 && (mi == 0 || ix.w.SynonymMaxDF <= 0 || float64(df) <= ix.w.SynonymMaxDF*float64(ix.n))
+}
+
+// addOnly reads the postings of a group that has a single list: a tool's
+// group score is its one posting's, so it goes straight into the sums (the
+// same sums, in the same order, as through the group's best).
+func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, fidf float32, named []float32, own bool) {
+	base := uint32(seg.base)
+	for _, p := range l.ps {
+		if seg.deadDoc != nil && seg.deadDoc[p.doc] {
+			continue
+		}
+		da := &s.docs[base+p.doc]
+		c := w * p.wtf / (p.wtf + kf)
+		if named != nil {
+			c *= 1 - named[seg.srv[p.doc]]
+		}
+		if da.matched == 0 {
+			s.touched = append(s.touched, base+p.doc)
+		}
+		da.matched |= bit
+		da.acc += c
+		if own {
+			da.exact |= bit
+		}
+		if p.fields&(1<<FieldName) != 0 {
+			da.nameAcc += fidf
+		}
+	}
 }
 
 // serverMentions measures how clearly the query names each server. A query
@@ -362,6 +426,9 @@ func (pq *parsedQuery) satisfied(exact uint64) bool {
 // locate maps a global document number to its segment and index.
 func (ix *Index) locate(d uint32) (*segment, int) {
 	segs := ix.segs
+	if len(segs) == 1 {
+		return segs[0], int(d)
+	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > int(d) }) - 1
 	return segs[i], int(d) - segs[i].base
 }
