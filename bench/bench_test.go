@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -372,5 +373,56 @@ func TestWithParts(t *testing.T) {
 		if got := withParts(in); got != want {
 			t.Errorf("withParts(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// BenchmarkQuerySideBySide runs both engines on the same query one after
+// the other, query by query, and keeps each query's fastest time per
+// engine over the b.N passes over the query set: on a shared machine the
+// minimum is what the engine costs, and interleaving gives both engines the
+// same conditions. It reports each engine's median of those minimums in
+// µs and their ratio (bleve ÷ toolsearch, > 1 when toolsearch is faster).
+// Run with -benchtime=7x (seven passes).
+//
+// Names: BenchmarkQuerySideBySide/<size>.
+func BenchmarkQuerySideBySide(b *testing.B) {
+	ctx := context.Background()
+	engines := []Engine{Toolsearch{}, Bleve{}}
+	for _, sz := range Sizes {
+		b.Run(sz.Name, func(b *testing.B) {
+			c := corpus(b, sz)
+			ss := make([]Searcher, len(engines))
+			for i, e := range engines {
+				ss[i] = searcher(b, e, c)
+			}
+			runtime.GC()
+			best := make([][]time.Duration, len(engines))
+			for i := range best {
+				best[i] = make([]time.Duration, len(c.Queries))
+				for j := range best[i] {
+					best[i][j] = time.Duration(math.MaxInt64)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				for j, q := range c.Queries {
+					for i, s := range ss {
+						t0 := time.Now()
+						if _, err := s.Search(ctx, q.Text, TopK); err != nil {
+							b.Fatalf("%s %q: %v", engines[i].Name(), q.Text, err)
+						}
+						best[i][j] = min(best[i][j], time.Since(t0))
+					}
+				}
+			}
+			b.StopTimer()
+			meds := make([]float64, len(engines))
+			for i := range engines {
+				slices.Sort(best[i])
+				meds[i] = float64(median(best[i]).Nanoseconds()) / 1e3
+				b.ReportMetric(meds[i], engines[i].Name()+"-µs")
+			}
+			b.ReportMetric(meds[1]/meds[0], "bleve/toolsearch")
+		})
 	}
 }
