@@ -128,6 +128,11 @@ type plist struct {
 	// top is the server with the most documents containing the term in
 	// this segment, and how many.
 	top serverCount
+	// blocks are the list's block maxima (long lists of a one-segment
+	// index only) and names the documents with the term in their name;
+	// see indexBlocks.
+	blocks []blockMax
+	names  []uint32
 }
 
 // serverCount is a number of documents of one server.
@@ -416,6 +421,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
 	}
 	seg := ix.newSegment(docs, 0)
+	indexBlocks(seg)
 	for _, srv := range servers {
 		ix.servers[srv.Key].seg = seg
 	}
