@@ -253,25 +253,51 @@ func isAlnumB(c byte) bool { return isLowerB(c) || isUpperB(c) || isDigitB(c) }
 func wordEnd(text string, i int) int {
 	j := i
 	for j < len(text) {
-		r, n := rune(text[j]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRuneInString(text[j:])
-		}
-		if isWordRune(r) {
-			j += n
-			continue
-		}
-		if isJoiner(r) && j+n < len(text) {
-			r2, _ := utf8.DecodeRuneInString(text[j+n:])
-			if isWordRune(r2) {
-				j += n
+		if c := text[j]; c < utf8.RuneSelf {
+			if class := asciiClass[c]; class == classWord || class == classJoiner && startsWord(text[j+1:]) {
+				j++
 				continue
 			}
+			break
 		}
-		break
+		r, n := utf8.DecodeRuneInString(text[j:])
+		if !isWordRune(r) {
+			break
+		}
+		j += n
 	}
 	return j
 }
+
+// startsWord reports whether s starts with a letter or digit.
+func startsWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; c < utf8.RuneSelf {
+		return asciiClass[c] == classWord
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWordRune(r)
+}
+
+// asciiClass classifies ASCII bytes for scanning words.
+var asciiClass = func() (c [utf8.RuneSelf]uint8) {
+	for b := range c {
+		switch {
+		case isAlnumB(byte(b)):
+			c[b] = classWord
+		case isJoiner(rune(b)):
+			c[b] = classJoiner
+		}
+	}
+	return c
+}()
+
+const (
+	classWord   = 1 // a letter or digit
+	classJoiner = 2 // joins the parts of an identifier: _ - . / '
+)
 
 // analyzeParts turns the parts of one word into terms.
 func analyzeParts(cache map[string]string, parts []string, whole string, out []token) []token {

@@ -10,11 +10,9 @@ package search
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -171,9 +169,14 @@ type serverInfo struct {
 
 // newServerInfo numbers a server for this index.
 func (ix *Index) newServerInfo(srv *catalog.Server, terms []string) *serverInfo {
-	info := &serverInfo{srv: srv, idx: ix.nextSrv, terms: terms, grams: trigrams(strings.ToLower(serverText(srv)))}
+	info := &serverInfo{srv: srv, idx: ix.nextSrv, terms: terms, grams: serverGrams(srv)}
 	ix.nextSrv++
 	return info
+}
+
+// serverGrams are the character trigrams of a server's names.
+func serverGrams(srv *catalog.Server) map[string]bool {
+	return trigrams(strings.ToLower(serverText(srv)))
 }
 
 // Build indexes every tool of the snapshot with DefaultWeights.
@@ -201,54 +204,15 @@ type analysed struct {
 	extra     []string // terms added by decompound
 }
 
-// termFreq is how often a term occurs in each field of a document.
+// termFreq is how often a term, by its number in the build's termDict,
+// occurs in each field of a document.
 type termFreq struct {
-	term string
-	tf   [numFields]uint16
-}
-
-// bump counts one more occurrence of term in field f.
-func (a *analysed) bump(term string, f Field, at map[string]int32) {
-	i, ok := at[term]
-	if !ok {
-		i = int32(len(a.terms))
-		at[term] = i
-		a.terms = append(a.terms, termFreq{term: term})
-	}
-	if c := &a.terms[i].tf[f]; *c < math.MaxUint16 {
-		*c++
-	}
-	a.lens[f]++
-}
-
-// analyser holds one goroutine's scratch space for analysing documents.
-type analyser struct {
-	cache map[string]string  // stems
-	memo  map[string][]token // analysed texts: parameter names and descriptions repeat across tools
-	buf   []token
-	at    map[string]int32 // term → index in the current document's terms
-}
-
-func newAnalyser() *analyser {
-	return &analyser{cache: map[string]string{}, memo: map[string][]token{}, at: map[string]int32{}}
+	id int32
+	tf [numFields]uint16
 }
 
 // maxMemoText is the longest text whose analysis is remembered.
 const maxMemoText = 256
-
-// analyse returns the terms of text, remembering short texts.
-func (w *analyser) analyse(text string) []token {
-	if len(text) > maxMemoText {
-		w.buf = analyzeWith(w.cache, text, w.buf[:0])
-		return w.buf
-	}
-	if toks, ok := w.memo[text]; ok {
-		return toks
-	}
-	toks := slices.Clone(analyzeWith(w.cache, text, nil))
-	w.memo[text] = toks
-	return toks
-}
 
 func serverText(srv *catalog.Server) string {
 	var b strings.Builder
@@ -279,41 +243,6 @@ func analyseServer(srv *catalog.Server) []string {
 	return out
 }
 
-func analyseTool(w *analyser, t *catalog.Tool, serverTerms []string) analysed {
-	a := analysed{tool: t}
-	clear(w.at)
-	addText := func(f Field, text string) {
-		if text == "" {
-			return
-		}
-		for _, tk := range w.analyse(text) {
-			a.bump(tk.term, f, w.at)
-		}
-	}
-	// Name: parts and the joined form.
-	for _, tk := range w.analyse(t.Name) {
-		a.bump(tk.term, FieldName, w.at)
-		if !tk.joined && !slices.Contains(a.nameTerms, tk.term) {
-			a.nameTerms = append(a.nameTerms, tk.term)
-		}
-	}
-	for _, st := range serverTerms {
-		a.bump(st, FieldServer, w.at)
-	}
-	addText(FieldExtra, t.Title)
-	addText(FieldExtra, t.SearchHint)
-	for _, k := range t.Keywords {
-		addText(FieldExtra, k)
-	}
-	addText(FieldDescription, t.Description)
-	for _, p := range t.Params() {
-		addText(FieldParams, p.Name)
-		addText(FieldParams, p.Description)
-	}
-	a.terms = slices.Clip(a.terms)
-	return a
-}
-
 // minCompoundDF is how many tools must use a word before it counts as a
 // word when splitting compounds.
 const minCompoundDF = 3
@@ -328,33 +257,29 @@ const maxCompoundDF = 30
 // known when at least minCompoundDF tools use it; a name part that is itself
 // a common word ("network", "performance") is left whole, and the first word
 // must have four letters or more, so stems do not split into fragments.
-func decompound(a *analysed, df map[string]int32, cache map[string]string) {
+//
+// df gives the number of tools using a word; the words added are numbered
+// in dict.
+func decompound(a *analysed, df func(string) int32, dict *termDict) {
 	for _, term := range a.nameTerms {
-		if len(term) < 6 || !isAlpha(term) || df[term] >= maxCompoundDF {
+		if len(term) < 6 || !isAlpha(term) || df(term) >= maxCompoundDF {
 			continue
 		}
 		for cut := 4; cut <= len(term)-3; cut++ {
 			left, right := term[:cut], term[cut:]
-			if df[left] < minCompoundDF {
+			if df(left) < minCompoundDF {
 				continue
 			}
-			rs := right
-			if cache != nil {
-				if v, ok := cache[right]; ok {
-					rs = v
-				} else {
-					rs = stem(right)
-					cache[right] = rs
-				}
-			}
-			if df[rs] < minCompoundDF {
+			rs := stem(right)
+			if df(rs) < minCompoundDF {
 				continue
 			}
 			for _, part := range []string{left, rs} {
-				i := slices.IndexFunc(a.terms, func(x termFreq) bool { return x.term == part })
+				id := dict.intern(part)
+				i := slices.IndexFunc(a.terms, func(x termFreq) bool { return x.id == id })
 				if i < 0 {
 					i = len(a.terms)
-					a.terms = append(a.terms, termFreq{term: part})
+					a.terms = append(a.terms, termFreq{id: id})
 				}
 				a.terms[i].tf[FieldName]++
 				a.lens[FieldName]++
@@ -365,79 +290,6 @@ func decompound(a *analysed, df map[string]int32, cache map[string]string) {
 	}
 }
 
-// rebuild indexes servers from scratch into a single segment.
-func (ix *Index) rebuild(servers []*catalog.Server) {
-	ix.segs = nil
-	ix.df = map[string]int32{}
-	ix.n, ix.total = 0, 0
-	ix.servers = make(map[string]*serverInfo, len(servers))
-	ix.names = map[string][]*catalog.Tool{}
-	ix.nextSrv = 0
-	type job struct {
-		tool  *catalog.Tool
-		terms []string
-	}
-	var jobs []job
-	for _, srv := range servers {
-		st := analyseServer(srv)
-		ix.servers[srv.Key] = ix.newServerInfo(srv, st)
-		for _, t := range srv.Tools {
-			jobs = append(jobs, job{t, st})
-		}
-	}
-	// Analysis dominates a build and each tool is analysed on its own:
-	// spread it over the processors, each worker with its own stem cache.
-	docs := make([]analysed, len(jobs))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			an := newAnalyser()
-			for i := w; i < len(jobs); i += workers {
-				docs[i] = analyseTool(an, jobs[i].tool, jobs[i].terms)
-			}
-		}()
-	}
-	wg.Wait()
-	var lens [numFields]float64
-	for _, a := range docs {
-		for f := range lens {
-			lens[f] += float64(a.lens[f])
-		}
-	}
-	cache := map[string]string{}
-	counts := map[string]int32{}
-	for _, a := range docs {
-		for _, tf := range a.terms {
-			counts[tf.term]++
-		}
-	}
-	for i := range docs {
-		decompound(&docs[i], counts, cache)
-	}
-	for f := range lens {
-		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
-	}
-	seg := ix.newSegment(docs, 0)
-	indexBlocks(seg)
-	for _, srv := range servers {
-		ix.servers[srv.Key].seg = seg
-	}
-	ix.segs = []*segment{seg}
-	for term, l := range seg.post {
-		ix.df[term] = int32(len(l.ps))
-	}
-	ix.n = len(docs)
-	ix.setNameIDF(seg)
-	ix.total = len(docs)
-	for _, a := range docs {
-		ix.addNames(a.tool)
-	}
-	ix.indexServerTerms()
-}
-
 // indexServerTerms rebuilds the map from server terms to servers.
 func (ix *Index) indexServerTerms() {
 	ix.serverTerms = map[string][]string{}
@@ -446,84 +298,6 @@ func (ix *Index) indexServerTerms() {
 			ix.serverTerms[t] = append(ix.serverTerms[t], key)
 		}
 	}
-}
-
-// newSegment turns analysed documents into postings, normalising with the
-// index's current average field lengths.
-func (ix *Index) newSegment(docs []analysed, base int) *segment {
-	seg := &segment{base: base, docs: make([]doc, len(docs)), srv: make([]int32, len(docs))}
-	// Number the terms and count their documents, then lay every posting
-	// list out in one array, each list in document order.
-	ids := map[string]int32{}
-	var terms []string
-	var counts []int32
-	flat := make([]int32, 0, len(docs)*48)
-	for _, a := range docs {
-		for _, tfr := range a.terms {
-			id, ok := ids[tfr.term]
-			if !ok {
-				id = int32(len(terms))
-				ids[tfr.term] = id
-				terms = append(terms, tfr.term)
-				counts = append(counts, 0)
-			}
-			counts[id]++
-			flat = append(flat, id)
-		}
-	}
-	backing := make([]posting, len(flat))
-	lists := make([]plist, len(terms))
-	off := 0
-	for id, n := range counts {
-		lists[id].ps = backing[off : off : off+int(n)]
-		off += int(n)
-	}
-	k := 0
-	for i, a := range docs {
-		seg.docs[i] = doc{tool: a.tool, srv: ix.servers[a.tool.Server].idx, nameTerms: a.nameTerms, extra: a.extra}
-		seg.srv[i] = seg.docs[i].srv
-		var norm [numFields]float64
-		for f := range norm {
-			avg := ix.avgLen[f]
-			if avg <= 0 {
-				avg = 1
-			}
-			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
-		}
-		for _, tfr := range a.terms {
-			var wtf float64
-			var fields uint8
-			for f, n := range tfr.tf {
-				if n > 0 {
-					wtf += float64(n) * norm[f]
-					fields |= 1 << f
-				}
-			}
-			l := &lists[flat[k]]
-			k++
-			l.ps = append(l.ps, posting{doc: uint32(i), wtf: float32(wtf), fields: fields})
-			l.max = max(l.max, float32(wtf))
-		}
-	}
-	seg.post = make(map[string]*plist, len(terms))
-	for id, term := range terms {
-		l := &lists[id]
-		// Documents come grouped by server, so a term's postings are runs
-		// of one server at a time.
-		var run serverCount
-		for _, p := range l.ps {
-			srv := seg.docs[p.doc].tool.Server
-			if srv != run.server {
-				run = serverCount{server: srv}
-			}
-			run.count++
-			if run.count > l.top.count {
-				l.top = run
-			}
-		}
-		seg.post[term] = l
-	}
-	return seg
 }
 
 // setNameIDF computes each document's name idf with the index's current
@@ -538,17 +312,21 @@ func (ix *Index) setNameIDF(seg *segment) {
 	}
 }
 
-// nameForms are the lower-cased spellings under which a tool can be named
-// exactly: its name, "server/name", "server__name" and "mcp__server__name".
-func nameForms(t *catalog.Tool) []string {
+// addNames files the tool under the lower-cased spellings by which it can
+// be named exactly: its name, "server/name", "server__name" and
+// "mcp__server__name".
+func (ix *Index) addNames(t *catalog.Tool) { fileNames(ix.names, t) }
+
+// fileNames is addNames into the map names.
+func fileNames(names map[string][]*catalog.Tool, t *catalog.Tool) {
 	n := strings.ToLower(t.Name)
 	s := strings.ToLower(t.Server)
-	return []string{n, s + catalog.IDSeparator + n, s + catalog.WireSeparator + n, "mcp__" + s + "__" + n}
-}
-
-func (ix *Index) addNames(t *catalog.Tool) {
-	for _, f := range nameForms(t) {
-		ix.names[f] = append(ix.names[f], t)
+	// One string holds "mcp__server__name" and "server/name"; the name and
+	// "server__name" are the end of the first.
+	all := "mcp__" + s + catalog.WireSeparator + n + s + catalog.IDSeparator + n
+	wire := len("mcp__") + len(s) + len(catalog.WireSeparator) + len(n)
+	for _, f := range [...]string{all[wire-len(n) : wire], all[wire:], all[len("mcp__"):wire], all[:wire]} {
+		names[f] = append(names[f], t)
 	}
 }
 
@@ -569,7 +347,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	for k, v := range ix.servers {
 		next.servers[k] = v
 	}
-	an := newAnalyser()
+	an := newBuildAnalyser(0)
 	touched := map[string]bool{}
 	for _, key := range servers {
 		touched[key] = true
@@ -592,15 +370,17 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 			}
 		}
 		for _, t := range info.srv.Tools {
-			a := analyseTool(an, t, info.terms)
+			a := an.tool(t, info.terms)
 			for _, part := range extra[t] {
-				if !slices.ContainsFunc(a.terms, func(x termFreq) bool { return x.term == part }) {
-					a.terms = append(a.terms, termFreq{term: part})
+				id := an.dict.intern(part)
+				if !slices.ContainsFunc(a.terms, func(x termFreq) bool { return x.id == id }) {
+					a.terms = append(a.terms, termFreq{id: id})
 				}
 			}
 			for _, tf := range a.terms {
-				if next.df[tf.term]--; next.df[tf.term] <= 0 {
-					delete(next.df, tf.term)
+				term := an.dict.terms[tf.id]
+				if next.df[term]--; next.df[term] <= 0 {
+					delete(next.df, term)
 				}
 			}
 			next.n--
@@ -643,18 +423,16 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		next.servers[key] = info
 		newServers = append(newServers, info)
 		for _, t := range srv.Tools {
-			docs = append(docs, analyseTool(an, t, info.terms))
+			docs = append(docs, an.tool(t, info.terms))
 		}
 	}
+	df := func(term string) int32 { return next.df[term] }
 	for i := range docs {
-		decompound(&docs[i], next.df, an.cache)
+		decompound(&docs[i], df, &an.dict)
 	}
 	if len(docs) > 0 {
-		seg := next.newSegment(docs, next.total)
+		seg := next.newSegment(docs, an.dict.terms, next.total, next.df)
 		next.segs = append(next.segs, seg)
-		for term, l := range seg.post {
-			next.df[term] += int32(len(l.ps))
-		}
 		next.n += len(docs)
 		next.setNameIDF(seg)
 		next.total += len(docs)

@@ -1,0 +1,372 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Index builds analyse documents with the same rules as analyze, but number
+// each distinct term as they meet it, so that counting a document's terms
+// and laying out postings index arrays instead of hashing strings. Each
+// build goroutine has its own buildAnalyser and so its own numbering; a
+// build merges them once at the end (see mergeDicts).
+
+// termDict numbers distinct terms.
+type termDict struct {
+	ids   map[string]int32 // term → number
+	terms []string         // number → term
+}
+
+// intern returns the number of term, numbering it if it is new.
+func (d *termDict) intern(term string) int32 {
+	id, ok := d.ids[term]
+	if !ok {
+		id = int32(len(d.terms))
+		d.ids[term] = id
+		d.terms = append(d.terms, term)
+	}
+	return id
+}
+
+// lookup returns the number of term, or -1 when it has none.
+func (d *termDict) lookup(term string) int32 {
+	if id, ok := d.ids[term]; ok {
+		return id
+	}
+	return -1
+}
+
+// termRef is one analysed word as a term number: the build-time token.
+type termRef struct {
+	id     int32
+	joined bool
+}
+
+// partInfo is what one lower-cased identifier part turns into: no term
+// (id -1, a stop word), one term (id ≥ 0) or, for an abbreviation, the
+// terms in buildAnalyser.abbr[-2-id]. stop records whether the part is a
+// stop word, which decides how a word made only of stop words is read.
+type partInfo struct {
+	id   int32
+	stop bool
+}
+
+// buildAnalyser is one build goroutine's analysis state: its term numbers,
+// what each word part it has met turns into, remembered analyses of short
+// texts, and the document being counted.
+type buildAnalyser struct {
+	dict  termDict
+	words map[string][]termRef // an ASCII word as written → its terms
+	parts map[string]partInfo  // word part, or '#' and a joined word → terms
+	abbr  [][]int32            // the terms of abbreviations, see partInfo
+	memo  map[string][]termRef
+	// Scratch space for one word or text.
+	toks  []termRef
+	buf   []byte
+	ends  []int
+	split []string
+	gen   []token
+	// The document being counted: seen[id] says whether term id occurs in
+	// it, and where in cur.
+	doc  uint32
+	seen []seenTerm
+	cur  []termFreq
+	// Documents' term lists and name terms are carved out of these, so a
+	// document costs no allocation of its own.
+	tfArena   []termFreq
+	strArena  []string
+	memoArena []termRef
+	// The server terms of the last server met, numbered.
+	srvTerms []string
+	srvIDs   []int32
+}
+
+// newBuildAnalyser returns an analyser for about docs documents. Its maps
+// start at the size they commonly reach, sparing their growth: the words of
+// tool descriptions number in the thousands, and each tool's name adds a
+// term or two of its own.
+func newBuildAnalyser(docs int) *buildAnalyser {
+	vocab := min(4*docs, 1<<14)
+	return &buildAnalyser{
+		dict:  termDict{ids: make(map[string]int32, vocab+docs)},
+		words: make(map[string][]termRef, vocab),
+		parts: make(map[string]partInfo, vocab),
+		memo:  make(map[string][]termRef, vocab),
+	}
+}
+
+// maxCachedWord is the longest word whose terms are remembered.
+const maxCachedWord = 64
+
+// analyse appends the terms of text to out: the terms analyze gives, in
+// the same order, as numbers. Words are remembered when remember is set.
+func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []termRef {
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if asciiClass[c] != classWord {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
+			i += n
+			continue
+		}
+		j := wordEnd(text, i)
+		word := text[i:j]
+		i = j
+		if isASCII(word) {
+			if !remember || len(word) > maxCachedWord {
+				out = b.asciiWord(word, out, remember)
+				continue
+			}
+			if refs, ok := b.words[word]; ok {
+				out = append(out, refs...)
+				continue
+			}
+			start := len(out)
+			out = b.asciiWord(word, out, true)
+			b.words[strings.Clone(word)] = b.carveRefs(out[start:])
+			continue
+		}
+		parts := splitIdentifier(word, b.split[:0])
+		b.split = parts
+		whole := ""
+		if len(parts) > 1 {
+			whole = strings.Join(parts, "")
+		}
+		b.gen = analyzeParts(nil, parts, whole, b.gen[:0])
+		for _, tk := range b.gen {
+			out = append(out, termRef{id: b.dict.intern(tk.term), joined: tk.joined})
+		}
+	}
+	return out
+}
+
+// asciiWord is analyzeASCII with term numbers: it splits the word into
+// b.buf ('#', then the lower-cased parts back to back) and looks each part
+// up once. The joined word is remembered when remember is set.
+func (b *buildAnalyser) asciiWord(word string, out []termRef, remember bool) []termRef {
+	buf, ends := splitASCIIInto(word, append(b.buf[:0], '#'), b.ends[:0])
+	b.buf, b.ends = buf, ends
+	n := len(ends)
+	if n == 0 {
+		return out
+	}
+	part := func(i int) []byte {
+		start := 1
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return buf[start:ends[i]]
+	}
+	if n == 1 {
+		return b.appendPart(b.part(part(0)), out)
+	}
+	allStop := true
+	for i := 0; i < n && allStop; i++ {
+		allStop = b.part(part(i)).stop
+	}
+	if allStop {
+		// "to-do", "how-to": the joined word is the word.
+		return b.appendPart(b.part(buf[1:ends[n-1]]), out)
+	}
+	for i := range n {
+		out = b.appendPart(b.part(part(i)), out)
+	}
+	if len(buf)-1 <= 64 {
+		key := buf[:ends[n-1]]
+		if !remember {
+			id, ok := b.dict.ids[string(key[1:])]
+			if !ok {
+				id = b.dict.intern(string(key[1:]))
+			}
+			return append(out, termRef{id: id, joined: true})
+		}
+		p, ok := b.parts[string(key)]
+		if !ok {
+			k := string(key)
+			p = partInfo{id: b.dict.intern(k[1:])}
+			b.parts[k] = p
+		}
+		out = append(out, termRef{id: p.id, joined: true})
+	}
+	return out
+}
+
+// part returns what a lower-cased word part turns into.
+func (b *buildAnalyser) part(p []byte) partInfo {
+	if info, ok := b.parts[string(p)]; ok {
+		return info
+	}
+	w := string(p)
+	info := partInfo{id: -1, stop: stopWords[w]}
+	if exp, ok := abbreviations[w]; ok {
+		ids := make([]int32, len(exp))
+		for i, e := range exp {
+			ids[i] = b.dict.intern(stem(e))
+		}
+		info.id = int32(-2 - len(b.abbr))
+		b.abbr = append(b.abbr, ids)
+	} else if !info.stop {
+		info.id = b.dict.intern(stem(w))
+	}
+	b.parts[w] = info
+	return info
+}
+
+func (b *buildAnalyser) appendPart(p partInfo, out []termRef) []termRef {
+	switch {
+	case p.id >= 0:
+		return append(out, termRef{id: p.id})
+	case p.id == -1:
+		return out
+	}
+	for _, id := range b.abbr[-2-p.id] {
+		out = append(out, termRef{id: id})
+	}
+	return out
+}
+
+// analyseText returns the terms of text. Short texts are remembered when
+// memo is set: parameter names and descriptions repeat across tools, tool
+// descriptions seldom do.
+func (b *buildAnalyser) analyseText(text string, memo bool) []termRef {
+	if !memo || len(text) > maxMemoText {
+		b.toks = b.analyse(text, b.toks[:0], true)
+		return b.toks
+	}
+	if toks, ok := b.memo[text]; ok {
+		return toks
+	}
+	b.toks = b.analyse(text, b.toks[:0], true)
+	toks := b.carveRefs(b.toks)
+	b.memo[strings.Clone(text)] = toks
+	return toks
+}
+
+// arenaChunk is how many elements the arenas that documents' lists are
+// carved from get at a time.
+const arenaChunk = 1 << 14
+
+func (b *buildAnalyser) carveRefs(src []termRef) []termRef {
+	if len(b.memoArena)+len(src) > cap(b.memoArena) {
+		b.memoArena = make([]termRef, 0, max(arenaChunk, len(src)))
+	}
+	start := len(b.memoArena)
+	b.memoArena = append(b.memoArena, src...)
+	return b.memoArena[start:len(b.memoArena):len(b.memoArena)]
+}
+
+func (b *buildAnalyser) carveTerms(src []termFreq) []termFreq {
+	if len(b.tfArena)+len(src) > cap(b.tfArena) {
+		b.tfArena = make([]termFreq, 0, max(arenaChunk, len(src)))
+	}
+	start := len(b.tfArena)
+	b.tfArena = append(b.tfArena, src...)
+	return b.tfArena[start:len(b.tfArena):len(b.tfArena)]
+}
+
+func (b *buildAnalyser) carveStrings(src []string) []string {
+	if len(src) == 0 {
+		return nil
+	}
+	if len(b.strArena)+len(src) > cap(b.strArena) {
+		b.strArena = make([]string, 0, max(arenaChunk/4, len(src)))
+	}
+	start := len(b.strArena)
+	b.strArena = append(b.strArena, src...)
+	return b.strArena[start:len(b.strArena):len(b.strArena)]
+}
+
+// seenTerm is the last document a term occurred in, by the analyser's
+// count, and where in that document's terms it is.
+type seenTerm struct {
+	doc uint32
+	at  int32
+}
+
+// bump counts one more occurrence of term id in field f of the current
+// document.
+func (b *buildAnalyser) bump(a *analysed, id int32, f Field) {
+	if int(id) >= len(b.seen) {
+		n := max(2*len(b.seen), len(b.dict.terms), 1024)
+		b.seen = append(b.seen, make([]seenTerm, n-len(b.seen))...)
+	}
+	s := &b.seen[id]
+	if s.doc != b.doc {
+		*s = seenTerm{doc: b.doc, at: int32(len(b.cur))}
+		b.cur = append(b.cur, termFreq{id: id})
+	}
+	if c := &b.cur[s.at].tf[f]; *c < math.MaxUint16 {
+		*c++
+	}
+	a.lens[f]++
+}
+
+// serverIDs numbers a server's terms, remembering the last server: a
+// build goroutine meets the tools of one server one after another.
+func (b *buildAnalyser) serverIDs(terms []string) []int32 {
+	same := len(terms) == len(b.srvTerms) && (len(terms) == 0 || &terms[0] == &b.srvTerms[0])
+	if !same {
+		b.srvTerms = terms
+		b.srvIDs = b.srvIDs[:0]
+		for _, t := range terms {
+			b.srvIDs = append(b.srvIDs, b.dict.intern(t))
+		}
+	}
+	return b.srvIDs
+}
+
+// tool analyses one tool into term counts per field, its terms numbered in
+// b.dict.
+func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
+	a := analysed{tool: t}
+	b.doc++
+	b.cur = b.cur[:0]
+	addText := func(f Field, text string) {
+		if text == "" {
+			return
+		}
+		for _, tk := range b.analyseText(text, f != FieldDescription) {
+			b.bump(&a, tk.id, f)
+		}
+	}
+	// Name: parts and the joined form. Names are all different, so they
+	// are not remembered.
+	var nameIDs [16]int32
+	nameTerms := nameIDs[:0]
+	b.toks = b.analyse(t.Name, b.toks[:0], false)
+	for _, tk := range b.toks {
+		b.bump(&a, tk.id, FieldName)
+		if !tk.joined && !slices.Contains(nameTerms, tk.id) {
+			nameTerms = append(nameTerms, tk.id)
+		}
+	}
+	for _, id := range b.serverIDs(serverTerms) {
+		b.bump(&a, id, FieldServer)
+	}
+	addText(FieldExtra, t.Title)
+	addText(FieldExtra, t.SearchHint)
+	for _, k := range t.Keywords {
+		addText(FieldExtra, k)
+	}
+	addText(FieldDescription, t.Description)
+	for _, p := range t.Params() {
+		addText(FieldParams, p.Name)
+		addText(FieldParams, p.Description)
+	}
+	a.terms = b.carveTerms(b.cur)
+	var names [16]string
+	ns := names[:0]
+	for _, id := range nameTerms {
+		ns = append(ns, b.dict.terms[id])
+	}
+	a.nameTerms = b.carveStrings(ns)
+	return a
+}

@@ -1,0 +1,189 @@
+package search
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// buildChunk is how many tools a build goroutine takes at a time.
+const buildChunk = 64
+
+// rebuild indexes servers from scratch into a single segment.
+func (ix *Index) rebuild(servers []*catalog.Server) {
+	ix.segs = nil
+	ix.n, ix.total = 0, 0
+	ix.servers = make(map[string]*serverInfo, len(servers))
+	ix.nextSrv = 0
+	ntools := 0
+	for _, srv := range servers {
+		ntools += len(srv.Tools)
+	}
+	terms := make([][]string, len(servers))
+	par := min(runtime.GOMAXPROCS(0), max(1, len(servers)/64))
+	each(par, func(w int) {
+		for k := w; k < len(servers); k += par {
+			terms[k] = analyseServer(servers[k])
+		}
+	})
+	infos := make([]*serverInfo, len(servers))
+	jobs := make([]buildJob, 0, ntools)
+	for k, srv := range servers {
+		infos[k] = &serverInfo{srv: srv, idx: ix.nextSrv, terms: terms[k]}
+		ix.nextSrv++
+		ix.servers[srv.Key] = infos[k]
+		for _, t := range srv.Tools {
+			jobs = append(jobs, buildJob{t, terms[k]})
+		}
+	}
+	// The names and the servers' trigrams are independent of the
+	// postings: make them meanwhile.
+	names := make(chan map[string][]*catalog.Tool, 1)
+	go func() {
+		for _, info := range infos {
+			info.grams = serverGrams(info.srv)
+		}
+		m := make(map[string][]*catalog.Tool, 4*len(jobs))
+		for _, j := range jobs {
+			fileNames(m, j.tool)
+		}
+		names <- m
+	}()
+
+	docs, ans, done := analyseAll(jobs)
+
+	// Merge the workers' numbers into the first worker's dictionary, then
+	// renumber each worker's documents and count the documents of each
+	// term.
+	dict := &ans[0].dict
+	remap := make([][]int32, len(ans))
+	for w := 1; w < len(ans); w++ {
+		r := make([]int32, len(ans[w].dict.terms))
+		for id, term := range ans[w].dict.terms {
+			r[id] = dict.intern(term)
+		}
+		remap[w] = r
+	}
+	counts := make([][]int32, len(ans))
+	each(len(ans), func(w int) {
+		c := make([]int32, len(dict.terms))
+		r := remap[w]
+		for _, span := range done[w] {
+			for i := span.lo; i < span.hi; i++ {
+				for k := range docs[i].terms {
+					tf := &docs[i].terms[k]
+					if r != nil {
+						tf.id = r[tf.id]
+					}
+					c[tf.id]++
+				}
+			}
+		}
+		counts[w] = c
+	})
+	df := counts[0]
+	for _, c := range counts[1:] {
+		for id, n := range c {
+			df[id] += n
+		}
+	}
+
+	var lens [numFields]float64
+	for _, a := range docs {
+		for f := range lens {
+			lens[f] += float64(a.lens[f])
+		}
+	}
+	dfOf := func(term string) int32 {
+		if id := dict.lookup(term); id >= 0 {
+			return df[id]
+		}
+		return 0
+	}
+	for i := range docs {
+		decompound(&docs[i], dfOf, dict)
+	}
+	for f := range lens {
+		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
+	}
+	ix.df = make(map[string]int32, len(dict.terms))
+	seg := ix.newSegment(docs, dict.terms, 0, ix.df)
+	for _, srv := range servers {
+		ix.servers[srv.Key].seg = seg
+	}
+	ix.segs = []*segment{seg}
+	ix.n = len(docs)
+	ix.setNameIDF(seg)
+	ix.total = len(docs)
+	ix.names = <-names
+	ix.indexServerTerms()
+}
+
+// buildJob is one tool to analyse, with its server's terms.
+type buildJob struct {
+	tool  *catalog.Tool
+	terms []string
+}
+
+// span is a range of jobs, jobs[lo:hi].
+type span struct{ lo, hi int }
+
+// workQueue hands out a worker's share of the jobs from the front, and
+// lets workers that have finished theirs take chunks from the back.
+type workQueue struct {
+	mu sync.Mutex
+	span
+}
+
+func (q *workQueue) take(fromBack bool) (span, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lo >= q.hi {
+		return span{}, false
+	}
+	if fromBack {
+		s := span{max(q.lo, q.hi-buildChunk), q.hi}
+		q.hi = s.lo
+		return s, true
+	}
+	s := span{q.lo, min(q.hi, q.lo+buildChunk)}
+	q.lo = s.hi
+	return s, true
+}
+
+// analyseAll analyses every job on as many goroutines as there are
+// processors, each with its own buildAnalyser. Each worker starts with a
+// contiguous share of the jobs, so that it meets a few servers' vocabulary
+// rather than every server's, then helps the others. It returns the
+// documents, the analysers (whose dictionaries number the documents'
+// terms) and, per worker, the spans of jobs it analysed.
+func analyseAll(jobs []buildJob) ([]analysed, []*buildAnalyser, [][]span) {
+	docs := make([]analysed, len(jobs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
+	ans := make([]*buildAnalyser, workers)
+	done := make([][]span, workers)
+	queues := make([]workQueue, workers)
+	for w := range queues {
+		queues[w].span = span{w * len(jobs) / workers, (w + 1) * len(jobs) / workers}
+	}
+	each(workers, func(w int) {
+		an := newBuildAnalyser(len(jobs) / workers)
+		ans[w] = an
+		for k := range workers {
+			q := &queues[(w+k)%workers]
+			for {
+				s, ok := q.take(k > 0)
+				if !ok {
+					break
+				}
+				for i := s.lo; i < s.hi; i++ {
+					docs[i] = an.tool(jobs[i].tool, jobs[i].terms)
+				}
+				done[w] = append(done[w], s)
+			}
+		}
+	})
+	return docs, ans, done
+}

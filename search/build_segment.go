@@ -1,0 +1,179 @@
+package search
+
+import (
+	"runtime"
+	"sync"
+)
+
+// minParallelDocs is the fewest documents worth spreading the layout of a
+// segment's postings over several goroutines.
+const minParallelDocs = 2048
+
+// newSegment turns analysed documents into postings, normalising with the
+// index's current average field lengths. The documents' terms are numbered
+// in terms; numbers no document uses are skipped. Each term's number of
+// postings is added to df.
+//
+// The documents are cut into ranges, one per goroutine. Each range counts
+// its postings of every term, so that it knows where in each list its
+// postings go, then writes them: every list ends up in document order, as
+// if written by one loop.
+func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[string]int32) *segment {
+	seg := &segment{base: base, docs: make([]doc, len(docs)), srv: make([]int32, len(docs))}
+	n := parallelism(len(docs))
+	ranges := make([]int, n+1)
+	for r := range ranges {
+		ranges[r] = r * len(docs) / n
+	}
+	parts := make([]*segmentPart, n)
+	each(len(parts), func(r int) {
+		parts[r] = ix.countRange(seg, docs, ranges[r], ranges[r+1], len(terms))
+	})
+	// Lay every posting list out in one array, each range's postings of a
+	// term after the previous range's.
+	total := 0
+	for _, p := range parts {
+		total += p.postings
+	}
+	backing := make([]posting, total)
+	lists := make([]plist, len(terms))
+	off := int32(0)
+	for id := range lists {
+		start := off
+		for _, p := range parts {
+			n := p.at[id]
+			p.at[id] = off
+			off += n
+		}
+		lists[id].ps = backing[start:off:off]
+	}
+	each(len(parts), func(r int) {
+		ix.fillRange(parts[r], docs, ranges[r], ranges[r+1], backing)
+	})
+	// Each list's largest wtf and top server, lists spread over the
+	// goroutines.
+	each(len(parts), func(r int) {
+		for id := r * len(lists) / len(parts); id < (r+1)*len(lists)/len(parts); id++ {
+			l := &lists[id]
+			for _, p := range l.ps {
+				l.max = max(l.max, p.wtf)
+			}
+			l.top = topRun(seg, l.ps)
+		}
+	})
+	each(2, func(i int) {
+		if i == 0 {
+			seg.post = make(map[string]*plist, len(terms))
+		}
+		for id, term := range terms {
+			switch l := &lists[id]; {
+			case len(l.ps) == 0:
+			case i == 0:
+				seg.post[term] = l
+			default:
+				df[term] += int32(len(l.ps))
+			}
+		}
+	})
+	return seg
+}
+
+// segmentPart is one range of documents' share of newSegment's work.
+type segmentPart struct {
+	// at is per term the number of postings in the range, then where the
+	// next one goes in the backing array.
+	at       []int32
+	postings int
+}
+
+// parallelism is how many goroutines newSegment uses for n documents.
+func parallelism(n int) int {
+	if n < minParallelDocs {
+		return 1
+	}
+	return min(runtime.GOMAXPROCS(0), n/(minParallelDocs/2))
+}
+
+// each runs f(0) … f(n-1), each on its own goroutine but the last.
+func each(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	if n > 0 {
+		f(n - 1)
+	}
+	wg.Wait()
+}
+
+// countRange fills in the documents lo to hi of seg and counts their
+// postings of each term.
+func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi, nterms int) *segmentPart {
+	p := &segmentPart{at: make([]int32, nterms)}
+	last := ""
+	var lastIdx int32
+	for i := lo; i < hi; i++ {
+		a := &docs[i]
+		if key := a.tool.Server; i == lo || key != last {
+			last, lastIdx = key, ix.servers[key].idx
+		}
+		seg.docs[i] = doc{tool: a.tool, srv: lastIdx, nameTerms: a.nameTerms, extra: a.extra}
+		seg.srv[i] = lastIdx
+		for _, tf := range a.terms {
+			p.at[tf.id]++
+		}
+		p.postings += len(a.terms)
+	}
+	return p
+}
+
+// fillRange writes the postings of the documents lo to hi into backing,
+// each where p.at says, and notes per term the largest wtf and the longest
+// run of one server.
+func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing []posting) {
+	for i := lo; i < hi; i++ {
+		a := &docs[i]
+		var norm [numFields]float64
+		for f := range norm {
+			avg := ix.avgLen[f]
+			if avg <= 0 {
+				avg = 1
+			}
+			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
+		}
+		for _, tfr := range a.terms {
+			var wtf float64
+			var fields uint8
+			for f, n := range tfr.tf {
+				if n > 0 {
+					wtf += float64(n) * norm[f]
+					fields |= 1 << f
+				}
+			}
+			backing[p.at[tfr.id]] = posting{doc: uint32(i), wtf: float32(wtf), fields: fields}
+			p.at[tfr.id]++
+		}
+	}
+}
+
+// topRun is the server with the most documents in a row among ps: a
+// segment's documents come grouped by server, so this is the server with
+// the most documents, the first of them on a tie.
+func topRun(seg *segment, ps []posting) serverCount {
+	var top serverCount
+	run, runSrv := int32(0), int32(-1)
+	for _, p := range ps {
+		if srv := seg.srv[p.doc]; srv != runSrv {
+			run, runSrv = 0, srv
+		}
+		run++
+		if run > top.count {
+			top = serverCount{server: seg.docs[p.doc].tool.Server, count: run}
+		}
+	}
+	return top
+}
