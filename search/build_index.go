@@ -110,6 +110,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	}
 	ix.df = make(map[string]int32, len(dict.terms))
 	seg := ix.newSegment(docs, dict.terms, 0, ix.df)
+	indexBlocks(seg)
 	for _, srv := range servers {
 		ix.servers[srv.Key].seg = seg
 	}
