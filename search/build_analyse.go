@@ -60,7 +60,8 @@ type partInfo struct {
 // texts, and the document being counted.
 type buildAnalyser struct {
 	dict  termDict
-	words map[string][]termRef // an ASCII word as written → its terms
+	short wordTable            // an ASCII word as written → its terms
+	words map[string][]termRef // the same for words too long for short
 	parts map[string]partInfo  // word part, or '#' and a joined word → terms
 	abbr  [][]int32            // the terms of abbreviations, see partInfo
 	memo  map[string][]termRef
@@ -93,7 +94,8 @@ func newBuildAnalyser(docs int) *buildAnalyser {
 	vocab := min(4*docs, 1<<14)
 	return &buildAnalyser{
 		dict:  termDict{ids: make(map[string]int32, vocab+docs)},
-		words: make(map[string][]termRef, vocab),
+		short: newWordTable(vocab),
+		words: make(map[string][]termRef, vocab/8),
 		parts: make(map[string]partInfo, vocab),
 		memo:  make(map[string][]termRef, vocab),
 	}
@@ -123,6 +125,17 @@ func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []ter
 		if isASCII(word) {
 			if !remember || len(word) > maxCachedWord {
 				out = b.asciiWord(word, out, remember)
+				continue
+			}
+			if len(word) <= maxTableWord {
+				k0, k1 := packWord(word)
+				if refs, ok := b.short.lookup(k0, k1); ok {
+					out = append(out, refs...)
+					continue
+				}
+				start := len(out)
+				out = b.asciiWord(word, out, true)
+				b.short.add(k0, k1, out[start:])
 				continue
 			}
 			if refs, ok := b.words[word]; ok {

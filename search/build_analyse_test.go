@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,4 +30,32 @@ func FuzzBuildAnalyse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWordTable fills a word table past several growths and finds every
+// word again, and no word it was not given.
+func TestWordTable(t *testing.T) {
+	tab := newWordTable(0)
+	word := func(i int) string { return strings.Repeat("x", i%17) + strconv.Itoa(i) }
+	for i := range 5000 {
+		w := word(i)
+		if len(w) > maxTableWord {
+			continue
+		}
+		k0, k1 := packWord(w)
+		if _, ok := tab.lookup(k0, k1); ok {
+			t.Fatalf("%q found before it was added", w)
+		}
+		tab.add(k0, k1, []termRef{{id: int32(i)}, {id: int32(len(w)), joined: true}})
+	}
+	for i := range 5000 {
+		w := word(i)
+		if len(w) > maxTableWord {
+			continue
+		}
+		refs, ok := tab.lookup(packWord(w))
+		if !ok || len(refs) != 2 || refs[0].id != int32(i) || refs[1].id != int32(len(w)) {
+			t.Fatalf("%q: %v, %v", w, refs, ok)
+		}
+	}
 }

@@ -102,22 +102,31 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		}
 		return 0
 	}
-	for i := range docs {
-		decompound(&docs[i], dfOf, dict)
-	}
+	// Every word decompound adds is used by tools already, so it has a
+	// number: the documents can be split in parallel.
+	each(len(ans), func(w int) {
+		for i := w * len(docs) / len(ans); i < (w+1)*len(docs)/len(ans); i++ {
+			decompound(&docs[i], dfOf, dict.lookup)
+		}
+	})
 	for f := range lens {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
 	}
 	ix.df = make(map[string]int32, len(dict.terms))
 	seg := ix.newSegment(docs, dict.terms, 0, ix.df)
-	indexBlocks(seg)
 	for _, srv := range servers {
 		ix.servers[srv.Key].seg = seg
 	}
 	ix.segs = []*segment{seg}
 	ix.n = len(docs)
-	ix.setNameIDF(seg)
 	ix.total = len(docs)
+	each(2, func(i int) {
+		if i == 0 {
+			indexBlocks(seg)
+		} else {
+			ix.setNameIDF(seg)
+		}
+	})
 	ix.names = <-names
 	ix.indexServerTerms()
 }

@@ -164,16 +164,20 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 // segment's documents come grouped by server, so this is the server with
 // the most documents, the first of them on a tie.
 func topRun(seg *segment, ps []posting) serverCount {
-	var top serverCount
-	run, runSrv := int32(0), int32(-1)
+	var best, run int32
+	var bestDoc uint32
+	runSrv := int32(-1)
 	for _, p := range ps {
 		if srv := seg.srv[p.doc]; srv != runSrv {
 			run, runSrv = 0, srv
 		}
 		run++
-		if run > top.count {
-			top = serverCount{server: seg.docs[p.doc].tool.Server, count: run}
+		if run > best {
+			best, bestDoc = run, p.doc
 		}
 	}
-	return top
+	if best == 0 {
+		return serverCount{}
+	}
+	return serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
 }

@@ -258,9 +258,9 @@ const maxCompoundDF = 30
 // a common word ("network", "performance") is left whole, and the first word
 // must have four letters or more, so stems do not split into fragments.
 //
-// df gives the number of tools using a word; the words added are numbered
-// in dict.
-func decompound(a *analysed, df func(string) int32, dict *termDict) {
+// df gives the number of tools using a word, and number the number of a
+// word added.
+func decompound(a *analysed, df func(string) int32, number func(string) int32) {
 	for _, term := range a.nameTerms {
 		if len(term) < 6 || !isAlpha(term) || df(term) >= maxCompoundDF {
 			continue
@@ -275,7 +275,7 @@ func decompound(a *analysed, df func(string) int32, dict *termDict) {
 				continue
 			}
 			for _, part := range []string{left, rs} {
-				id := dict.intern(part)
+				id := number(part)
 				i := slices.IndexFunc(a.terms, func(x termFreq) bool { return x.id == id })
 				if i < 0 {
 					i = len(a.terms)
@@ -428,7 +428,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	}
 	df := func(term string) int32 { return next.df[term] }
 	for i := range docs {
-		decompound(&docs[i], df, &an.dict)
+		decompound(&docs[i], df, an.dict.intern)
 	}
 	if len(docs) > 0 {
 		seg := next.newSegment(docs, an.dict.terms, next.total, next.df)
