@@ -195,11 +195,8 @@ func (b *buildAnalyser) asciiWord(word string, out []termRef, remember bool) []t
 	if len(buf)-1 <= 64 {
 		key := buf[:ends[n-1]]
 		if !remember {
-			id, ok := b.dict.ids[string(key[1:])]
-			if !ok {
-				id = b.dict.intern(string(key[1:]))
-			}
-			return append(out, termRef{id: id, joined: true})
+			// A tool's name: its joined form is seldom another's.
+			return append(out, termRef{id: b.dict.intern(string(key[1:])), joined: true})
 		}
 		p, ok := b.parts[string(key)]
 		if !ok {
