@@ -112,8 +112,10 @@ type segment struct {
 	base int // global number of docs[0]
 	docs []doc
 	srv  []int32 // docs[i].srv, kept apart so postings loops read 4 bytes a tool
-	post map[string]*plist
-	dead map[string]bool
+	// nameIDF is docs[i].nameIDF, kept apart for the same reason.
+	nameIDF []float32
+	post    map[string]*plist
+	dead    map[string]bool
 	// deadDoc marks, per document, a retired server's tool; nil when the
 	// segment has no dead documents.
 	deadDoc []bool
@@ -309,6 +311,10 @@ func (ix *Index) setNameIDF(seg *segment) {
 			sum += ix.idf(ix.df[t])
 		}
 		seg.docs[i].nameIDF = float32(sum)
+	}
+	seg.nameIDF = make([]float32, len(seg.docs))
+	for i := range seg.docs {
+		seg.nameIDF[i] = seg.docs[i].nameIDF
 	}
 }
 

@@ -108,6 +108,10 @@ type Result struct {
 	Hits []Hit
 	// Total counts every tool that matched, before MaxResults.
 	Total int
+	// TotalAtLeast says Total is a lower bound: ranking stopped reading the
+	// postings of the query's commonest words once they could no longer
+	// change the hits, so tools matching only those were not counted.
+	TotalAtLeast bool
 	// Unknown lists select: names that name no (visible) tool.
 	Unknown []string
 	// Ambiguous lists select: names that match tools of several servers.

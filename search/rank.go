@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"math/bits"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,6 +97,14 @@ type scratch struct {
 	docs     []docAcc
 	touched  []uint32 // docs with a group matched
 	gTouched []uint32 // docs the current group matched
+	blk      blockScratch
+	// Per server: mention strengths and, per query group, the strength
+	// with which its word names the server; only the entries listed in
+	// mentioned and namedSet are set.
+	mention   []float32
+	named     [][]float32
+	mentioned []int32
+	namedSet  []namedAt
 }
 
 // docAcc is one document's accumulators, kept together so a posting
@@ -127,6 +134,13 @@ func putScratch(s *scratch) {
 	}
 	s.touched = s.touched[:0]
 	s.gTouched = s.gTouched[:0]
+	for _, i := range s.mentioned {
+		s.mention[i] = 0
+	}
+	for _, e := range s.namedSet {
+		s.named[e.group][e.srv] = 0
+	}
+	s.mentioned, s.namedSet = s.mentioned[:0], s.namedSet[:0]
 	scratchPool.Put(s)
 }
 
@@ -138,6 +152,12 @@ type scored struct {
 }
 
 func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool) (Result, error) {
+	return ix.rankKeywords(ctx, q, req, v, ix.prunable())
+}
+
+// rankKeywords ranks a keyword query, stopping early when prune is set
+// (which needs a prunable index).
+func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool, prune bool) (Result, error) {
 	pq, err := ix.parseKeywords(q)
 	if err != nil {
 		return Result{}, err
@@ -149,148 +169,15 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 	}
 	s := getScratch(ix.total)
 	defer putScratch(s)
-	k1 := ix.w.K1
-	mentions, byGroup := ix.serverMentions(pq)
-	for gi, g := range pq.groups {
-		if gi%8 == 7 && ctx.Err() != nil {
-			return Result{}, ctx.Err()
-		}
-		bit := uint64(1) << gi
-		live := 0
-		for mi, m := range g.members {
-			if ix.liveMember(mi, m.term) {
-				live++
-			}
-		}
-		for mi, m := range g.members {
-			if !ix.liveMember(mi, m.term) {
-				continue
-			}
-			df := ix.df[m.term]
-			idf := m.weight * ix.idf(df)
-			w := float32(idf * (k1 + 1))
-			for _, seg := range ix.segs {
-				l := seg.post[m.term]
-				if l == nil {
-					continue
-				}
-				base := uint32(seg.base)
-				named := byGroup[gi]
-				own := mi == 0
-				kf := float32(k1)
-				fidf := float32(idf)
-				if live == 1 {
-					// One list: each tool's group score is its one
-					// posting's, added at once.
-					ix.addOnly(s, seg, l, bit, w, kf, fidf, named, own)
-					continue
-				}
-				for _, p := range l.ps {
-					if seg.deadDoc != nil && seg.deadDoc[p.doc] {
-						continue
-					}
-					da := &s.docs[base+p.doc]
-					c := w * p.wtf / (p.wtf + kf)
-					// The server boost already counts a word that names
-					// the tool's own server, as far as it names it.
-					if named != nil {
-						c *= 1 - named[seg.srv[p.doc]]
-					}
-					if da.matched&bit == 0 {
-						// First posting of this group for d.
-						if da.matched == 0 {
-							s.touched = append(s.touched, base+p.doc)
-						}
-						da.matched |= bit
-						s.gTouched = append(s.gTouched, base+p.doc)
-					}
-					if c > da.best {
-						da.best = c
-					}
-					if own {
-						da.exact |= bit
-					}
-					if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
-						da.nameBest = fidf
-					}
-				}
-			}
-		}
-		for _, d := range s.gTouched {
-			da := &s.docs[d]
-			da.acc += da.best
-			da.best = 0
-			da.nameAcc += da.nameBest
-			da.nameBest = 0
-		}
-		s.gTouched = s.gTouched[:0]
+	r := ix.newRanking(pq, req, v, s)
+	var top *topK
+	if prune {
+		top, err = r.pruned(ctx, s, &res)
+	} else {
+		top, err = r.exhaustive(ctx, s, &res)
 	}
-	var idfSum float64
-	for _, g := range pq.groups {
-		idfSum += g.idf
-	}
-	top := &topK{k: req.MaxResults}
-	filtered := req.Visible != nil || len(req.Servers) > 0
-	// The largest factor any tool's score can get, for skipping the tools
-	// that cannot enter the top k before reading their documents.
-	most := 1 + ix.w.NameCoverage
-	if mentions != nil {
-		most *= 1 + ix.w.ServerMention*float64(slices.Max(mentions))
-	}
-	for _, d := range s.touched {
-		if !pq.satisfied(s.docs[d].exact) {
-			continue
-		}
-		score := float64(s.docs[d].acc)
-		if !filtered {
-			res.Total++
-			if top.full() && score*most < top.min() {
-				continue
-			}
-		}
-		seg, i := ix.locate(d)
-		dc := &seg.docs[i]
-		if filtered {
-			if !v(dc.tool) {
-				continue
-			}
-			res.Total++
-		}
-		var mention float64
-		if mentions != nil {
-			mention = float64(mentions[dc.srv])
-		}
-		// Coverage factors are at most 1 and name coverage at most
-		// 1+NameCoverage: skip a tool that cannot enter the top k.
-		if top.full() && score*(1+ix.w.NameCoverage)*(1+ix.w.ServerMention*mention) < top.min() {
-			continue
-		}
-		// Coverage of the query, each group weighted by its idf. A word
-		// naming the tool's server covers its part.
-		matched := s.docs[d].matched
-		for gi, named := range byGroup {
-			if named != nil && named[dc.srv] > 0 {
-				matched |= 1 << gi
-			}
-		}
-		var cov float64
-		for m := matched; m != 0; m &= m - 1 {
-			cov += pq.groups[bits.TrailingZeros64(m)].idf
-		}
-		if idfSum > 0 && ix.w.Coordination > 0 {
-			if ix.w.Coordination == 1 {
-				score *= cov / idfSum
-			} else {
-				score *= math.Pow(cov/idfSum, ix.w.Coordination)
-			}
-		}
-		// Coverage of the tool's name.
-		if dc.nameIDF > 0 {
-			nc := math.Min(1, float64(s.docs[d].nameAcc/dc.nameIDF))
-			score *= 1 + ix.w.NameCoverage*nc
-		}
-		score *= 1 + ix.w.ServerMention*mention
-		top.offer(scored{seg: seg, doc: uint32(i), score: score})
+	if err != nil {
+		return Result{}, err
 	}
 	hits := top.sorted()
 	if len(hits) > 0 && ix.w.MinRelative > 0 {
@@ -310,6 +197,244 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 		res.NearestServers = ix.nearestServers(q)
 	}
 	return res, nil
+}
+
+// ranking is one keyword query being ranked.
+type ranking struct {
+	ix     *Index
+	pq     parsedQuery
+	req    Request
+	v      func(*catalog.Tool) bool
+	groups []rgroup // in the order they are read
+	// mentions is, per server, how clearly the query names it (nil when it
+	// names none); byGroup, per query group, the servers its word names.
+	mentions  []float32
+	byGroup   [][]float32
+	mentioned []int32 // the servers with a mention
+	idfSum    float64
+	filtered  bool
+	// most is the largest factor any tool's summed group scores can be
+	// multiplied by.
+	most float64
+}
+
+// rmember is one live member term of a query group.
+type rmember struct {
+	term string
+	own  bool    // the group's own term, not a synonym
+	w    float32 // weight × idf × (k1+1)
+	fidf float32 // weight × idf, for name coverage
+	l    *plist  // the postings, when the index is one segment
+}
+
+// rgroup is a query group prepared for ranking.
+type rgroup struct {
+	gi      int
+	bit     uint64
+	members []rmember
+	ub      float32 // the largest score the group can give a tool
+	nameUB  float32 // the largest name idf it can add
+	idf     float64 // the idf of the group's own term, for coverage
+}
+
+func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
+	r := &ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0}
+	r.mentions, r.byGroup, r.mentioned = ix.serverMentions(pq, s)
+	k1 := float32(ix.w.K1)
+	var required uint64
+	for _, m := range pq.required {
+		required |= m
+	}
+	for gi, g := range pq.groups {
+		r.idfSum += g.idf
+		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf}
+		for mi, m := range g.members {
+			if !ix.liveMember(mi, m.term) {
+				continue
+			}
+			idf := m.weight * ix.idf(ix.df[m.term])
+			rm := rmember{term: m.term, own: mi == 0, w: float32(idf * (ix.w.K1 + 1)), fidf: float32(idf)}
+			var most float32
+			for _, seg := range ix.segs {
+				if l := seg.post[m.term]; l != nil {
+					most = max(most, l.max)
+					rm.l = l
+				}
+			}
+			rg.ub = max(rg.ub, rm.w*most/(most+k1))
+			rg.nameUB = max(rg.nameUB, rm.fidf)
+			rg.members = append(rg.members, rm)
+		}
+		r.groups = append(r.groups, rg)
+	}
+	// Required words first (a tool unseen once one is read cannot qualify),
+	// then the groups that can add the most. Every tool's sums are added in
+	// this order whichever way the lists are read, so scores do not depend
+	// on it.
+	sort.SliceStable(r.groups, func(i, j int) bool {
+		a, b := r.groups[i], r.groups[j]
+		if ra, rb := a.bit&required != 0, b.bit&required != 0; ra != rb {
+			return ra
+		}
+		return a.ub > b.ub
+	})
+	r.most = 1 + ix.w.NameCoverage
+	var most float32
+	for _, i := range r.mentioned {
+		most = max(most, r.mentions[i])
+	}
+	r.most *= 1 + ix.w.ServerMention*float64(most)
+	return r
+}
+
+// read reads every posting of group g into the accumulators of s.
+func (r *ranking) read(s *scratch, g *rgroup) {
+	ix := r.ix
+	kf := float32(ix.w.K1)
+	named := r.byGroup[g.gi]
+	for _, m := range g.members {
+		for _, seg := range ix.segs {
+			l := seg.post[m.term]
+			if l == nil {
+				continue
+			}
+			if len(g.members) == 1 {
+				// One list: each tool's group score is its one
+				// posting's, added at once.
+				ix.addOnly(s, seg, l, g.bit, m.w, kf, m.fidf, named, m.own)
+				continue
+			}
+			base := uint32(seg.base)
+			for _, p := range l.ps {
+				if seg.deadDoc != nil && seg.deadDoc[p.doc] {
+					continue
+				}
+				da := &s.docs[base+p.doc]
+				c := m.w * p.wtf / (p.wtf + kf)
+				// The server boost already counts a word that names
+				// the tool's own server, as far as it names it.
+				if named != nil {
+					c *= 1 - named[seg.srv[p.doc]]
+				}
+				if da.matched&g.bit == 0 {
+					// First posting of this group for d.
+					if da.matched == 0 {
+						s.touched = append(s.touched, base+p.doc)
+					}
+					da.matched |= g.bit
+					s.gTouched = append(s.gTouched, base+p.doc)
+				}
+				if c > da.best {
+					da.best = c
+				}
+				if m.own {
+					da.exact |= g.bit
+				}
+				if p.fields&(1<<FieldName) != 0 && m.fidf > da.nameBest {
+					da.nameBest = m.fidf
+				}
+			}
+		}
+	}
+	for _, d := range s.gTouched {
+		da := &s.docs[d]
+		da.acc += da.best
+		da.best = 0
+		da.nameAcc += da.nameBest
+		da.nameBest = 0
+	}
+	s.gTouched = s.gTouched[:0]
+}
+
+// exhaustive ranks by reading every posting of every group.
+func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*topK, error) {
+	for i := range r.groups {
+		if i%8 == 7 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.read(s, &r.groups[i])
+	}
+	top := &topK{k: r.req.MaxResults}
+	for _, d := range s.touched {
+		r.offer(top, s, d, res)
+	}
+	return top, nil
+}
+
+// offer scores document d from its accumulators and offers it to top,
+// counting it in res.Total when it qualifies.
+func (r *ranking) offer(top *topK, s *scratch, d uint32, res *Result) {
+	ix := r.ix
+	da := &s.docs[d]
+	if !r.pq.satisfied(da.exact) {
+		return
+	}
+	score := float64(da.acc)
+	if !r.filtered {
+		res.Total++
+		if top.full() && score*r.most < top.min() {
+			return
+		}
+	}
+	seg, i := ix.locate(d)
+	dc := &seg.docs[i]
+	if r.filtered {
+		if !r.v(dc.tool) {
+			return
+		}
+		res.Total++
+	}
+	var mention float64
+	if r.mentions != nil {
+		mention = float64(r.mentions[dc.srv])
+	}
+	// Coverage factors are at most 1 and name coverage at most
+	// 1+NameCoverage: skip a tool that cannot enter the top k.
+	if top.full() && score*(1+ix.w.NameCoverage)*(1+ix.w.ServerMention*mention) < top.min() {
+		return
+	}
+	top.offer(scored{seg: seg, doc: uint32(i), score: r.final(da.acc, da.nameAcc, da.matched, dc)})
+}
+
+// final is a tool's score from its summed group scores and name idf and
+// the groups it matched: scaled by how much of the query it covers, how
+// much of its name the query covers, and how clearly the query names its
+// server.
+func (r *ranking) final(acc, nameAcc float32, matched uint64, dc *doc) float64 {
+	ix := r.ix
+	score := float64(acc)
+	var mention float64
+	if r.mentions != nil {
+		mention = float64(r.mentions[dc.srv])
+	}
+	// Coverage of the query, each group weighted by its idf. A word
+	// naming the tool's server covers its part.
+	for gi, named := range r.byGroup {
+		if named != nil && named[dc.srv] > 0 {
+			matched |= 1 << gi
+		}
+	}
+	var cov float64
+	for m := matched; m != 0; m &= m - 1 {
+		cov += r.pq.groups[bits.TrailingZeros64(m)].idf
+	}
+	if r.idfSum > 0 && ix.w.Coordination > 0 {
+		score *= coordination(cov/r.idfSum, ix.w.Coordination)
+	}
+	// Coverage of the tool's name.
+	if dc.nameIDF > 0 {
+		nc := math.Min(1, float64(nameAcc/dc.nameIDF))
+		score *= 1 + ix.w.NameCoverage*nc
+	}
+	return score * (1 + ix.w.ServerMention*mention)
+}
+
+// coordination is the factor for covering share x of the query.
+func coordination(x, power float64) float64 {
+	if power == 1 {
+		return x
+	}
+	return math.Pow(x, power)
 }
 
 // liveMember reports whether member mi of a group, term, has postings to
@@ -355,11 +480,20 @@ func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, 
 // one server's tools names it more weakly (ImplicitMention). The strengths
 // of a server add up, to at most 1. Both results are indexed by server
 // number; byGroup gives, per query group, the servers its word names.
-func (ix *Index) serverMentions(pq parsedQuery) (mentions []float32, byGroup [][]float32) {
+// The arrays come from s and are cleared when s is put back; mentioned
+// lists the servers with a mention.
+func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32, byGroup [][]float32, mentioned []int32) {
 	byGroup = make([][]float32, len(pq.groups))
+	n := int(ix.nextSrv)
 	add := func(idx int32, p float64) {
 		if mentions == nil {
-			mentions = make([]float32, ix.nextSrv)
+			if len(s.mention) < n {
+				s.mention = make([]float32, n)
+			}
+			mentions = s.mention[:n]
+		}
+		if mentions[idx] == 0 {
+			mentioned = append(mentioned, idx)
 		}
 		mentions[idx] = float32(math.Min(1, float64(mentions[idx])+p))
 	}
@@ -378,16 +512,30 @@ func (ix *Index) serverMentions(pq parsedQuery) (mentions []float32, byGroup [][
 			}
 			continue
 		}
-		named := make([]float32, ix.nextSrv)
+		for len(s.named) <= gi {
+			s.named = append(s.named, nil)
+		}
+		if len(s.named[gi]) < n {
+			s.named[gi] = make([]float32, n)
+		}
+		named := s.named[gi][:n]
 		for _, k := range keys {
 			info := ix.servers[k]
 			p := math.Min(1, float64(len(info.srv.Tools))/float64(df))
 			named[info.idx] = float32(p)
+			s.namedSet = append(s.namedSet, namedAt{gi, info.idx})
 			add(info.idx, p)
 		}
 		byGroup[gi] = named
 	}
-	return mentions, byGroup
+	s.mentioned = mentioned
+	return mentions, byGroup, mentioned
+}
+
+// namedAt is an entry set in scratch.named.
+type namedAt struct {
+	group int
+	srv   int32
 }
 
 // concentration returns the server with the most live documents containing

@@ -1,0 +1,24 @@
+package search
+
+import "context"
+
+// SearchExhaustive answers a keyword query by reading every posting list
+// whole: the reference the early-stopping ranking is checked against.
+func (ix *Index) SearchExhaustive(ctx context.Context, req Request) (Result, error) {
+	if req.MaxResults == 0 {
+		req.MaxResults = DefaultMaxResults
+	}
+	return ix.rankKeywords(ctx, req.Query, req, ix.visibility(req), false)
+}
+
+// SearchPruned answers a keyword query with early stopping, as Search does
+// for keyword queries on a prunable index.
+func (ix *Index) SearchPruned(ctx context.Context, req Request) (Result, error) {
+	if req.MaxResults == 0 {
+		req.MaxResults = DefaultMaxResults
+	}
+	return ix.rankKeywords(ctx, req.Query, req, ix.visibility(req), true)
+}
+
+// Prunable reports whether Search may stop reading lists early.
+func (ix *Index) Prunable() bool { return ix.prunable() }

@@ -1,0 +1,418 @@
+package search
+
+import (
+	"context"
+	"math/bits"
+	"slices"
+)
+
+// Ranking block by block. Before reading any posting, a keyword query
+// bounds the score of every tool in each block (see blocks.go): the sum of
+// each group's largest contribution in the block, scaled by the share of the
+// query the groups present in the block cover, by the largest name coverage
+// of a tool in the block (computed exactly from the name postings) and by
+// the strongest mention of a server in the block. It then reads the blocks
+// with the best bounds until it holds k hits, and after that only the blocks
+// whose bound reaches the k-th best score. A block is read like the whole
+// index is, group by group in the same order, so the scores and the order of
+// the hits are exactly those of reading everything; only Result.Total
+// becomes a lower bound when blocks are skipped.
+
+// boundSlack widens every bound a little, so that float rounding can never
+// skip a tool that reading everything would have kept.
+const boundSlack = 1.0001
+
+// prunable reports whether keyword ranking may read block by block: the
+// index is one segment with no retired documents, so document numbers are
+// positions in that segment.
+func (ix *Index) prunable() bool {
+	return len(ix.segs) == 1 && ix.segs[0].deadDoc == nil
+}
+
+// blockScratch is a query's per-block and per-name state.
+type blockScratch struct {
+	sum     []float32 // summed largest group contributions
+	cov     []float32 // summed idf of the groups present
+	mask    []uint64  // the groups present
+	base    []float32 // the bound without name coverage
+	name    []float32 // largest name coverage of a tool
+	mention []float32 // strongest server mention
+	named   []uint64  // groups naming a server of the block
+	lists   []uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
+	gmax    []float32 // the current group's largest contribution
+	hot     []uint64  // bitmap of the blocks whose name coverage counts
+	touched []uint32  // blocks with a posting
+	gTouch  []uint32  // blocks the current group touched
+	heap    []blockBound
+	nacc    []float32 // per document: name idf matched
+	nbest   []float32 // per document: the current group's best name idf
+	nTouch  []uint32  // documents with a name match
+	gnTouch []uint32  // documents the current group matched by name
+}
+
+// blockBound is a block and the bound of its tools' scores.
+type blockBound struct {
+	bound float32
+	block uint32
+}
+
+func (b *blockScratch) size(blocks, docs int) {
+	if len(b.sum) < blocks {
+		b.sum = make([]float32, blocks)
+		b.cov = make([]float32, blocks)
+		b.mask = make([]uint64, blocks)
+		b.base = make([]float32, blocks)
+		b.name = make([]float32, blocks)
+		b.mention = make([]float32, blocks)
+		b.named = make([]uint64, blocks)
+		b.lists = make([]uint64, blocks)
+		b.gmax = make([]float32, blocks)
+		b.hot = make([]uint64, (blocks+63)/64)
+	}
+	if len(b.nacc) < docs {
+		b.nacc = make([]float32, docs)
+		b.nbest = make([]float32, docs)
+	}
+}
+
+// reset clears what a query set.
+func (b *blockScratch) reset() {
+	for _, i := range b.touched {
+		b.sum[i], b.cov[i], b.mask[i], b.base[i], b.name[i], b.lists[i] = 0, 0, 0, 0, 0, 0
+	}
+	clear(b.mention)
+	clear(b.named)
+	clear(b.hot)
+	for _, d := range b.nTouch {
+		b.nacc[d] = 0
+	}
+	b.touched, b.gTouch, b.nTouch, b.gnTouch, b.heap = b.touched[:0], b.gTouch[:0], b.nTouch[:0], b.gnTouch[:0], b.heap[:0]
+}
+
+func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, error) {
+	ix := r.ix
+	seg := ix.segs[0]
+	nb := (len(seg.docs) + blockSize - 1) >> blockShift
+	b := &s.blk
+	b.size(nb, len(seg.docs))
+	defer b.reset()
+	r.bounds(seg, b)
+	top := &topK{k: r.req.MaxResults}
+	nameMost := float32(1 + ix.w.NameCoverage)
+	// Read the blocks with the best bounds, counting every tool's name
+	// coverage as full, until k hits are held and at least k blocks are
+	// read: the best tools of a large catalog often sit in different
+	// blocks (near copies on different servers).
+	h := b.heap[:0]
+	for _, i := range b.touched {
+		if b.base[i] > 0 {
+			h = append(h, blockBound{b.base[i] * nameMost, i})
+		}
+	}
+	heapify(h)
+	for n := 0; len(h) > 0 && (!top.full() || n < top.k); n++ {
+		var bb blockBound
+		bb, h = popBlock(h)
+		if top.full() && float64(bb.bound) < top.min() {
+			h = h[:0]
+			res.TotalAtLeast = true
+			break
+		}
+		r.readBlock(s, seg, bb.block, nil, top, res)
+	}
+	b.heap = h
+	if len(h) == 0 {
+		return top, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The blocks left that could reach the k-th score are bounded again
+	// with the name coverage their tools really get, then read in document
+	// order while their bound reaches the k-th score.
+	theta := top.min()
+	for _, bb := range h {
+		if float64(bb.bound) >= theta {
+			b.hot[bb.block/64] |= 1 << (bb.block % 64)
+		} else {
+			res.TotalAtLeast = true
+		}
+	}
+	r.nameCoverage(seg, b)
+	cur := make([]int, r.members())
+	nc := float32(ix.w.NameCoverage)
+	for w, word := range b.hot {
+		for word != 0 {
+			i := uint32(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+			if float64(b.base[i]*(1+nc*b.name[i])) < top.min() {
+				res.TotalAtLeast = true
+				continue
+			}
+			r.readBlock(s, seg, i, cur, top, res)
+		}
+	}
+	return top, nil
+}
+
+// members counts the live member lists of the query.
+func (r *ranking) members() int {
+	n := 0
+	for _, g := range r.groups {
+		n += len(g.members)
+	}
+	return n
+}
+
+// bounds computes, for every block with a posting of the query, the bound
+// of its tools' scores without name coverage.
+func (r *ranking) bounds(seg *segment, b *blockScratch) {
+	ix := r.ix
+	kf := float32(ix.w.K1)
+	mi := 0
+	for _, g := range r.groups {
+		for _, m := range g.members {
+			l := m.l
+			bit := uint64(1) << (mi & 63)
+			mi++
+			if l == nil {
+				continue
+			}
+			if l.blocks != nil {
+				for _, e := range l.blocks {
+					c := m.w * e.max / (e.max + kf)
+					if b.gmax[e.block] == 0 {
+						b.gTouch = append(b.gTouch, e.block)
+					}
+					b.gmax[e.block] = max(b.gmax[e.block], c)
+					b.lists[e.block] |= bit
+				}
+			} else {
+				for _, p := range l.ps {
+					c := m.w * p.wtf / (p.wtf + kf)
+					i := p.doc >> blockShift
+					if b.gmax[i] == 0 {
+						b.gTouch = append(b.gTouch, i)
+					}
+					b.gmax[i] = max(b.gmax[i], c)
+					b.lists[i] |= bit
+				}
+			}
+		}
+		gidf := float32(g.idf)
+		for _, i := range b.gTouch {
+			if b.mask[i] == 0 {
+				b.touched = append(b.touched, i)
+			}
+			b.sum[i] += b.gmax[i]
+			b.cov[i] += gidf
+			b.mask[i] |= g.bit
+			b.gmax[i] = 0
+		}
+		b.gTouch = b.gTouch[:0]
+	}
+	// Servers the query names: their mention and the groups naming them.
+	if r.mentions != nil {
+		for _, srv := range r.mentioned {
+			m := r.mentions[srv]
+			var named uint64
+			for gi, by := range r.byGroup {
+				if by != nil && by[srv] > 0 {
+					named |= 1 << gi
+				}
+			}
+			lo, _ := slices.BinarySearch(seg.srv, srv)
+			hi, _ := slices.BinarySearch(seg.srv, srv+1)
+			if lo == hi {
+				continue
+			}
+			for i := lo >> blockShift; i <= (hi-1)>>blockShift; i++ {
+				b.mention[i] = max(b.mention[i], m)
+				b.named[i] |= named
+			}
+		}
+	}
+	w := &ix.w
+	for _, i := range b.touched {
+		mask := b.mask[i]
+		if !r.pq.satisfied(mask) {
+			// A required word is in no tool of the block.
+			continue
+		}
+		bound := float64(b.sum[i])
+		if r.idfSum > 0 && w.Coordination > 0 {
+			cov := float64(b.cov[i])
+			for m := b.named[i] &^ mask; m != 0; m &= m - 1 {
+				cov += r.pq.groups[bits.TrailingZeros64(m)].idf
+			}
+			bound *= coordination(min(1, cov/r.idfSum), w.Coordination)
+		}
+		bound *= 1 + w.ServerMention*float64(b.mention[i])
+		b.base[i] = float32(bound * boundSlack)
+	}
+}
+
+// nameCoverage sets, for every hot block, the largest share of a tool's
+// name the query covers, from the name postings.
+func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
+	for _, g := range r.groups {
+		for _, m := range g.members {
+			if m.l == nil {
+				continue
+			}
+			for _, d := range m.l.names {
+				if i := d >> blockShift; b.hot[i/64]&(1<<(i%64)) == 0 {
+					continue
+				}
+				if b.nbest[d] == 0 {
+					b.gnTouch = append(b.gnTouch, d)
+				}
+				b.nbest[d] = max(b.nbest[d], m.fidf)
+			}
+		}
+		for _, d := range b.gnTouch {
+			if b.nacc[d] == 0 {
+				b.nTouch = append(b.nTouch, d)
+			}
+			b.nacc[d] += b.nbest[d]
+			b.nbest[d] = 0
+		}
+		b.gnTouch = b.gnTouch[:0]
+	}
+	for _, d := range b.nTouch {
+		if nidf := seg.nameIDF[d]; nidf > 0 {
+			i := d >> blockShift
+			b.name[i] = max(b.name[i], min(1, b.nacc[d]/nidf))
+		}
+	}
+}
+
+// heapify orders h as a max-heap by bound.
+func heapify(h []blockBound) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
+// popBlock removes and returns the block with the largest bound.
+func popBlock(h []blockBound) (blockBound, []blockBound) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	siftDown(h, 0)
+	return top, h
+}
+
+func siftDown(h []blockBound, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].bound > h[c].bound {
+			c++
+		}
+		if h[i].bound >= h[c].bound {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// readBlock reads block i of every group's lists, group by group in the
+// ranking order, and offers the block's tools to top. cur holds, per member
+// list, where to start looking for the block's postings when blocks are
+// read in document order; nil looks every list up afresh.
+func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, cur []int, top *topK, res *Result) {
+	kf := float32(r.ix.w.K1)
+	lo, hi := i<<blockShift, (i+1)<<blockShift
+	first := len(s.touched)
+	// Lists share a bit when there are more than 64: the bit is then set
+	// when any of them has a posting in the block.
+	lists := s.blk.lists[i]
+	if dbg != nil {
+		dbg.Blocks++
+		defer func() { dbg.Docs += len(s.touched) - first }()
+	}
+	mi := 0
+	for gi := range r.groups {
+		g := &r.groups[gi]
+		named := r.byGroup[g.gi]
+		for _, m := range g.members {
+			if m.l == nil || lists&(1<<(mi&63)) == 0 {
+				mi++
+				continue
+			}
+			ps := m.l.ps
+			var j int
+			if cur == nil {
+				j = gallop(ps, lo)
+			} else {
+				j = cur[mi] + gallop(ps[cur[mi]:], lo)
+			}
+			for ; j < len(ps) && ps[j].doc < hi; j++ {
+				p := ps[j]
+				da := &s.docs[p.doc]
+				c := m.w * p.wtf / (p.wtf + kf)
+				if named != nil {
+					c *= 1 - named[seg.srv[p.doc]]
+				}
+				if da.matched&g.bit == 0 {
+					if da.matched == 0 {
+						s.touched = append(s.touched, p.doc)
+					}
+					da.matched |= g.bit
+					s.gTouched = append(s.gTouched, p.doc)
+				}
+				if c > da.best {
+					da.best = c
+				}
+				if m.own {
+					da.exact |= g.bit
+				}
+				if p.fields&(1<<FieldName) != 0 && m.fidf > da.nameBest {
+					da.nameBest = m.fidf
+				}
+			}
+			if cur != nil {
+				cur[mi] = j
+			}
+			mi++
+		}
+		for _, d := range s.gTouched {
+			da := &s.docs[d]
+			da.acc += da.best
+			da.best = 0
+			da.nameAcc += da.nameBest
+			da.nameBest = 0
+		}
+		s.gTouched = s.gTouched[:0]
+	}
+	for _, d := range s.touched[first:] {
+		r.offer(top, s, d, res)
+	}
+}
+
+// gallop returns the first index of ps whose document is at least doc.
+func gallop(ps []posting, doc uint32) int {
+	if len(ps) == 0 || ps[0].doc >= doc {
+		return 0
+	}
+	hi := 1
+	for hi < len(ps) && ps[hi].doc < doc {
+		hi *= 2
+	}
+	lo := hi / 2
+	hi = min(hi, len(ps))
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps[m].doc < doc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

@@ -1,0 +1,148 @@
+package search_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// samePruned checks that early stopping changes nothing a caller sees but
+// Total: the same hits in the same order, with bit-identical scores and the
+// same explanations. It returns how many answers stopped early.
+func samePruned(t *testing.T, ix *search.Index, reqs []search.Request) int {
+	t.Helper()
+	if !ix.Prunable() {
+		t.Fatal("the index is not prunable")
+	}
+	ctx := context.Background()
+	early := 0
+	for _, req := range reqs {
+		want, errW := ix.SearchExhaustive(ctx, req)
+		got, errG := ix.SearchPruned(ctx, req)
+		if (errW == nil) != (errG == nil) {
+			t.Fatalf("%q: errors differ: pruned %v, exhaustive %v", req.Query, errG, errW)
+		}
+		if got.TotalAtLeast {
+			early++
+			if got.Total > want.Total {
+				t.Errorf("%q: pruned Total %d exceeds the true total %d", req.Query, got.Total, want.Total)
+			}
+		} else if got.Total != want.Total {
+			t.Errorf("%q: Total %d, want %d", req.Query, got.Total, want.Total)
+		}
+		if len(got.Hits) != len(want.Hits) {
+			t.Errorf("%q (k=%d): %d hits, want %d\n got %v\nwant %v", req.Query, req.MaxResults, len(got.Hits), len(want.Hits), hitList(got), hitList(want))
+			continue
+		}
+		for i := range got.Hits {
+			g, w := got.Hits[i], want.Hits[i]
+			if g.Tool != w.Tool || g.Score != w.Score || g.Why != w.Why {
+				t.Errorf("%q (k=%d) hit %d: %s %v (%s), want %s %v (%s)", req.Query, req.MaxResults, i,
+					g.Tool.ID(), g.Score, g.Why, w.Tool.ID(), w.Score, w.Why)
+			}
+		}
+	}
+	return early
+}
+
+func hitList(r search.Result) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, fmt.Sprintf("%s=%.6g", h.Tool.ID(), h.Score))
+	}
+	return out
+}
+
+// variants asks each query with several result counts, with +required
+// words, and through a visibility filter that hides every third server.
+func variants(snap *catalog.Snapshot, queries []string) []search.Request {
+	servers := snap.Servers()
+	hidden := map[string]bool{}
+	for i, s := range servers {
+		if i%3 == 0 {
+			hidden[s.Key] = true
+		}
+	}
+	visible := func(t *catalog.Tool) bool { return !hidden[t.Server] }
+	var reqs []search.Request
+	for i, q := range queries {
+		for _, k := range []int{1, 5, 20} {
+			reqs = append(reqs, search.Request{Query: q, MaxResults: k})
+		}
+		reqs = append(reqs, search.Request{Query: q, MaxResults: 5, Visible: visible})
+		if ws := strings.Fields(q); len(ws) > 1 {
+			ws[i%len(ws)] = "+" + ws[i%len(ws)]
+			reqs = append(reqs, search.Request{Query: strings.Join(ws, " "), MaxResults: 5})
+		}
+		if len(servers) > 2 {
+			reqs = append(reqs, search.Request{Query: q, MaxResults: 5, Servers: []string{servers[i%len(servers)].Key, servers[(i+1)%len(servers)].Key}})
+		}
+	}
+	return reqs
+}
+
+func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
+	t.Parallel()
+	snap := benchCatalog(t)
+	ix := search.Build(snap)
+	rng := rand.New(rand.NewPCG(7, 11))
+	pick := func(ws []string) string { return ws[rng.IntN(len(ws))] }
+	var queries []string
+	for range 300 {
+		var ws []string
+		for range 1 + rng.IntN(7) {
+			switch rng.IntN(4) {
+			case 0:
+				ws = append(ws, pick(benchVerbs))
+			case 1:
+				ws = append(ws, pick(benchObjects))
+			case 2:
+				ws = append(ws, pick(benchFiller))
+			default:
+				ws = append(ws, pick(benchParams))
+			}
+		}
+		queries = append(queries, strings.Join(ws, " "))
+	}
+	// Words naming servers, and words no tool uses.
+	queries = append(queries, "issue server 03 create", "the a of", "zzz qqq create", "webhook workspace 12")
+	early := samePruned(t, ix, variants(snap, queries))
+	if early == 0 {
+		t.Error("no query stopped early: the test checks nothing")
+	}
+	t.Logf("%d answers stopped early", early)
+}
+
+func TestPrunedMatchesExhaustiveReal(t *testing.T) {
+	t.Parallel()
+	snap := sharedtest.Catalog(t)
+	f, err := os.Open(sharedtest.QueriesPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var queries []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q struct{ Query string }
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatal(err)
+		}
+		queries = append(queries, q.Query)
+	}
+	ix := search.Build(snap)
+	early := samePruned(t, ix, variants(snap, queries))
+	if early == 0 {
+		t.Error("no query stopped early: the test checks nothing")
+	}
+	t.Logf("%d of %d answers stopped early", early, len(variants(snap, queries)))
+}
