@@ -423,6 +423,7 @@ type searchOutput struct {
 	Query    string          `json:"query"`
 	Matched  string          `json:"matched_as"`
 	Total    int             `json:"total"`
+	AtLeast  bool            `json:"total_at_least,omitempty"`
 	Tools    []searchToolOut `json:"tools"`
 	More     []searchToolOut `json:"more,omitempty"`
 	Unknown  []string        `json:"unknown,omitempty"`
@@ -459,7 +460,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 		return toolError("search failed: %v", err), nil
 	}
-	out := searchOutput{Query: args.Query, Matched: string(res.Form), Total: res.Total, Unknown: res.Unknown, Tools: []searchToolOut{}}
+	out := searchOutput{Query: args.Query, Matched: string(res.Form), Total: res.Total, AtLeast: res.TotalAtLeast, Unknown: res.Unknown, Tools: []searchToolOut{}}
 	budget := g.cfg.Gateway.Limits.ResultTokens
 	used := 0
 	v := g.cur.Load()

@@ -90,6 +90,7 @@ type resultJSON struct {
 	Query          string    `json:"query"`
 	Form           string    `json:"form"`
 	Total          int       `json:"total"`
+	TotalAtLeast   bool      `json:"total_at_least,omitempty"`
 	Hits           []hitJSON `json:"hits"`
 	Unknown        []string  `json:"unknown,omitempty"`
 	Ambiguous      []string  `json:"ambiguous,omitempty"`
@@ -97,7 +98,7 @@ type resultJSON struct {
 }
 
 func searchJSON(query string, res search.Result) resultJSON {
-	out := resultJSON{Query: query, Form: string(res.Form), Total: res.Total, Hits: []hitJSON{},
+	out := resultJSON{Query: query, Form: string(res.Form), Total: res.Total, TotalAtLeast: res.TotalAtLeast, Hits: []hitJSON{},
 		Unknown: res.Unknown, Ambiguous: res.Ambiguous, NearestServers: res.NearestServers}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, hitJSON{ID: h.Tool.ID(), Server: h.Tool.Server, Name: h.Tool.Name,
@@ -129,7 +130,11 @@ func printResult(w io.Writer, query string, res search.Result, explain bool) {
 		fmt.Fprintf(w, "Names found on several servers: %s\n", strings.Join(res.Ambiguous, ", "))
 	}
 	if res.Total > len(res.Hits) && len(res.Hits) > 0 {
-		fmt.Fprintf(w, "(%d more matched; raise -n to see them)\n", res.Total-len(res.Hits))
+		more := ""
+		if res.TotalAtLeast {
+			more = "at least "
+		}
+		fmt.Fprintf(w, "(%s%d more matched; raise -n to see them)\n", more, res.Total-len(res.Hits))
 	}
 }
 
