@@ -191,7 +191,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	}
 	for _, h := range hits {
 		t := h.seg.docs[h.doc].tool
-		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: ix.explain(h.seg, h.doc, pq)})
+		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: r.explain(h.seg, h.doc, &s.docs[uint32(h.seg.base)+h.doc])})
 	}
 	if len(res.Hits) == 0 {
 		res.NearestServers = ix.nearestServers(q)
@@ -210,7 +210,8 @@ type ranking struct {
 	// names none); byGroup, per query group, the servers its word names.
 	mentions  []float32
 	byGroup   [][]float32
-	mentioned []int32 // the servers with a mention
+	mentioned []int32   // the servers with a mention
+	gidf      []float64 // per query group, the idf of its own term
 	idfSum    float64
 	filtered  bool
 	// most is the largest factor any tool's summed group scores can be
@@ -245,7 +246,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	for _, m := range pq.required {
 		required |= m
 	}
+	r.gidf = make([]float64, len(pq.groups))
 	for gi, g := range pq.groups {
+		r.gidf[gi] = g.idf
 		r.idfSum += g.idf
 		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf}
 		for mi, m := range g.members {
@@ -377,53 +380,58 @@ func (r *ranking) offer(top *topK, s *scratch, d uint32, res *Result) {
 		}
 	}
 	seg, i := ix.locate(d)
-	dc := &seg.docs[i]
 	if r.filtered {
-		if !r.v(dc.tool) {
+		if !r.v(seg.docs[i].tool) {
 			return
 		}
 		res.Total++
 	}
-	var mention float64
-	if r.mentions != nil {
-		mention = float64(r.mentions[dc.srv])
+	if top.full() {
+		// Query coverage is at most 1: skip a tool that cannot enter the
+		// top k without it.
+		srv := seg.srv[i]
+		if r.mentions != nil {
+			score *= 1 + ix.w.ServerMention*float64(r.mentions[srv])
+		}
+		if nidf := seg.nameIDF[i]; nidf > 0 {
+			score *= 1 + ix.w.NameCoverage*math.Min(1, float64(da.nameAcc/nidf))
+		}
+		if score*boundSlack < top.min() {
+			return
+		}
 	}
-	// Coverage factors are at most 1 and name coverage at most
-	// 1+NameCoverage: skip a tool that cannot enter the top k.
-	if top.full() && score*(1+ix.w.NameCoverage)*(1+ix.w.ServerMention*mention) < top.min() {
-		return
-	}
-	top.offer(scored{seg: seg, doc: uint32(i), score: r.final(da.acc, da.nameAcc, da.matched, dc)})
+	top.offer(scored{seg: seg, doc: uint32(i), score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
 }
 
 // final is a tool's score from its summed group scores and name idf and
 // the groups it matched: scaled by how much of the query it covers, how
 // much of its name the query covers, and how clearly the query names its
-// server.
-func (r *ranking) final(acc, nameAcc float32, matched uint64, dc *doc) float64 {
+// server. The tool is document i of seg.
+func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i int) float64 {
 	ix := r.ix
 	score := float64(acc)
+	srv := seg.srv[i]
 	var mention float64
 	if r.mentions != nil {
-		mention = float64(r.mentions[dc.srv])
-	}
-	// Coverage of the query, each group weighted by its idf. A word
-	// naming the tool's server covers its part.
-	for gi, named := range r.byGroup {
-		if named != nil && named[dc.srv] > 0 {
-			matched |= 1 << gi
+		mention = float64(r.mentions[srv])
+		// A word naming the tool's server covers its part of the query.
+		for gi, named := range r.byGroup {
+			if named != nil && named[srv] > 0 {
+				matched |= 1 << gi
+			}
 		}
 	}
+	// Coverage of the query, each group weighted by its idf.
 	var cov float64
 	for m := matched; m != 0; m &= m - 1 {
-		cov += r.pq.groups[bits.TrailingZeros64(m)].idf
+		cov += r.gidf[bits.TrailingZeros64(m)]
 	}
 	if r.idfSum > 0 && ix.w.Coordination > 0 {
 		score *= coordination(cov/r.idfSum, ix.w.Coordination)
 	}
 	// Coverage of the tool's name.
-	if dc.nameIDF > 0 {
-		nc := math.Min(1, float64(nameAcc/dc.nameIDF))
+	if nidf := seg.nameIDF[i]; nidf > 0 {
+		nc := math.Min(1, float64(nameAcc/nidf))
 		score *= 1 + ix.w.NameCoverage*nc
 	}
 	return score * (1 + ix.w.ServerMention*mention)
@@ -581,12 +589,24 @@ func (ix *Index) locate(d uint32) (*segment, int) {
 	return segs[i], int(d) - segs[i].base
 }
 
-// explain lists, per field, the query words that matched a document.
-func (ix *Index) explain(seg *segment, doc uint32, pq parsedQuery) string {
+// explain lists, per field, the query words that matched document doc of
+// seg, whose accumulators are da: for each group it matched, in query
+// order, the first member found.
+func (r *ranking) explain(seg *segment, doc uint32, da *docAcc) string {
 	var perField [numFields][]string
-	for _, g := range pq.groups {
-		for mi, m := range g.members {
-			l := seg.post[m.term]
+	order := make([]int, len(r.pq.groups))
+	for i, g := range r.groups {
+		order[g.gi] = i
+	}
+	for gi, g := range r.pq.groups {
+		if da.matched&(1<<gi) == 0 {
+			continue
+		}
+		for _, m := range r.groups[order[gi]].members {
+			l := m.l
+			if len(r.ix.segs) > 1 {
+				l = seg.post[m.term]
+			}
 			if l == nil {
 				continue
 			}
@@ -595,7 +615,7 @@ func (ix *Index) explain(seg *segment, doc uint32, pq parsedQuery) string {
 				continue
 			}
 			label := g.word
-			if mi > 0 {
+			if !m.own {
 				label = g.word + "~" + m.term
 			}
 			for f := Field(0); f < numFields; f++ {
