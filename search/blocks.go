@@ -12,18 +12,24 @@ package search
 // blockShift is log2 of the number of documents in a block.
 const blockShift = 6
 
-// blockSize is the number of documents in a block.
+// blockSize is the number of documents in a block. Ranking keeps a block's
+// documents in a 64-bit mask, so it must stay 64.
 const blockSize = 1 << blockShift
+
+var _ [blockSize - 64]struct{} // blockSize is at least 64
+var _ [64 - blockSize]struct{} // and at most
 
 // minBlockList is the length from which a posting list keeps its block
 // maxima; a shorter list is read whole to bound its blocks.
 const minBlockList = 2 * blockSize
 
 // blockMax is a posting list's largest weighted term frequency among the
-// documents of one block.
+// documents of one block, and where the block's postings start in the list
+// (they end where the next entry's start).
 type blockMax struct {
 	block uint32
 	max   float32
+	start uint32
 }
 
 // indexBlocks computes, for every posting list of seg, the block maxima of
@@ -55,12 +61,12 @@ func indexBlocks(seg *segment) {
 			continue
 		}
 		start = len(blocks)
-		for _, p := range l.ps {
+		for j, p := range l.ps {
 			b := p.doc >> blockShift
 			if n := len(blocks); n > start && blocks[n-1].block == b {
 				blocks[n-1].max = max(blocks[n-1].max, p.wtf)
 			} else {
-				blocks = append(blocks, blockMax{block: b, max: p.wtf})
+				blocks = append(blocks, blockMax{block: b, max: p.wtf, start: uint32(j)})
 			}
 		}
 		l.blocks = blocks[start:len(blocks):len(blocks)]

@@ -118,7 +118,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 			res.TotalAtLeast = true
 			break
 		}
-		r.readBlock(s, seg, bb.block, nil, top, res)
+		r.readBlock(s, seg, bb.block, top, res)
 	}
 	b.heap = h
 	if len(h) == 0 {
@@ -128,40 +128,37 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 		return nil, err
 	}
 	// The blocks left that could reach the k-th score are bounded again
-	// with the name coverage their tools really get, then read in document
-	// order while their bound reaches the k-th score.
+	// with the name coverage their tools really get, then read from the
+	// best bound down while it reaches the k-th score.
 	theta := top.min()
+	hot := h[:0]
 	for _, bb := range h {
 		if float64(bb.bound) >= theta {
 			b.hot[bb.block/64] |= 1 << (bb.block % 64)
+			hot = append(hot, bb)
 		} else {
 			res.TotalAtLeast = true
 		}
 	}
 	r.nameCoverage(seg, b)
-	cur := make([]int, r.members())
 	nc := float32(ix.w.NameCoverage)
-	for w, word := range b.hot {
-		for word != 0 {
-			i := uint32(w*64 + bits.TrailingZeros64(word))
-			word &= word - 1
-			if float64(b.base[i]*(1+nc*b.name[i])) < top.min() {
-				res.TotalAtLeast = true
-				continue
-			}
-			r.readBlock(s, seg, i, cur, top, res)
+	for j, bb := range hot {
+		hot[j].bound = b.base[bb.block] * (1 + nc*b.name[bb.block])
+	}
+	heapify(hot)
+	for n := 0; len(hot) > 0; n++ {
+		var bb blockBound
+		bb, hot = popBlock(hot)
+		if float64(bb.bound) < top.min() {
+			res.TotalAtLeast = true
+			break
 		}
+		if n%64 == 63 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.readBlock(s, seg, bb.block, top, res)
 	}
 	return top, nil
-}
-
-// members counts the live member lists of the query.
-func (r *ranking) members() int {
-	n := 0
-	for _, g := range r.groups {
-		n += len(g.members)
-	}
-	return n
 }
 
 // bounds computes, for every block with a posting of the query, the bound
@@ -322,53 +319,54 @@ func siftDown(h []blockBound, i int) {
 }
 
 // readBlock reads block i of every group's lists, group by group in the
-// ranking order, and offers the block's tools to top. cur holds, per member
-// list, where to start looking for the block's postings when blocks are
-// read in document order; nil looks every list up afresh.
-func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, cur []int, top *topK, res *Result) {
+// ranking order, and offers the block's tools to top. A long list finds the
+// block among its block entries, a short one among its postings.
+func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, top *topK, res *Result) {
 	kf := float32(r.ix.w.K1)
 	lo, hi := i<<blockShift, (i+1)<<blockShift
-	first := len(s.touched)
+	acc := &s.block
+	var touched uint64 // the block's documents with a posting
 	// Lists share a bit when there are more than 64: the bit is then set
 	// when any of them has a posting in the block.
 	lists := s.blk.lists[i]
-	if dbg != nil {
-		dbg.Blocks++
-		defer func() { dbg.Docs += len(s.touched) - first }()
-	}
-	mi := 0
+	mi := -1
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		named := r.byGroup[g.gi]
+		var gTouched uint64
 		for _, m := range g.members {
+			mi++
 			if m.l == nil || lists&(1<<(mi&63)) == 0 {
-				mi++
 				continue
 			}
 			ps := m.l.ps
-			var j int
-			if cur == nil {
-				j = gallop(ps, lo)
+			var from, to int
+			if bl := m.l.blocks; bl != nil {
+				k := searchBlocks(bl, i)
+				if k == len(bl) || bl[k].block != i {
+					continue
+				}
+				from, to = int(bl[k].start), len(ps)
+				if k+1 < len(bl) {
+					to = int(bl[k+1].start)
+				}
 			} else {
-				j = cur[mi] + gallop(ps[cur[mi]:], lo)
+				from = searchPostings(ps, lo)
+				to = from
+				for to < len(ps) && ps[to].doc < hi {
+					to++
+				}
 			}
-			for ; j < len(ps) && ps[j].doc < hi; j++ {
-				p := ps[j]
-				da := &s.docs[p.doc]
+			for _, p := range ps[from:to] {
+				o := p.doc - lo
+				da := &acc[o]
 				c := m.w * p.wtf / (p.wtf + kf)
 				if named != nil {
 					c *= 1 - named[seg.srv[p.doc]]
 				}
-				if da.matched&g.bit == 0 {
-					if da.matched == 0 {
-						s.touched = append(s.touched, p.doc)
-					}
-					da.matched |= g.bit
-					s.gTouched = append(s.gTouched, p.doc)
-				}
-				if c > da.best {
-					da.best = c
-				}
+				gTouched |= 1 << o
+				c = max(c, da.best)
+				da.best = c
 				if m.own {
 					da.exact |= g.bit
 				}
@@ -376,36 +374,42 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, cur []int, top *
 					da.nameBest = m.fidf
 				}
 			}
-			if cur != nil {
-				cur[mi] = j
-			}
-			mi++
 		}
-		for _, d := range s.gTouched {
-			da := &s.docs[d]
+		touched |= gTouched
+		for t := gTouched; t != 0; t &= t - 1 {
+			da := &acc[bits.TrailingZeros64(t)]
+			da.matched |= g.bit
 			da.acc += da.best
 			da.best = 0
 			da.nameAcc += da.nameBest
 			da.nameBest = 0
 		}
-		s.gTouched = s.gTouched[:0]
 	}
-	for _, d := range s.touched[first:] {
-		r.offer(top, s, d, res)
+	for t := touched; t != 0; t &= t - 1 {
+		o := bits.TrailingZeros64(t)
+		r.offer(top, &acc[o], lo+uint32(o), res)
+		acc[o] = docAcc{}
 	}
 }
 
-// gallop returns the first index of ps whose document is at least doc.
-func gallop(ps []posting, doc uint32) int {
-	if len(ps) == 0 || ps[0].doc >= doc {
-		return 0
+// searchBlocks returns the first index of bl whose block is at least b.
+func searchBlocks(bl []blockMax, b uint32) int {
+	lo, hi := 0, len(bl)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bl[m].block < b {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	hi := 1
-	for hi < len(ps) && ps[hi].doc < doc {
-		hi *= 2
-	}
-	lo := hi / 2
-	hi = min(hi, len(ps))
+	return lo
+}
+
+// searchPostings returns the first index of ps whose document is at least
+// doc.
+func searchPostings(ps []posting, doc uint32) int {
+	lo, hi := 0, len(ps)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if ps[m].doc < doc {

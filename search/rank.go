@@ -98,6 +98,7 @@ type scratch struct {
 	touched  []uint32 // docs with a group matched
 	gTouched []uint32 // docs the current group matched
 	blk      blockScratch
+	block    [blockSize]docAcc // the accumulators of the block being read
 	// Per server: mention strengths and, per query group, the strength
 	// with which its word names the server; only the entries listed in
 	// mentioned and namedSet are set.
@@ -146,9 +147,10 @@ func putScratch(s *scratch) {
 
 // scored is a candidate hit.
 type scored struct {
-	seg   *segment
-	doc   uint32
-	score float64
+	seg     *segment
+	doc     uint32
+	matched uint64 // the query groups it matched, for explanations
+	score   float64
 }
 
 func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool) (Result, error) {
@@ -191,7 +193,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	}
 	for _, h := range hits {
 		t := h.seg.docs[h.doc].tool
-		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: r.explain(h.seg, h.doc, &s.docs[uint32(h.seg.base)+h.doc])})
+		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: r.explain(h.seg, h.doc, h.matched)})
 	}
 	if len(res.Hits) == 0 {
 		res.NearestServers = ix.nearestServers(q)
@@ -359,16 +361,15 @@ func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*top
 	}
 	top := &topK{k: r.req.MaxResults}
 	for _, d := range s.touched {
-		r.offer(top, s, d, res)
+		r.offer(top, &s.docs[d], d, res)
 	}
 	return top, nil
 }
 
 // offer scores document d from its accumulators and offers it to top,
 // counting it in res.Total when it qualifies.
-func (r *ranking) offer(top *topK, s *scratch, d uint32, res *Result) {
+func (r *ranking) offer(top *topK, da *docAcc, d uint32, res *Result) {
 	ix := r.ix
-	da := &s.docs[d]
 	if !r.pq.satisfied(da.exact) {
 		return
 	}
@@ -400,7 +401,7 @@ func (r *ranking) offer(top *topK, s *scratch, d uint32, res *Result) {
 			return
 		}
 	}
-	top.offer(scored{seg: seg, doc: uint32(i), score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
+	top.offer(scored{seg: seg, doc: uint32(i), matched: da.matched, score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
 }
 
 // final is a tool's score from its summed group scores and name idf and
@@ -590,16 +591,16 @@ func (ix *Index) locate(d uint32) (*segment, int) {
 }
 
 // explain lists, per field, the query words that matched document doc of
-// seg, whose accumulators are da: for each group it matched, in query
+// seg, which matched the groups in matched: for each of them, in query
 // order, the first member found.
-func (r *ranking) explain(seg *segment, doc uint32, da *docAcc) string {
+func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 	var perField [numFields][]string
 	order := make([]int, len(r.pq.groups))
 	for i, g := range r.groups {
 		order[g.gi] = i
 	}
 	for gi, g := range r.pq.groups {
-		if da.matched&(1<<gi) == 0 {
+		if matched&(1<<gi) == 0 {
 			continue
 		}
 		for _, m := range r.groups[order[gi]].members {
