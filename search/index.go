@@ -155,9 +155,12 @@ type Index struct {
 	// serverTerms maps a term of a server's key, title or package to the
 	// servers it names.
 	serverTerms map[string][]string
-	nextSrv     int32 // the number the next new server gets
-	version     uint64
-	saved       []byte // the catalog's fingerprint, for an index made by Load
+	// serverFold maps a lower-cased server key to the key (the first in
+	// order when several differ only in case).
+	serverFold map[string]string
+	nextSrv    int32 // the number the next new server gets
+	version    uint64
+	saved      []byte // the catalog's fingerprint, for an index made by Load
 }
 
 // serverInfo is what the index knows of a server.
@@ -295,7 +298,11 @@ func decompound(a *analysed, df func(string) int32, number func(string) int32) {
 // indexServerTerms rebuilds the map from server terms to servers.
 func (ix *Index) indexServerTerms() {
 	ix.serverTerms = map[string][]string{}
+	ix.serverFold = make(map[string]string, len(ix.servers))
 	for _, key := range sortedKeys(ix.servers) {
+		if _, ok := ix.serverFold[strings.ToLower(key)]; !ok {
+			ix.serverFold[strings.ToLower(key)] = key
+		}
 		for _, t := range ix.servers[key].terms {
 			ix.serverTerms[t] = append(ix.serverTerms[t], key)
 		}

@@ -310,12 +310,8 @@ func (ix *Index) serverPrefix(q string) (string, bool) {
 	}
 	s = strings.TrimSuffix(s, catalog.WireSeparator)
 	s = strings.TrimSuffix(s, catalog.IDSeparator)
-	for key := range ix.servers {
-		if strings.EqualFold(key, s) {
-			return key, true
-		}
-	}
-	return "", false
+	key, ok := ix.serverFold[s]
+	return key, ok
 }
 
 // serverTools lists a server's visible tools in the order it lists them.

@@ -173,7 +173,9 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	defer putScratch(s)
 	r := ix.newRanking(pq, req, v, s)
 	var top *topK
-	if prune {
+	if prune && DebugVariant == 1 {
+		top, err = r.prunedNamesFirst(ctx, s, &res)
+	} else if prune {
 		top, err = r.pruned(ctx, s, &res)
 	} else {
 		top, err = r.exhaustive(ctx, s, &res)
@@ -244,6 +246,7 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	r := &ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0}
 	r.mentions, r.byGroup, r.mentioned = ix.serverMentions(pq, s)
 	k1 := float32(ix.w.K1)
+	single := ix.prunable()
 	var required uint64
 	for _, m := range pq.required {
 		required |= m
@@ -254,16 +257,31 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		r.idfSum += g.idf
 		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf}
 		for mi, m := range g.members {
-			if !ix.liveMember(mi, m.term) {
+			var df int32
+			var one *plist
+			if single {
+				// One segment and no retired tools: a list's length is
+				// the term's document frequency.
+				if one = ix.segs[0].post[m.term]; one != nil {
+					df = int32(len(one.ps))
+				}
+			} else {
+				df = ix.df[m.term]
+			}
+			if !ix.live(mi, df) {
 				continue
 			}
-			idf := m.weight * ix.idf(ix.df[m.term])
+			idf := m.weight * ix.idf(df)
 			rm := rmember{term: m.term, own: mi == 0, w: float32(idf * (ix.w.K1 + 1)), fidf: float32(idf)}
 			var most float32
-			for _, seg := range ix.segs {
-				if l := seg.post[m.term]; l != nil {
-					most = max(most, l.max)
-					rm.l = l
+			if single {
+				most, rm.l = one.max, one
+			} else {
+				for _, seg := range ix.segs {
+					if l := seg.post[m.term]; l != nil {
+						most = max(most, l.max)
+						rm.l = l
+					}
 				}
 			}
 			rg.ub = max(rg.ub, rm.w*most/(most+k1))
@@ -361,14 +379,17 @@ func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*top
 	}
 	top := &topK{k: r.req.MaxResults}
 	for _, d := range s.touched {
-		r.offer(top, &s.docs[d], d, res)
+		r.offer(top, &s.docs[d], d, r.most, res)
 	}
 	return top, nil
 }
 
 // offer scores document d from its accumulators and offers it to top,
 // counting it in res.Total when it qualifies.
-func (r *ranking) offer(top *topK, da *docAcc, d uint32, res *Result) {
+//
+// most is the largest factor the tool's summed group scores can still be
+// multiplied by, for skipping it cheaply.
+func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Result) {
 	ix := r.ix
 	if !r.pq.satisfied(da.exact) {
 		return
@@ -376,7 +397,7 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, res *Result) {
 	score := float64(da.acc)
 	if !r.filtered {
 		res.Total++
-		if top.full() && score*r.most < top.min() {
+		if top.full() && score*most < top.min() {
 			return
 		}
 	}
@@ -446,10 +467,10 @@ func coordination(x, power float64) float64 {
 	return math.Pow(x, power)
 }
 
-// liveMember reports whether member mi of a group, term, has postings to
-// read: it is used by some tool, and a synonym is not too common.
-func (ix *Index) liveMember(mi int, term string) bool {
-	df := ix.df[term]
+// live reports whether member mi of a group, found in df tools, has
+// postings to read: it is used by some tool, and a synonym is not too
+// common.
+func (ix *Index) live(mi int, df int32) bool {
 	return df > 0 && (mi == 0 || ix.w.SynonymMaxDF <= 0 || float64(df) <= ix.w.SynonymMaxDF*float64(ix.n))
 }
 
