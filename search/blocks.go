@@ -13,28 +13,29 @@ package search
 const blockShift = 6
 
 // blockSize is the number of documents in a block. Ranking keeps a block's
-// documents in a 64-bit mask, so it must stay 64.
+// documents in a 64-bit mask, so it must not exceed 64.
 const blockSize = 1 << blockShift
 
-var _ [blockSize - 64]struct{} // blockSize is at least 64
-var _ [64 - blockSize]struct{} // and at most
+var _ [64 - blockSize]struct{} // blockSize is at most 64
 
 // minBlockList is the length from which a posting list keeps its block
 // maxima; a shorter list is read whole to bound its blocks.
 const minBlockList = 2 * blockSize
 
-// blockMax is a posting list's largest weighted term frequency among the
-// documents of one block, and where the block's postings start in the list
-// (they end where the next entry's start).
+// blockMax is, for the documents of one block, a posting list's largest
+// saturated term frequency (wtf / (wtf + k1)) and where the block's
+// postings start in the list (they end where the next entry's start).
 type blockMax struct {
 	block uint32
-	max   float32
+	sat   float32
 	start uint32
 }
 
 // indexBlocks computes, for every posting list of seg, the block maxima of
-// a long list and the documents with the term in their name.
-func indexBlocks(seg *segment) {
+// a long list (saturated with k1) and the documents with the term in their
+// name.
+func indexBlocks(seg *segment, k1 float64) {
+	kf := float32(k1)
 	var nBlocks, nNames int
 	for _, l := range seg.post {
 		if len(l.ps) >= minBlockList {
@@ -63,10 +64,11 @@ func indexBlocks(seg *segment) {
 		start = len(blocks)
 		for j, p := range l.ps {
 			b := p.doc >> blockShift
+			sat := p.wtf / (p.wtf + kf)
 			if n := len(blocks); n > start && blocks[n-1].block == b {
-				blocks[n-1].max = max(blocks[n-1].max, p.wtf)
+				blocks[n-1].sat = max(blocks[n-1].sat, sat)
 			} else {
-				blocks = append(blocks, blockMax{block: b, max: p.wtf, start: uint32(j)})
+				blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
 			}
 		}
 		l.blocks = blocks[start:len(blocks):len(blocks)]

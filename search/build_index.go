@@ -122,7 +122,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.total = len(docs)
 	each(2, func(i int) {
 		if i == 0 {
-			indexBlocks(seg)
+			indexBlocks(seg, ix.w.K1)
 		} else {
 			ix.setNameIDF(seg)
 		}

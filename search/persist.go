@@ -196,7 +196,7 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 	if r.err != nil {
 		return nil, fmt.Errorf("search: loading a saved index: %w", r.err)
 	}
-	indexBlocks(seg)
+	indexBlocks(seg, ix.w.K1)
 	ix.segs = []*segment{seg}
 	for _, info := range ix.servers {
 		info.seg = seg

@@ -168,6 +168,24 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	kf := float32(ix.w.K1)
 	mi := 0
 	for _, g := range r.groups {
+		gidf := float32(g.idf)
+		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
+			// One long list: its block maxima are the group's.
+			m := &g.members[0]
+			bit := uint64(1) << (mi & 63)
+			mi++
+			for _, e := range m.l.blocks {
+				i := e.block
+				if b.mask[i] == 0 {
+					b.touched = append(b.touched, i)
+				}
+				b.sum[i] += m.w * e.sat
+				b.cov[i] += gidf
+				b.mask[i] |= g.bit
+				b.lists[i] |= bit
+			}
+			continue
+		}
 		for _, m := range g.members {
 			l := m.l
 			bit := uint64(1) << (mi & 63)
@@ -177,7 +195,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			}
 			if l.blocks != nil {
 				for _, e := range l.blocks {
-					c := m.w * e.max / (e.max + kf)
+					c := m.w * e.sat
 					if b.gmax[e.block] == 0 {
 						b.gTouch = append(b.gTouch, e.block)
 					}
@@ -196,7 +214,6 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				}
 			}
 		}
-		gidf := float32(g.idf)
 		for _, i := range b.gTouch {
 			if b.mask[i] == 0 {
 				b.touched = append(b.touched, i)
