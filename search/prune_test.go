@@ -146,3 +146,33 @@ func TestPrunedMatchesExhaustiveReal(t *testing.T) {
 	}
 	t.Logf("%d of %d answers stopped early", early, len(variants(snap, queries)))
 }
+
+// FuzzPruned checks that reading blocks by their bounds answers any query
+// exactly as reading every list does, on the made-up catalog.
+func FuzzPruned(f *testing.F) {
+	for _, q := range []string{"create issue", "+send message channel", "list files in folder 07", "the a of",
+		"webhook workspace 12", "update payment invoice status", "zzz", "merge branch +commit"} {
+		f.Add(q, uint8(5))
+	}
+	ix := search.Build(benchCatalog(f))
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, q string, k uint8) {
+		req := search.Request{Query: q, MaxResults: int(k%25) + 1}
+		want, errW := ix.SearchExhaustive(ctx, req)
+		got, errG := ix.SearchPruned(ctx, req)
+		if (errW == nil) != (errG == nil) {
+			t.Fatalf("%q: errors differ: pruned %v, exhaustive %v", q, errG, errW)
+		}
+		if len(got.Hits) != len(want.Hits) {
+			t.Fatalf("%q: %d hits, want %d", q, len(got.Hits), len(want.Hits))
+		}
+		for i := range got.Hits {
+			if got.Hits[i].Tool != want.Hits[i].Tool || got.Hits[i].Score != want.Hits[i].Score {
+				t.Fatalf("%q hit %d: %s %v, want %s %v", q, i, got.Hits[i].Tool.ID(), got.Hits[i].Score, want.Hits[i].Tool.ID(), want.Hits[i].Score)
+			}
+		}
+		if got.Total > want.Total || (!got.TotalAtLeast && got.Total != want.Total) {
+			t.Fatalf("%q: total %d (at least: %v), want %d", q, got.Total, got.TotalAtLeast, want.Total)
+		}
+	})
+}
