@@ -1,10 +1,12 @@
 package search
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -210,6 +212,7 @@ type ranking struct {
 	req    Request
 	v      func(*catalog.Tool) bool
 	groups []rgroup // in the order they are read
+	order  []int    // per query group, its place in groups
 	// mentions is, per server, how clearly the query names it (nil when it
 	// names none); byGroup, per query group, the servers its word names.
 	mentions  []float32
@@ -294,13 +297,19 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	// then the groups that can add the most. Every tool's sums are added in
 	// this order whichever way the lists are read, so scores do not depend
 	// on it.
-	sort.SliceStable(r.groups, func(i, j int) bool {
-		a, b := r.groups[i], r.groups[j]
+	slices.SortStableFunc(r.groups, func(a, b rgroup) int {
 		if ra, rb := a.bit&required != 0, b.bit&required != 0; ra != rb {
-			return ra
+			if ra {
+				return -1
+			}
+			return 1
 		}
-		return a.ub > b.ub
+		return cmp.Compare(b.ub, a.ub)
 	})
+	r.order = make([]int, len(r.groups))
+	for i, g := range r.groups {
+		r.order[g.gi] = i
+	}
 	r.most = 1 + ix.w.NameCoverage
 	var most float32
 	for _, i := range r.mentioned {
@@ -572,6 +581,14 @@ type namedAt struct {
 // term and their share of the term's documents, when there are at least
 // three.
 func (ix *Index) concentration(term string, df int32) (string, float64) {
+	if ix.prunable() {
+		// One segment: the list knows its top server.
+		l := ix.segs[0].post[term]
+		if l == nil || l.top.count < 3 {
+			return "", 0
+		}
+		return l.top.server, float64(l.top.count) / float64(df)
+	}
 	counts := map[string]int32{}
 	for _, seg := range ix.segs {
 		if l := seg.post[term]; l != nil && !seg.dead[l.top.server] {
@@ -616,15 +633,11 @@ func (ix *Index) locate(d uint32) (*segment, int) {
 // order, the first member found.
 func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 	var perField [numFields][]string
-	order := make([]int, len(r.pq.groups))
-	for i, g := range r.groups {
-		order[g.gi] = i
-	}
 	for gi, g := range r.pq.groups {
 		if matched&(1<<gi) == 0 {
 			continue
 		}
-		for _, m := range r.groups[order[gi]].members {
+		for _, m := range r.groups[r.order[gi]].members {
 			l := m.l
 			if len(r.ix.segs) > 1 {
 				l = seg.post[m.term]
@@ -632,10 +645,11 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 			if l == nil {
 				continue
 			}
-			p, ok := findPosting(l.ps, doc)
-			if !ok {
+			j := searchPostings(l.ps, doc)
+			if j == len(l.ps) || l.ps[j].doc != doc {
 				continue
 			}
+			p := l.ps[j]
 			label := g.word
 			if !m.own {
 				label = g.word + "~" + m.term
