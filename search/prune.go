@@ -345,9 +345,6 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	kf := float32(r.ix.w.K1)
 	lo, hi := i<<blockShift, (i+1)<<blockShift
 	acc := &s.block
-	if DebugCount != nil {
-		DebugCount[0]++
-	}
 	var touched uint64 // the block's documents with a posting
 	// Lists share a bit when there are more than 64: the bit is then set
 	// when any of them has a posting in the block.
@@ -380,10 +377,6 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 					to++
 				}
 			}
-			if DebugCount != nil {
-				DebugCount[1] += to - from
-				DebugCount[2]++
-			}
 			for _, p := range ps[from:to] {
 				o := p.doc - lo
 				da := &acc[o]
@@ -414,9 +407,6 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	}
 	for t := touched; t != 0; t &= t - 1 {
 		o := bits.TrailingZeros64(t)
-		if DebugCount != nil {
-			DebugCount[3]++
-		}
 		r.offer(top, &acc[o], lo+uint32(o), most, res)
 		acc[o] = docAcc{}
 	}
@@ -458,48 +448,3 @@ func searchPostings(ps []posting, doc uint32) int {
 	}
 	return lo
 }
-
-// prunedNamesFirst is pruned with every block's name coverage computed
-// before any block is read.
-func (r *ranking) prunedNamesFirst(ctx context.Context, s *scratch, res *Result) (*topK, error) {
-	ix := r.ix
-	seg := ix.segs[0]
-	nb := (len(seg.docs) + blockSize - 1) >> blockShift
-	b := &s.blk
-	b.size(nb, len(seg.docs))
-	defer b.reset()
-	r.bounds(seg, b)
-	for i := range b.hot[:(nb+63)/64] {
-		b.hot[i] = ^uint64(0)
-	}
-	r.nameCoverage(seg, b)
-	top := &topK{k: r.req.MaxResults}
-	nc := float32(ix.w.NameCoverage)
-	h := b.heap[:0]
-	for _, i := range b.touched {
-		if b.base[i] > 0 {
-			h = append(h, blockBound{b.base[i] * (1 + nc*b.name[i]), i})
-		}
-	}
-	heapify(h)
-	for n := 0; len(h) > 0; n++ {
-		var bb blockBound
-		bb, h = popBlock(h)
-		if top.full() && float64(bb.bound) < top.min() {
-			res.TotalAtLeast = true
-			break
-		}
-		if n%64 == 63 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, b.name[bb.block]), top, res)
-	}
-	b.heap = h[:0]
-	return top, nil
-}
-
-// DebugVariant is temporary.
-var DebugVariant int
-
-// DebugCount is temporary: blocks, postings, lists, docs.
-var DebugCount []int

@@ -175,9 +175,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	defer putScratch(s)
 	r := ix.newRanking(pq, req, v, s)
 	var top *topK
-	if prune && DebugVariant == 1 {
-		top, err = r.prunedNamesFirst(ctx, s, &res)
-	} else if prune {
+	if prune {
 		top, err = r.pruned(ctx, s, &res)
 	} else {
 		top, err = r.exhaustive(ctx, s, &res)
