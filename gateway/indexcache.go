@@ -19,6 +19,10 @@ import (
 // every tool, which is most of the time to its first answer. It is saved
 // again, in the background, once the catalog has stopped changing for a
 // moment.
+//
+// At that moment an index that updates have split into segments is also
+// replaced by one built whole: keyword queries on a whole index read only
+// the blocks of tools that can reach the top results.
 
 // indexSaveQuiet is how long the catalog must stay unchanged before the
 // index is saved; indexSaveMaxWait bounds the wait while it keeps changing.
@@ -64,9 +68,10 @@ func (g *Gateway) indexChanged() {
 	}
 }
 
-// saveIndexes saves the index whenever the catalog settles, until ctx ends.
+// saveIndexes settles the index whenever the catalog settles, until ctx
+// ends.
 func (g *Gateway) saveIndexes(ctx context.Context) {
-	if g.cfg.Gateway.StateDir == "" || g.demo {
+	if g.demo {
 		return
 	}
 	for {
@@ -90,25 +95,45 @@ func (g *Gateway) saveIndexes(ctx context.Context) {
 			}
 		}
 		deadline.Stop()
-		if err := g.saveIndex(); err != nil {
+		if err := g.settleIndex(); err != nil {
 			g.log.Warn("could not save the search index", "err", err)
 		}
 	}
 }
 
-// saveIndex saves an index of the current catalog unless the one saved
-// last is for the same catalog.
-func (g *Gateway) saveIndex() error {
-	snap := g.cur.Load().snap
-	fp := search.Fingerprint(snap)
-	if bytes.Equal(fp, g.savedIndex) {
+// settleIndex replaces the current index by one built whole when updates
+// split it, and saves an index of the current catalog in the state
+// directory unless the one saved last is for the same catalog.
+func (g *Gateway) settleIndex() error {
+	v := g.cur.Load()
+	snap := v.snap
+	dir := g.cfg.Gateway.StateDir
+	var fp []byte
+	if dir != "" {
+		if fp = search.Fingerprint(snap); bytes.Equal(fp, g.savedIndex) {
+			fp = nil
+		}
+	}
+	if fp == nil && v.index.Compact() {
 		return nil
 	}
-	data, err := search.Build(snap).MarshalBinary()
+	whole := search.Build(snap)
+	if !v.index.Compact() {
+		g.mu.Lock()
+		if cur := g.cur.Load(); cur.snap == snap {
+			nv := &view{snap: cur.snap, index: whole, tokens: cur.tokens, extras: cur.extras,
+				fromCache: cur.fromCache, names: cur.names}
+			g.cur.Store(nv)
+		}
+		g.mu.Unlock()
+	}
+	if fp == nil {
+		return nil
+	}
+	data, err := whole.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	dir := g.cfg.Gateway.StateDir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save search index: %w", err)
 	}

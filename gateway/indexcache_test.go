@@ -139,3 +139,51 @@ func describeHits(r search.Result) string {
 	}
 	return s
 }
+
+// TestIndexSettles checks that an index split by an update is replaced by
+// one built whole once the catalog settles, answering as before.
+func TestIndexSettles(t *testing.T) {
+	quiet := indexSaveQuiet
+	indexSaveQuiet = 50 * time.Millisecond
+	t.Cleanup(func() { indexSaveQuiet = quiet })
+	cfgPath, state := demoCache(t)
+	g := newFromConfig(t, cfgPath)
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	defer stopGateway(t, g, cancel)
+
+	data, err := os.ReadFile(manifestPath(state, "codehost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Tools = m.Tools[1:]
+	if err := g.publish(g.ups["codehost"], &m, true); err != nil {
+		t.Fatal(err)
+	}
+	split := g.cur.Load()
+	if split.index.Compact() {
+		t.Fatal("the index is compact right after an update: the test checks nothing")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !g.cur.Load().index.Compact() {
+		if time.Now().After(deadline) {
+			t.Fatal("the index was not rebuilt whole within 10s of the catalog settling")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	v := g.cur.Load()
+	if v.snap != split.snap {
+		t.Fatal("the catalog changed under the test")
+	}
+	for _, q := range []string{"create a pull request", "send a message", "list open issues", "nothing matches zzqx"} {
+		a, errA := v.index.Search(context.Background(), search.Request{Query: q})
+		b, errB := split.index.Search(context.Background(), search.Request{Query: q})
+		if (errA == nil) != (errB == nil) || describeHits(a) != describeHits(b) {
+			t.Errorf("%q: whole index gives %s (%v), split index %s (%v)", q, describeHits(a), errA, describeHits(b), errB)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func firstSearchInProcess(t *testing.T, cfgPath string) time.Duration {
 	if g.savedIndex != nil {
 		t.Fatal("a saved index was loaded before any was saved")
 	}
-	if err := g.saveIndex(); err != nil {
+	if err := g.settleIndex(); err != nil {
 		t.Fatal(err)
 	}
 	return d

@@ -29,6 +29,13 @@ func (ix *Index) prunable() bool {
 	return len(ix.segs) == 1 && ix.segs[0].deadDoc == nil
 }
 
+// Compact reports whether the index is in the form a build gives: one
+// segment with no retired tools. Keyword queries on a compact index read
+// only the blocks of tools that can reach the top results; Update splits an
+// index into segments until it compacts it, and the index of a settled
+// catalog is best built again with Build.
+func (ix *Index) Compact() bool { return ix.prunable() }
+
 // blockScratch is a query's per-block and per-name state.
 type blockScratch struct {
 	sum     []float32 // summed largest group contributions
