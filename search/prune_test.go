@@ -97,7 +97,7 @@ func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	pick := func(ws []string) string { return ws[rng.IntN(len(ws))] }
 	var queries []string
-	for range 300 {
+	for range 150 {
 		var ws []string
 		for range 1 + rng.IntN(7) {
 			switch rng.IntN(4) {
