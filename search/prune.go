@@ -350,6 +350,7 @@ func siftDown(h []blockBound, i int) {
 // coverage and server mention.
 func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, top *topK, res *Result) {
 	kf := float32(r.ix.w.K1)
+	nb := (len(seg.docs) + blockSize - 1) >> blockShift
 	lo, hi := i<<blockShift, (i+1)<<blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
@@ -369,7 +370,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			ps := m.l.ps
 			var from, to int
 			if bl := m.l.blocks; bl != nil {
-				k := searchBlocks(bl, i)
+				k := findBlock(bl, i, nb)
 				if k == len(bl) || bl[k].block != i {
 					continue
 				}
@@ -425,6 +426,37 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 	w := &r.ix.w
 	return (1 + w.NameCoverage*float64(name)) * (1 + w.ServerMention*float64(b.mention[i])) * boundSlack
+}
+
+// findBlock returns the first index of bl whose block is at least b, nb
+// being the number of blocks. It starts where b would sit if the list's
+// entries were spread evenly over the blocks, which a common word's nearly
+// are, and widens from there: a cold list is read a cache line or two, not
+// a binary search's dozen.
+func findBlock(bl []blockMax, b uint32, nb int) int {
+	n := len(bl)
+	if n == 0 {
+		return 0
+	}
+	g := int(uint64(b) * uint64(n) / uint64(max(nb, 1)))
+	g = min(g, n-1)
+	if bl[g].block < b {
+		// The answer is after g.
+		lo, step := g+1, 1
+		for lo+step-1 < n && bl[lo+step-1].block < b {
+			lo += step
+			step *= 2
+		}
+		return lo + searchBlocks(bl[lo:min(n, lo+step)], b)
+	}
+	// The answer is at or before g.
+	hi, step := g, 1
+	for hi-step >= 0 && bl[hi-step].block >= b {
+		hi -= step
+		step *= 2
+	}
+	lo := max(0, hi-step)
+	return lo + searchBlocks(bl[lo:hi+1], b)
 }
 
 // searchBlocks returns the first index of bl whose block is at least b.
