@@ -125,6 +125,10 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 			res.TotalAtLeast = true
 			break
 		}
+		if n%64 == 63 && ctx.Err() != nil {
+			// A filter that hides most tools can keep this loop going.
+			return nil, ctx.Err()
+		}
 		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, 1), top, res)
 	}
 	b.heap = h
