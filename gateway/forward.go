@@ -224,6 +224,8 @@ func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRoots
 	}
 	rctx, cancel := g.relayContext(ctx, o)
 	defer cancel()
+	rctx, cancelRoots := context.WithTimeout(rctx, rootsTimeout)
+	defer cancelRoots()
 	res, err := o.ss.ListRoots(rctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("roots/list through the gateway: %w", err)
@@ -233,6 +235,12 @@ func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRoots
 	}
 	return res, nil
 }
+
+// rootsTimeout bounds a roots/list passed on to a client. A client answers
+// it from what it already knows; one that is closing its session never
+// answers, and the pending request would hold up the session's close for
+// the whole call timeout.
+const rootsTimeout = 5 * time.Second
 
 // rootsPlaceholder sits in every upstream client's own roots list, which is
 // never served (roots/list is answered by relayRoots): re-adding it is how
