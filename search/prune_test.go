@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,6 +53,14 @@ func samePruned(t *testing.T, ix *search.Index, reqs []search.Request) int {
 		}
 	}
 	return early
+}
+
+func hitIDs(r search.Result) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.Tool.ID())
+	}
+	return out
 }
 
 func hitList(r search.Result) []string {
@@ -175,4 +184,52 @@ func FuzzPruned(f *testing.F) {
 			t.Fatalf("%q: total %d (at least: %v), want %d", q, got.Total, got.TotalAtLeast, want.Total)
 		}
 	})
+}
+
+// TestCompact checks which indexes read block by block: a built or loaded
+// index does; one split by an update does not, and still answers as a
+// build of the same catalog does.
+func TestCompact(t *testing.T) {
+	t.Parallel()
+	snap := benchCatalog(t)
+	built := search.Build(snap)
+	data, err := built.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := search.Load(snap, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := snap.Servers()
+	next, err := catalog.NewSnapshot(servers[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated := built.Update(next, servers[0].Key)
+	for _, tc := range []struct {
+		name string
+		ix   *search.Index
+		want bool
+	}{{"built", built, true}, {"loaded", loaded, true}, {"updated", updated, false}, {"rebuilt", search.Build(next), true}} {
+		if got := tc.ix.Compact(); got != tc.want {
+			t.Errorf("%s: Compact() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	fresh := search.Build(next)
+	for _, q := range []string{"create issue", "send message channel", "+merge branch"} {
+		a, errA := updated.Search(context.Background(), search.Request{Query: q})
+		b, errB := fresh.Search(context.Background(), search.Request{Query: q})
+		if errA != nil || errB != nil {
+			t.Fatalf("%q: %v, %v", q, errA, errB)
+		}
+		// An update keeps the other servers' length norms, so scores may
+		// differ a little; the tools found may not.
+		ia, ib := hitIDs(a), hitIDs(b)
+		slices.Sort(ia)
+		slices.Sort(ib)
+		if !slices.Equal(ia, ib) {
+			t.Errorf("%q: updated index %v, built %v", q, hitList(a), hitList(b))
+		}
+	}
 }
