@@ -1,5 +1,7 @@
 package search
 
+import "math/bits"
+
 // Block bounds. A one-segment index divides its documents into blocks of
 // blockSize consecutive documents (a server's tools are consecutive, so a
 // block holds the tools of one or a few servers). A long posting list keeps,
@@ -87,3 +89,108 @@ func blockCount(ps []posting) int {
 	}
 	return n
 }
+
+// groupBlocks are the block maxima of a word and its synonyms together: for
+// each block with a posting of any of them, the largest contribution any of
+// them can give a tool of the block (weight × idf × (k1+1) × saturated term
+// frequency, as ranking computes it) and which of them have postings there.
+// live is how many of the group's members have postings at all; members are
+// numbered in that order, as ranking numbers a query group's lists.
+type groupBlocks struct {
+	live   int
+	blocks []groupBlock
+}
+
+// groupBlock is one block's entry of a groupBlocks.
+type groupBlock struct {
+	block   uint32
+	c       float32
+	members uint32 // bit i: the i-th live member has postings in the block
+}
+
+// maxFoldedMembers bounds the size of a group whose block maxima are
+// folded (members are bits of a uint32).
+const maxFoldedMembers = 32
+
+// indexGroups folds, for every word with synonyms, the block maxima of the
+// word and its synonyms into one list, so that bounding a query's blocks
+// reads one list per query word. It needs the index's document frequencies
+// and size, and seg's block maxima.
+func (ix *Index) indexGroups(seg *segment) {
+	nb := (len(seg.docs) + blockSize - 1) >> blockShift
+	kf := float32(ix.w.K1)
+	c := make([]float32, nb)
+	mask := make([]uint32, nb)
+	seen := make([]uint64, (nb+63)/64) // blocks with an entry, in order
+	seg.groups = make(map[string]*groupBlocks, len(synonyms))
+	for head, syns := range synonyms {
+		if len(syns)+1 > maxFoldedMembers {
+			continue
+		}
+		// Folding pays when two members or more are long lists; short
+		// lists are cheap to bound one by one.
+		long := 0
+		for mi := range len(syns) + 1 {
+			if l := seg.post[groupMember(head, syns, mi)]; l != nil && l.blocks != nil && ix.live(mi, int32(len(l.ps))) {
+				long++
+			}
+		}
+		if long < 2 {
+			continue
+		}
+		live, n := 0, 0
+		add := func(i uint32, v float32, bit uint32) {
+			if mask[i] == 0 {
+				seen[i/64] |= 1 << (i % 64)
+				n++
+			}
+			c[i] = max(c[i], v)
+			mask[i] |= bit
+		}
+		for mi := range len(syns) + 1 {
+			l := seg.post[groupMember(head, syns, mi)]
+			if l == nil || !ix.live(mi, int32(len(l.ps))) {
+				continue
+			}
+			weight := 1.0
+			if mi > 0 {
+				weight = ix.w.Synonym
+			}
+			w := float32(weight * ix.idf(int32(len(l.ps))) * (ix.w.K1 + 1))
+			bit := uint32(1) << live
+			live++
+			if l.blocks != nil {
+				for _, e := range l.blocks {
+					add(e.block, w*e.sat, bit)
+				}
+			} else {
+				for _, p := range l.ps {
+					add(p.doc>>blockShift, w*(p.wtf/(p.wtf+kf)), bit)
+				}
+			}
+		}
+		gb := &groupBlocks{live: live, blocks: make([]groupBlock, 0, n)}
+		for wi, word := range seen {
+			for ; word != 0; word &= word - 1 {
+				i := uint32(wi*64 + bits.TrailingZeros64(word))
+				gb.blocks = append(gb.blocks, groupBlock{block: i, c: c[i] * foldSlack, members: mask[i]})
+				c[i], mask[i] = 0, 0
+			}
+			seen[wi] = 0
+		}
+		seg.groups[head] = gb
+	}
+}
+
+// groupMember is the mi-th member of the group of head: head itself, then its
+// synonyms.
+func groupMember(head string, syns []string, mi int) string {
+	if mi == 0 {
+		return head
+	}
+	return syns[mi-1]
+}
+
+// foldSlack widens a folded maximum for the two ways of rounding the
+// saturated frequency of a short list.
+const foldSlack = 1.00001

@@ -123,6 +123,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	each(2, func(i int) {
 		if i == 0 {
 			indexBlocks(seg, ix.w.K1)
+			ix.indexGroups(seg)
 		} else {
 			ix.setNameIDF(seg)
 		}

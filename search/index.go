@@ -119,6 +119,9 @@ type segment struct {
 	// deadDoc marks, per document, a retired server's tool; nil when the
 	// segment has no dead documents.
 	deadDoc []bool
+	// groups are, per word with synonyms, the block maxima of the word and
+	// its synonyms together (see indexGroups).
+	groups map[string]*groupBlocks
 }
 
 // plist is one term's postings in a segment.

@@ -202,6 +202,7 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 		info.seg = seg
 	}
 	ix.n, ix.total = len(docs), len(docs)
+	ix.indexGroups(seg)
 	ix.names = map[string][]*catalog.Tool{}
 	for _, d := range docs {
 		ix.addNames(d.tool)

@@ -180,6 +180,22 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	mi := 0
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
+		if g.folded != nil {
+			// The word and its synonyms' block maxima, folded at build.
+			first := mi
+			mi += len(g.members)
+			for _, e := range g.folded {
+				i := e.block
+				if b.mask[i] == 0 {
+					b.touched = append(b.touched, i)
+				}
+				b.sum[i] += e.c
+				b.cov[i] += gidf
+				b.mask[i] |= g.bit
+				b.lists[i] |= bits.RotateLeft64(uint64(e.members), first)
+			}
+			continue
+		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]

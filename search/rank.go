@@ -241,6 +241,9 @@ type rgroup struct {
 	ub      float32 // the largest score the group can give a tool
 	nameUB  float32 // the largest name idf it can add
 	idf     float64 // the idf of the group's own term, for coverage
+	// folded are the block maxima of all its members together, when the
+	// index keeps them for this word.
+	folded []groupBlock
 }
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
@@ -288,6 +291,11 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 			rg.ub = max(rg.ub, rm.w*most/(most+k1))
 			rg.nameUB = max(rg.nameUB, rm.fidf)
 			rg.members = append(rg.members, rm)
+		}
+		if single && !g.joined && len(rg.members) > 1 {
+			if gb := ix.segs[0].groups[g.members[0].term]; gb != nil && gb.live == len(rg.members) {
+				rg.folded = gb.blocks
+			}
 		}
 		r.groups = append(r.groups, rg)
 	}
