@@ -651,11 +651,10 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 			if l == nil {
 				continue
 			}
-			j := searchPostings(l.ps, doc)
-			if j == len(l.ps) || l.ps[j].doc != doc {
+			p, ok := findPosting(l.ps, doc)
+			if !ok {
 				continue
 			}
-			p := l.ps[j]
 			label := g.word
 			if !m.own {
 				label = g.word + "~" + m.term
@@ -683,8 +682,9 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 	return b.String()
 }
 
+// findPosting returns doc's posting in ps, if it has one.
 func findPosting(ps []posting, doc uint32) (posting, bool) {
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= doc })
+	i := searchPostings(ps, doc)
 	if i < len(ps) && ps[i].doc == doc {
 		return ps[i], true
 	}
