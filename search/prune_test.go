@@ -1,9 +1,7 @@
 package search_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/evaluate"
 	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"github.com/toolsearch/toolsearch/search"
 )
@@ -53,6 +52,16 @@ func samePruned(t *testing.T, ix *search.Index, reqs []search.Request) int {
 		}
 	}
 	return early
+}
+
+// foldedWords counts the query words, over all queries, whose blocks are
+// bounded from folded synonym maxima.
+func foldedWords(ix *search.Index, queries []string) int {
+	n := 0
+	for _, q := range queries {
+		n += ix.FoldedGroups(q)
+	}
+	return n
 }
 
 func hitIDs(r search.Result) []string {
@@ -128,11 +137,7 @@ func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
 	if early == 0 {
 		t.Error("no query stopped early: the test checks nothing")
 	}
-	folded := 0
-	for _, q := range queries {
-		folded += ix.FoldedGroups(q)
-	}
-	t.Logf("%d answers stopped early; %d query words bounded from folded synonyms", early, folded)
+	t.Logf("%d answers stopped early; %d query words bounded from folded synonyms", early, foldedWords(ix, queries))
 }
 
 func TestPrunedMatchesExhaustiveReal(t *testing.T) {
@@ -143,13 +148,12 @@ func TestPrunedMatchesExhaustiveReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	dev, err := evaluate.LoadQueries(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var queries []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var q struct{ Query string }
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			t.Fatal(err)
-		}
+	for _, q := range dev {
 		queries = append(queries, q.Query)
 	}
 	ix := search.Build(snap)
@@ -157,10 +161,7 @@ func TestPrunedMatchesExhaustiveReal(t *testing.T) {
 	if early == 0 {
 		t.Error("no query stopped early: the test checks nothing")
 	}
-	folded := 0
-	for _, q := range queries {
-		folded += ix.FoldedGroups(q)
-	}
+	folded := foldedWords(ix, queries)
 	if folded == 0 {
 		t.Error("no query word was bounded from folded synonym maxima: the test does not check them")
 	}
