@@ -102,17 +102,7 @@ func TestSavedIndex(t *testing.T) {
 	}
 
 	// A manifest changed while the gateway was down: rebuilt, not loaded.
-	p := manifestPath(state, "codehost")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	m.Tools = m.Tools[1:]
-	if err := saveManifest(state, &m); err != nil {
+	if err := saveManifest(state, shorterManifest(t, state, "codehost")); err != nil {
 		t.Fatal(err)
 	}
 	if g := newFromConfig(t, cfgPath); g.savedIndex != nil {
@@ -130,6 +120,22 @@ func TestSavedIndex(t *testing.T) {
 	if res, err := g.cur.Load().index.Search(context.Background(), search.Request{Query: "create a pull request"}); err != nil || len(res.Hits) == 0 {
 		t.Errorf("search after a damaged index: %v, %d hits", err, len(res.Hits))
 	}
+}
+
+// shorterManifest returns the manifest cached in state for server key,
+// without its first tool.
+func shorterManifest(t *testing.T, state, key string) *manifest {
+	t.Helper()
+	data, err := os.ReadFile(manifestPath(state, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Tools = m.Tools[1:]
+	return &m
 }
 
 func describeHits(r search.Result) string {
@@ -152,16 +158,7 @@ func TestIndexSettles(t *testing.T) {
 	g.Start(ctx)
 	defer stopGateway(t, g, cancel)
 
-	data, err := os.ReadFile(manifestPath(state, "codehost"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	m.Tools = m.Tools[1:]
-	if err := g.publish(g.ups["codehost"], &m, true); err != nil {
+	if err := g.publish(g.ups["codehost"], shorterManifest(t, state, "codehost"), true); err != nil {
 		t.Fatal(err)
 	}
 	split := g.cur.Load()
