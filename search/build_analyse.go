@@ -144,7 +144,7 @@ func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []ter
 			}
 			start := len(out)
 			out = b.asciiWord(word, out, true)
-			b.words[strings.Clone(word)] = b.carveRefs(out[start:])
+			b.words[strings.Clone(word)] = carve(&b.memoArena, out[start:], arenaChunk)
 			continue
 		}
 		parts := splitIdentifier(word, b.split[:0])
@@ -255,7 +255,7 @@ func (b *buildAnalyser) analyseText(text string, memo bool) []termRef {
 		return toks
 	}
 	b.toks = b.analyse(text, b.toks[:0], true)
-	toks := b.carveRefs(b.toks)
+	toks := carve(&b.memoArena, b.toks, arenaChunk)
 	b.memo[strings.Clone(text)] = toks
 	return toks
 }
@@ -264,34 +264,16 @@ func (b *buildAnalyser) analyseText(text string, memo bool) []termRef {
 // carved from get at a time.
 const arenaChunk = 1 << 14
 
-func (b *buildAnalyser) carveRefs(src []termRef) []termRef {
-	if len(b.memoArena)+len(src) > cap(b.memoArena) {
-		b.memoArena = make([]termRef, 0, max(arenaChunk, len(src)))
+// carve copies src into the arena, starting a new one of chunk elements
+// (or of src's length, if longer) when it is full, and returns the copy,
+// capped so that appending to it cannot reach into the arena.
+func carve[T any](arena *[]T, src []T, chunk int) []T {
+	if len(*arena)+len(src) > cap(*arena) {
+		*arena = make([]T, 0, max(chunk, len(src)))
 	}
-	start := len(b.memoArena)
-	b.memoArena = append(b.memoArena, src...)
-	return b.memoArena[start:len(b.memoArena):len(b.memoArena)]
-}
-
-func (b *buildAnalyser) carveTerms(src []termFreq) []termFreq {
-	if len(b.tfArena)+len(src) > cap(b.tfArena) {
-		b.tfArena = make([]termFreq, 0, max(arenaChunk, len(src)))
-	}
-	start := len(b.tfArena)
-	b.tfArena = append(b.tfArena, src...)
-	return b.tfArena[start:len(b.tfArena):len(b.tfArena)]
-}
-
-func (b *buildAnalyser) carveStrings(src []string) []string {
-	if len(src) == 0 {
-		return nil
-	}
-	if len(b.strArena)+len(src) > cap(b.strArena) {
-		b.strArena = make([]string, 0, max(arenaChunk/4, len(src)))
-	}
-	start := len(b.strArena)
-	b.strArena = append(b.strArena, src...)
-	return b.strArena[start:len(b.strArena):len(b.strArena)]
+	start := len(*arena)
+	*arena = append(*arena, src...)
+	return (*arena)[start:len(*arena):len(*arena)]
 }
 
 // seenTerm is the last document a term occurred in, by the analyser's
@@ -371,12 +353,14 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		addText(FieldParams, p.Name)
 		addText(FieldParams, p.Description)
 	}
-	a.terms = b.carveTerms(b.cur)
+	a.terms = carve(&b.tfArena, b.cur, arenaChunk)
 	var names [16]string
 	ns := names[:0]
 	for _, id := range nameTerms {
 		ns = append(ns, b.dict.terms[id])
 	}
-	a.nameTerms = b.carveStrings(ns)
+	if len(ns) > 0 {
+		a.nameTerms = carve(&b.strArena, ns, arenaChunk/4)
+	}
 	return a
 }
