@@ -217,21 +217,10 @@ func analyze(text string, out []token) []token { return analyzeWith(nil, text, o
 // seen costs no allocation.
 func analyzeWith(cache map[string]string, text string, out []token) []token {
 	var scratch [96]byte
-	i := 0
-	for i < len(text) {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if !isAlnumB(c) {
-				i++
-				continue
-			}
-		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
-			i += n
-			continue
-		}
+	for i := wordStart(text, 0); i < len(text); {
 		j := wordEnd(text, i)
 		word := text[i:j]
-		i = j
+		i = wordStart(text, j)
 		if cache != nil && isASCII(word) && len(word) < len(scratch)-1 {
 			out = analyzeASCII(cache, word, scratch[:0], out)
 			continue
@@ -267,6 +256,27 @@ func wordEnd(text string, i int) int {
 		j += n
 	}
 	return j
+}
+
+// wordStart returns the index of the first letter or digit of text at or
+// after i, or len(text) when there is none.
+func wordStart(text string, i int) int {
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if asciiClass[c] == classWord {
+				return i
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if isWordRune(r) {
+			return i
+		}
+		i += n
+	}
+	return i
 }
 
 // startsWord reports whether s starts with a letter or digit.

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -107,21 +106,10 @@ const maxCachedWord = 64
 // analyse appends the terms of text to out: the terms analyze gives, in
 // the same order, as numbers. Words are remembered when remember is set.
 func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []termRef {
-	i := 0
-	for i < len(text) {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if asciiClass[c] != classWord {
-				i++
-				continue
-			}
-		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
-			i += n
-			continue
-		}
+	for i := wordStart(text, 0); i < len(text); {
 		j := wordEnd(text, i)
 		word := text[i:j]
-		i = j
+		i = wordStart(text, j)
 		if isASCII(word) {
 			if !remember || len(word) > maxCachedWord {
 				out = b.asciiWord(word, out, remember)
