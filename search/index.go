@@ -98,9 +98,8 @@ type doc struct {
 	tool *catalog.Tool
 	srv  int32 // the server's number
 	// nameTerms are the distinct terms of the tool's name (its parts, not
-	// the joined form) and nameIDF the sum of their idf, for name coverage.
+	// the joined form), for name coverage (segment.nameIDF).
 	nameTerms []string
-	nameIDF   float32
 	// extra are the name terms decompound added, so that retiring the
 	// document later takes back exactly what indexing it added.
 	extra []string
@@ -112,7 +111,8 @@ type segment struct {
 	base int // global number of docs[0]
 	docs []doc
 	srv  []int32 // docs[i].srv, kept apart so postings loops read 4 bytes a tool
-	// nameIDF is docs[i].nameIDF, kept apart for the same reason.
+	// nameIDF is, per document, the summed idf of its nameTerms, kept
+	// apart for the same reason.
 	nameIDF []float32
 	post    map[string]*plist
 	dead    map[string]bool
@@ -315,16 +315,13 @@ func (ix *Index) indexServerTerms() {
 // setNameIDF computes each document's name idf with the index's current
 // document frequencies.
 func (ix *Index) setNameIDF(seg *segment) {
+	seg.nameIDF = make([]float32, len(seg.docs))
 	for i := range seg.docs {
 		var sum float64
 		for _, t := range seg.docs[i].nameTerms {
 			sum += ix.idf(ix.df[t])
 		}
-		seg.docs[i].nameIDF = float32(sum)
-	}
-	seg.nameIDF = make([]float32, len(seg.docs))
-	for i := range seg.docs {
-		seg.nameIDF[i] = seg.docs[i].nameIDF
+		seg.nameIDF[i] = float32(sum)
 	}
 }
 
