@@ -605,10 +605,11 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			params.Meta[k] = v
 		}
 	}
-	progress := false
 	if req != nil {
-		// The server's requests and logs meanwhile go to this client.
+		// The server's requests and logs meanwhile go to this client, and
+		// the logs that came before the result go out before it.
 		defer g.track(t.Server, ctx, req.Session)()
+		defer u.tap.awaitLogs(2 * time.Second)
 	}
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -625,17 +626,16 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 				g.progMu.Unlock()
 			}()
 			params.SetProgressToken(id)
-			progress = true
 		}
 	}
-	res, timedOut, err := g.callOnce(ctx, ls, params, progress)
+	res, timedOut, err := g.callOnce(ctx, ls, params)
 	if err != nil && neverSent(err) && ctx.Err() == nil {
 		// The session had ended before the call was made (the server died
 		// a moment ago and its restart has not begun): the server never saw
 		// the call, so it goes to the next session.
 		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
 			ls = next
-			res, timedOut, err = g.callOnce(ctx, ls, params, progress)
+			res, timedOut, err = g.callOnce(ctx, ls, params)
 		}
 	}
 	if err != nil {
@@ -665,14 +665,21 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 // request, at the call timeout, or when the upstream session is closed (a
 // restart, the gateway stopping), whichever comes first; timedOut says it
 // was the timeout.
-func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams, progress bool) (res *mcp.CallToolResult, timedOut bool, err error) {
+func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	if progress {
+	if params.GetProgressToken() != nil || logs(ls.cs) {
+		// The tap sees the call's stream: its progress and logs.
 		cctx = tapContext(cctx)
 	}
 	res, err = ls.cs.CallTool(cctx, params)
 	return res, err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil, err
+}
+
+// logs reports whether a server declared that it sends log messages.
+func logs(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
 }
 
 // neverSent reports whether a call failed because its session was already

@@ -279,6 +279,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { relist() },
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)
+			u.tap.logHandled()
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params == nil {

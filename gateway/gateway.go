@@ -634,7 +634,7 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 		if cs == nil || st != StateReady {
 			continue
 		}
-		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging == nil {
+		if !logs(cs) {
 			continue
 		}
 		go func() {

@@ -22,10 +22,11 @@ import (
 //   - tools/list results are kept as the server sent them (json.RawMessage),
 //     so that tool definitions pass through byte for byte instead of being
 //     re-encoded by the SDK, whatever the transport;
-//   - progress notifications are counted as they arrive and uncounted once
-//     forwarded, so that a call's result is not returned to the client
-//     before the progress that preceded it on the wire (the SDK delivers
-//     responses at once but notifications through a queue).
+//   - progress and log notifications are counted as they arrive and
+//     uncounted once forwarded, so that a call's result is not returned to
+//     the client before the progress and logs that preceded it on the wire
+//     (the SDK delivers responses at once but notifications through a
+//     queue).
 //
 // On stdio and SSE the tap wraps the SDK's connection (tapConn). The
 // streamable HTTP connection cannot be wrapped (the SDK drives it through an
@@ -37,7 +38,10 @@ type wireTap struct {
 	lists    map[string]bool // ids of tools/list calls awaiting a response
 	capture  func(json.RawMessage)
 	progress map[string]int // token → notifications seen, not yet forwarded
-	changed  chan struct{}  // closed and replaced when a count drops
+	// logsSeen and logsHandled count log notifications received and
+	// forwarded on this connection.
+	logsSeen, logsHandled uint64
+	changed               chan struct{} // closed and replaced when a count drops or grows handled
 }
 
 func newWireTap() *wireTap {
@@ -50,6 +54,7 @@ func (w *wireTap) reset() {
 	w.mu.Lock()
 	w.lists = map[string]bool{}
 	w.progress = map[string]int{}
+	w.logsSeen, w.logsHandled = 0, 0
 	close(w.changed)
 	w.changed = make(chan struct{})
 	w.mu.Unlock()
@@ -81,6 +86,12 @@ func (w *wireTap) received(m jsonrpc.Message) {
 			capture(m.Result)
 		}
 	case *jsonrpc.Request:
+		if m.Method == "notifications/message" && !m.ID.IsValid() {
+			w.mu.Lock()
+			w.logsSeen++
+			w.mu.Unlock()
+			return
+		}
 		if m.Method != "notifications/progress" || m.ID.IsValid() {
 			return
 		}
@@ -94,6 +105,19 @@ func (w *wireTap) received(m jsonrpc.Message) {
 		w.progress[fmt.Sprint(p.Token)]++
 		w.mu.Unlock()
 	}
+}
+
+// mayNeed reports whether an encoded message can matter to received: a
+// notification, or a response while a tools/list is awaited. It spares
+// decoding every call's result a second time.
+func (w *wireTap) mayNeed(data []byte) bool {
+	if bytes.Contains(data, []byte(`"method"`)) {
+		return true
+	}
+	w.mu.Lock()
+	n := len(w.lists)
+	w.mu.Unlock()
+	return n > 0
 }
 
 // setCapture installs f to receive raw tools/list results (nil removes it).
@@ -114,6 +138,43 @@ func (w *wireTap) progressHandled(token any) {
 		w.changed = make(chan struct{})
 	}
 	w.mu.Unlock()
+}
+
+// logHandled counts one log notification as forwarded.
+func (w *wireTap) logHandled() {
+	w.mu.Lock()
+	if w.logsHandled < w.logsSeen {
+		w.logsHandled++
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
+	w.mu.Unlock()
+}
+
+// awaitLogs waits until every log notification seen so far has been
+// forwarded, or until timeout.
+func (w *wireTap) awaitLogs(timeout time.Duration) {
+	w.mu.Lock()
+	target, handled := w.logsSeen, w.logsHandled
+	w.mu.Unlock()
+	if handled >= target {
+		return
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		done, ch := w.logsHandled >= target || w.logsSeen < target, w.changed
+		w.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		}
+	}
 }
 
 // awaitProgress waits until every progress notification of token seen so
@@ -222,7 +283,13 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		if body, err := r.GetBody(); err == nil {
 			data, err := io.ReadAll(body)
 			body.Close()
-			if err == nil {
+			switch {
+			case err != nil:
+			case !bytes.Contains(data, []byte(`"tools/list"`)):
+				// Only a tools/list needs recording (sent); anything
+				// else is watched for its notifications.
+				watch = true
+			default:
 				if m, err := jsonrpc.DecodeMessage(data); err == nil {
 					if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
 						t.tap.sent(m)
@@ -267,6 +334,8 @@ func (b *tapBody) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		if b.sse {
 			b.events(true)
+		} else if !b.tap.mayNeed(b.buf) {
+			// Nothing the tap counts or keeps.
 		} else if m, derr := jsonrpc.DecodeMessage(b.buf); derr == nil {
 			b.tap.received(m)
 		}
@@ -340,7 +409,7 @@ func (b *tapBody) event(ev []byte) {
 			name = string(value)
 		}
 	}
-	if len(data) == 0 || (name != "" && name != "message") {
+	if len(data) == 0 || (name != "" && name != "message") || !b.tap.mayNeed(data) {
 		return
 	}
 	if m, err := jsonrpc.DecodeMessage(data); err == nil {
