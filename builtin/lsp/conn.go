@@ -228,16 +228,13 @@ func (c *conn) answer(m message) {
 	_ = writeMessage(c.w, map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
 }
 
-// dead reports why the server stopped, or nil while it runs.
+// dead reports why the server stopped, or nil while it runs. The reason is
+// set, under c.mu, before the pending calls are failed with it, so a call
+// that failed because the server stopped always finds it here.
 func (c *conn) dead() error {
-	select {
-	case <-c.done:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.err
-	default:
-		return nil
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 func (c *conn) notify(method string, params any) error {
