@@ -26,12 +26,12 @@ func (ix *Index) Prunable() bool { return ix.prunable() }
 // FoldedGroups counts the groups of a keyword query whose blocks are
 // bounded from folded synonym maxima.
 func (ix *Index) FoldedGroups(q string) int {
-	pq, err := ix.parseKeywords(q)
+	s := getScratch(ix.total)
+	defer putScratch(s)
+	pq, err := ix.parseKeywords(q, s)
 	if err != nil {
 		return 0
 	}
-	s := getScratch(ix.total)
-	defer putScratch(s)
 	n := 0
 	for _, g := range ix.newRanking(pq, Request{MaxResults: 5}, nil, s).groups {
 		if g.folded != nil {

@@ -104,7 +104,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	b.size(nb, len(seg.docs))
 	defer b.reset()
 	r.bounds(seg, b)
-	top := &topK{k: r.req.MaxResults}
+	top := s.newTopK(r.req.MaxResults)
 	nameMost := float32(1 + ix.w.NameCoverage)
 	// Read the blocks with the best bounds, counting every tool's name
 	// coverage as full, until k hits are held and at least k blocks are

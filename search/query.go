@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -191,6 +192,9 @@ const exactScore = 1e6
 
 // visibility combines the request's server filter and visibility predicate.
 func (ix *Index) visibility(req Request) func(*catalog.Tool) bool {
+	if len(req.Servers) == 0 && req.Visible == nil {
+		return allVisible
+	}
 	var only map[string]bool
 	if len(req.Servers) > 0 {
 		only = map[string]bool{}
@@ -205,6 +209,9 @@ func (ix *Index) visibility(req Request) func(*catalog.Tool) bool {
 		return req.Visible == nil || req.Visible(t)
 	}
 }
+
+// allVisible is the visibility of a request that hides nothing.
+func allVisible(*catalog.Tool) bool { return true }
 
 func cutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
@@ -272,15 +279,18 @@ func (ix *Index) exactTools(q string, v func(*catalog.Tool) bool) []*catalog.Too
 		return tools
 	}
 	var out []*catalog.Tool
-	seen := map[*catalog.Tool]bool{}
-	for _, w := range strings.Fields(q) {
-		w = strings.Trim(w, "`'\"()[]{}<>,;:!?")
+	for i := 0; ; {
+		from, to := nextField(q, i)
+		if from == to {
+			break
+		}
+		i = to
+		w := strings.Trim(q[from:to], "`'\"()[]{}<>,;:!?")
 		if len(w) < 3 || !isIdentifier(w) {
 			continue
 		}
 		for _, t := range ix.lookupName(w, v) {
-			if !seen[t] {
-				seen[t] = true
+			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}
 		}
@@ -296,6 +306,12 @@ func isIdentifier(w string) bool {
 	}
 	if strings.Contains(strings.Trim(w, "-."), "-") {
 		return true
+	}
+	if isASCII(w) && len(w) <= 64 {
+		var buf [64]byte
+		var ends [24]int
+		_, parts := splitASCIIInto(w, buf[:0], ends[:0])
+		return len(parts) > 1
 	}
 	return len(splitIdentifier(w, nil)) > 1
 }

@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"math"
 	"math/bits"
@@ -10,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -44,36 +45,47 @@ type parsedQuery struct {
 	required []uint64 // each entry: the groups of one +word, all needed
 }
 
-func (ix *Index) parseKeywords(q string) (parsedQuery, error) {
-	var pq parsedQuery
-	index := map[string]int{}
-	var buf []token
-	for _, raw := range strings.Fields(q) {
+// parseKeywords analyses a keyword query into groups. The groups and
+// their members live in s, so they are valid until s is put back.
+func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
+	pq := parsedQuery{groups: s.groups[:0], required: s.required[:0]}
+	members := s.members[:0]
+	buf := s.tokens[:0]
+	defer func() {
+		s.groups, s.required, s.members, s.tokens = pq.groups[:0], pq.required[:0], members[:0], buf[:0]
+	}()
+	for i := 0; ; {
+		var from, to int
+		if from, to = nextField(q, i); from == to {
+			break
+		}
+		raw := q[from:to]
+		i = to
 		req := false
 		if len(raw) > 1 && raw[0] == '+' {
 			req, raw = true, raw[1:]
 		}
-		buf = analyze(raw, buf[:0])
+		buf = analyzeWith(s.stems(), raw, buf[:0])
 		if req && len(buf) == 0 {
 			// A required stop word ("+on") is kept as it is.
 			buf = append(buf, token{term: strings.ToLower(raw)})
 		}
 		var mask, joinedMask uint64
 		for _, tk := range buf {
-			gi, ok := index[tk.term]
-			if !ok {
+			gi := slices.IndexFunc(pq.groups, func(g group) bool { return g.members[0].term == tk.term })
+			if gi < 0 {
 				if len(pq.groups) == MaxTerms {
 					return pq, badQuery("the query has more than %d distinct terms", MaxTerms)
 				}
 				gi = len(pq.groups)
-				index[tk.term] = gi
-				g := group{word: raw, joined: tk.joined, members: []member{{tk.term, 1}}}
+				from := len(members)
+				members = append(members, member{tk.term, 1})
 				if !tk.joined {
-					for _, s := range synonyms[tk.term] {
-						g.members = append(g.members, member{s, ix.w.Synonym})
+					for _, syn := range synonyms[tk.term] {
+						members = append(members, member{syn, ix.w.Synonym})
 					}
 				}
-				pq.groups = append(pq.groups, g)
+				pq.groups = append(pq.groups, group{word: raw, joined: tk.joined, members: members[from:len(members):len(members)]})
 			}
 			if tk.joined {
 				joinedMask |= 1 << gi
@@ -94,12 +106,59 @@ func (ix *Index) parseKeywords(q string) (parsedQuery, error) {
 	return pq, nil
 }
 
+// nextField returns the bounds of the first field of q at or after byte i,
+// fields being runs of non-space characters as strings.Fields finds them;
+// from == to when there is none.
+func nextField(q string, i int) (from, to int) {
+	space := func(j int) (bool, int) {
+		if c := q[j]; c < utf8.RuneSelf {
+			return asciiSpace[c], 1
+		}
+		r, n := utf8.DecodeRuneInString(q[j:])
+		return unicode.IsSpace(r), n
+	}
+	for i < len(q) {
+		sp, n := space(i)
+		if !sp {
+			break
+		}
+		i += n
+	}
+	j := i
+	for j < len(q) {
+		sp, n := space(j)
+		if sp {
+			break
+		}
+		j += n
+	}
+	return i, j
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
 // scratch holds a query's per-document accumulators.
 type scratch struct {
+	// The parsed query: groups, their members, required masks, and the
+	// analyser's tokens and stem cache.
+	groups   []group
+	members  []member
+	required []uint64
+	tokens   []token
+	stemMemo map[string]string
+
 	docs     []docAcc
 	touched  []uint32 // docs with a group matched
 	gTouched []uint32 // docs the current group matched
 	blk      blockScratch
+	// The ranking and its groups, members, idfs and order.
+	rank     ranking
+	rgroups  []rgroup
+	rmembers []rmember
+	gidf     []float64
+	order    []int
+	byGroup  [][]float32
+	top      topK
 	block    [blockSize]docAcc // the accumulators of the block being read
 	// Per server: mention strengths and, per query group, the strength
 	// with which its word names the server; only the entries listed in
@@ -119,6 +178,18 @@ type docAcc struct {
 	nameBest float32 // this group's best member idf in the name
 	matched  uint64  // groups matched by the term itself or a synonym
 	exact    uint64  // groups matched by the term itself
+}
+
+// maxStemMemo bounds a scratch's stem cache, which fills with the words of
+// the queries it serves.
+const maxStemMemo = 4096
+
+// stems returns the scratch's stem cache for analyzeWith.
+func (s *scratch) stems() map[string]string {
+	if s.stemMemo == nil || len(s.stemMemo) > maxStemMemo {
+		s.stemMemo = make(map[string]string, 256)
+	}
+	return s.stemMemo
 }
 
 var scratchPool sync.Pool
@@ -144,6 +215,12 @@ func putScratch(s *scratch) {
 		s.named[e.group][e.srv] = 0
 	}
 	s.mentioned, s.namedSet = s.mentioned[:0], s.namedSet[:0]
+	// Drop the references to the index, so a pooled scratch does not keep
+	// a replaced index alive.
+	s.rank = ranking{}
+	clear(s.top.h[:cap(s.top.h)])
+	clear(s.rgroups[:cap(s.rgroups)])
+	clear(s.rmembers[:cap(s.rmembers)])
 	scratchPool.Put(s)
 }
 
@@ -162,7 +239,9 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 // rankKeywords ranks a keyword query, stopping early when prune is set
 // (which needs a prunable index).
 func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool, prune bool) (Result, error) {
-	pq, err := ix.parseKeywords(q)
+	s := getScratch(ix.total)
+	defer putScratch(s)
+	pq, err := ix.parseKeywords(q, s)
 	if err != nil {
 		return Result{}, err
 	}
@@ -171,8 +250,6 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 		res.NearestServers = ix.nearestServers(q)
 		return res, nil
 	}
-	s := getScratch(ix.total)
-	defer putScratch(s)
 	r := ix.newRanking(pq, req, v, s)
 	var top *topK
 	if prune {
@@ -193,6 +270,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 			}
 		}
 	}
+	res.Hits = make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		t := h.seg.docs[h.doc].tool
 		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: r.explain(h.seg, h.doc, h.matched)})
@@ -247,7 +325,11 @@ type rgroup struct {
 }
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
-	r := &ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0}
+	r := &s.rank
+	*r = ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
+		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
+	members := s.rmembers[:0]
+	defer func() { s.rgroups, s.gidf, s.order, s.rmembers = r.groups, r.gidf, r.order, members[:0] }()
 	r.mentions, r.byGroup, r.mentioned = ix.serverMentions(pq, s)
 	k1 := float32(ix.w.K1)
 	single := ix.prunable()
@@ -255,11 +337,11 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	for _, m := range pq.required {
 		required |= m
 	}
-	r.gidf = make([]float64, len(pq.groups))
 	for gi, g := range pq.groups {
-		r.gidf[gi] = g.idf
+		r.gidf = append(r.gidf, g.idf)
 		r.idfSum += g.idf
 		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf}
+		from := len(members)
 		for mi, m := range g.members {
 			var df int32
 			var one *plist
@@ -290,8 +372,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 			}
 			rg.ub = max(rg.ub, rm.w*most/(most+k1))
 			rg.nameUB = max(rg.nameUB, rm.fidf)
-			rg.members = append(rg.members, rm)
+			members = append(members, rm)
 		}
+		rg.members = members[from:len(members):len(members)]
 		if single && !g.joined && len(rg.members) > 1 {
 			if gb := ix.segs[0].groups[g.members[0].term]; gb != nil && gb.live == len(rg.members) {
 				rg.folded = gb.blocks
@@ -312,7 +395,7 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		}
 		return cmp.Compare(b.ub, a.ub)
 	})
-	r.order = make([]int, len(r.groups))
+	r.order = slices.Grow(r.order, len(r.groups))[:len(r.groups)]
 	for i, g := range r.groups {
 		r.order[g.gi] = i
 	}
@@ -392,7 +475,7 @@ func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*top
 		}
 		r.read(s, &r.groups[i])
 	}
-	top := &topK{k: r.req.MaxResults}
+	top := s.newTopK(r.req.MaxResults)
 	for _, d := range s.touched {
 		r.offer(top, &s.docs[d], d, r.most, res)
 	}
@@ -528,7 +611,10 @@ func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, 
 // The arrays come from s and are cleared when s is put back; mentioned
 // lists the servers with a mention.
 func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32, byGroup [][]float32, mentioned []int32) {
-	byGroup = make([][]float32, len(pq.groups))
+	byGroup = slices.Grow(s.byGroup[:0], len(pq.groups))[:len(pq.groups)]
+	clear(byGroup)
+	s.byGroup = byGroup
+	mentioned = s.mentioned[:0]
 	n := int(ix.nextSrv)
 	add := func(idx int32, p float64) {
 		if mentions == nil {
@@ -638,7 +724,13 @@ func (ix *Index) locate(d uint32) (*segment, int) {
 // seg, which matched the groups in matched: for each of them, in query
 // order, the first member found.
 func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
-	var perField [numFields][]string
+	// What each matched group contributes: its label and the fields.
+	type found struct {
+		word, term string // term is set for a synonym: "word~term"
+		fields     uint8
+	}
+	var arr [MaxTerms]found
+	labels := arr[:0]
 	for gi, g := range r.pq.groups {
 		if matched&(1<<gi) == 0 {
 			continue
@@ -655,31 +747,43 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 			if !ok {
 				continue
 			}
-			label := g.word
+			f := found{word: g.word, fields: p.fields}
 			if !m.own {
-				label = g.word + "~" + m.term
+				f.term = m.term
 			}
-			for f := Field(0); f < numFields; f++ {
-				if p.fields&(1<<f) != 0 {
-					perField[f] = appendUnique(perField[f], label)
-				}
-			}
+			labels = append(labels, f)
 			break
 		}
 	}
-	var b strings.Builder
-	for f, ws := range perField {
-		if len(ws) == 0 {
-			continue
+	var buf [256]byte
+	b := buf[:0]
+	for f := Field(0); f < numFields; f++ {
+		first := true
+		for i, l := range labels {
+			if l.fields&(1<<f) == 0 || slices.ContainsFunc(labels[:i], func(e found) bool {
+				return e.fields&(1<<f) != 0 && e.word == l.word && e.term == l.term
+			}) {
+				continue
+			}
+			switch {
+			case first && len(b) > 0:
+				b = append(b, "; "...)
+			case !first:
+				b = append(b, ", "...)
+			}
+			if first {
+				b = append(b, f.String()...)
+				b = append(b, ": "...)
+				first = false
+			}
+			b = append(b, l.word...)
+			if l.term != "" {
+				b = append(b, '~')
+				b = append(b, l.term...)
+			}
 		}
-		if b.Len() > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(Field(f).String())
-		b.WriteString(": ")
-		b.WriteString(strings.Join(ws, ", "))
 	}
-	return b.String()
+	return string(b)
 }
 
 // findPosting returns doc's posting in ps, if it has one.
@@ -691,29 +795,28 @@ func findPosting(ps []posting, doc uint32) (posting, bool) {
 	return posting{}, false
 }
 
-func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
 // topK keeps the k best candidates; ties go to the smaller tool ID so results
-// are stable.
+// are stable. h is a min-heap: the weakest candidate held is h[0].
 type topK struct {
-	k int
-	h candHeap
+	k   int
+	h   []scored
+	arr [8]scored // backing for h when k is small
 }
 
-type candHeap []scored
+func newTopK(k int) *topK {
+	t := &topK{k: k}
+	t.h = t.arr[:0]
+	return t
+}
 
-func (h candHeap) Len() int           { return len(h) }
-func (h candHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
-func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *candHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+// newTopK is newTopK kept in s.
+func (s *scratch) newTopK(k int) *topK {
+	s.top = topK{k: k, h: s.top.h[:0]}
+	if cap(s.top.h) == 0 {
+		s.top.h = s.top.arr[:0]
+	}
+	return &s.top
+}
 
 // full reports whether k candidates are held.
 func (t *topK) full() bool { return len(t.h) >= t.k }
@@ -722,13 +825,40 @@ func (t *topK) full() bool { return len(t.h) >= t.k }
 func (t *topK) min() float64 { return t.h[0].score }
 
 func (t *topK) offer(c scored) {
-	if len(t.h) < t.k {
-		heap.Push(&t.h, c)
+	h := t.h
+	if len(h) < t.k {
+		// Sift up.
+		h = append(h, c)
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !worse(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+		t.h = h
 		return
 	}
-	if worse(t.h[0], c) {
-		t.h[0] = c
-		heap.Fix(&t.h, 0)
+	if !worse(h[0], c) {
+		return
+	}
+	h[0] = c
+	// Sift down.
+	for i := 0; ; {
+		m := i
+		if l := 2*i + 1; l < len(h) && worse(h[l], h[m]) {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h) && worse(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 
@@ -737,11 +867,57 @@ func worse(a, b scored) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return a.seg.docs[a.doc].tool.ID() > b.seg.docs[b.doc].tool.ID()
+	return compareIDs(a.seg.docs[a.doc].tool, b.seg.docs[b.doc].tool) > 0
 }
 
+// compareIDs compares the IDs of two tools (server, separator, name) as
+// strings, without building them.
+func compareIDs(a, b *catalog.Tool) int {
+	if a.Server == b.Server {
+		return strings.Compare(a.Name, b.Name)
+	}
+	// Compare server+IDSeparator+name byte by byte.
+	ida := [3]string{a.Server, catalog.IDSeparator, a.Name}
+	idb := [3]string{b.Server, catalog.IDSeparator, b.Name}
+	var i, j, pi, pj int
+	for {
+		for i < 3 && pi == len(ida[i]) {
+			i, pi = i+1, 0
+		}
+		for j < 3 && pj == len(idb[j]) {
+			j, pj = j+1, 0
+		}
+		switch {
+		case i == 3 && j == 3:
+			return 0
+		case i == 3:
+			return -1
+		case j == 3:
+			return 1
+		}
+		if ca, cb := ida[i][pi], idb[j][pj]; ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+		pi++
+		pj++
+	}
+}
+
+// sorted returns the candidates best first. It sorts them in place, so
+// nothing may be offered after it.
 func (t *topK) sorted() []scored {
-	out := append([]scored(nil), t.h...)
-	sort.Slice(out, func(i, j int) bool { return worse(out[j], out[i]) })
+	out := t.h
+	slices.SortFunc(out, func(a, b scored) int {
+		switch {
+		case worse(b, a):
+			return -1
+		case worse(a, b):
+			return 1
+		}
+		return 0
+	})
 	return out
 }

@@ -38,7 +38,7 @@ func (ix *Index) regexSearch(ctx context.Context, pattern string, req Request, v
 		return Result{}, badQuery("%v", err)
 	}
 	res := Result{Form: FormRegex}
-	top := &topK{k: req.MaxResults}
+	top := newTopK(req.MaxResults)
 	n := 0
 	start := time.Now()
 	for _, seg := range ix.segs {
