@@ -164,6 +164,7 @@ type Index struct {
 	nextSrv    int32 // the number the next new server gets
 	version    uint64
 	saved      []byte // the catalog's fingerprint, for an index made by Load
+	plans      plans  // query terms' ranking plans, filled as queries use them
 }
 
 // serverInfo is what the index knows of a server.

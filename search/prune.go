@@ -48,6 +48,7 @@ type blockScratch struct {
 	lists   []uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
 	gmax    []float32 // the current group's largest contribution
 	hot     []uint64  // bitmap of the blocks whose name coverage counts
+	hotList []uint32  // the same blocks in order
 	touched []uint32  // blocks with a posting
 	gTouch  []uint32  // blocks the current group touched
 	heap    []blockBound
@@ -296,19 +297,43 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 // nameCoverage sets, for every hot block, the largest share of a tool's
 // name the query covers, from the name postings.
 func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
+	// The hot blocks in order, to look up only their part of a long
+	// name list.
+	hot := b.hotList[:0]
+	for w, bits64 := range b.hot {
+		for m := bits64; m != 0; m &= m - 1 {
+			hot = append(hot, uint32(w*64+bits.TrailingZeros64(m)))
+		}
+	}
+	b.hotList = hot
+	note := func(d uint32, fidf float32) {
+		if b.nbest[d] == 0 {
+			b.gnTouch = append(b.gnTouch, d)
+		}
+		b.nbest[d] = max(b.nbest[d], fidf)
+	}
 	for _, g := range r.groups {
 		for _, m := range g.members {
 			if m.l == nil {
 				continue
 			}
-			for _, d := range m.l.names {
-				if i := d >> blockShift; b.hot[i/64]&(1<<(i%64)) == 0 {
-					continue
+			names := m.l.names
+			if len(hot)*8 < len(names) {
+				// Few hot blocks: find each one's run of documents.
+				j := 0
+				for _, i := range hot {
+					lo, hi := i<<blockShift, (i+1)<<blockShift
+					j += searchDocs(names[j:], lo)
+					for ; j < len(names) && names[j] < hi; j++ {
+						note(names[j], m.fidf)
+					}
 				}
-				if b.nbest[d] == 0 {
-					b.gnTouch = append(b.gnTouch, d)
+				continue
+			}
+			for _, d := range names {
+				if i := d >> blockShift; b.hot[i/64]&(1<<(i%64)) != 0 {
+					note(d, m.fidf)
 				}
-				b.nbest[d] = max(b.nbest[d], m.fidf)
 			}
 		}
 		for _, d := range b.gnTouch {
@@ -326,6 +351,20 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 			b.name[i] = max(b.name[i], min(1, b.nacc[d]/nidf))
 		}
 	}
+}
+
+// searchDocs returns the first index of ds whose document is at least doc.
+func searchDocs(ds []uint32, doc uint32) int {
+	lo, hi := 0, len(ds)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ds[m] < doc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // heapify orders h as a max-heap by bound.

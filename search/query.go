@@ -285,7 +285,7 @@ func (ix *Index) exactTools(q string, v func(*catalog.Tool) bool) []*catalog.Too
 			break
 		}
 		i = to
-		w := strings.Trim(q[from:to], "`'\"()[]{}<>,;:!?")
+		w := trimPunct(q[from:to])
 		if len(w) < 3 || !isIdentifier(w) {
 			continue
 		}
@@ -298,9 +298,37 @@ func (ix *Index) exactTools(q string, v func(*catalog.Tool) bool) []*catalog.Too
 	return out
 }
 
+// trimPunct trims the quotes, brackets and punctuation that may surround
+// a name written in a sentence.
+func trimPunct(w string) string {
+	for len(w) > 0 && isPunct[w[0]] {
+		w = w[1:]
+	}
+	for len(w) > 0 && isPunct[w[len(w)-1]] {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+var isPunct = func() (t [256]bool) {
+	for _, c := range []byte("`'\"()[]{}<>,;:!?") {
+		t[c] = true
+	}
+	return t
+}()
+
 // isIdentifier reports whether a word looks like a tool name rather than a
 // plain word: it has a joiner or an inner case change.
 func isIdentifier(w string) bool {
+	plain := true
+	for i := 0; i < len(w) && plain; i++ {
+		c := w[i]
+		plain = isLowerB(c) || isDigitB(c)
+	}
+	if plain {
+		// Lower-case letters and digits: one part.
+		return false
+	}
 	if strings.ContainsAny(w, "_/") || strings.Contains(w, "__") {
 		return true
 	}

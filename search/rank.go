@@ -25,18 +25,13 @@ import (
 // covers. A word written "+word" must occur in the tool (itself, not a
 // synonym).
 
-// member is one term of a group.
-type member struct {
-	term   string
-	weight float64
-}
-
 // group is one query term with its synonyms.
 type group struct {
-	word    string // the query word it came from, for explanations
-	members []member
-	idf     float64 // idf of the term itself, for coverage
-	joined  bool
+	word   string // the query word it came from, for explanations
+	term   string
+	plan   *termPlan
+	idf    float64 // idf of the term itself, for coverage
+	joined bool
 }
 
 // parsedQuery is a keyword query analysed into groups.
@@ -49,10 +44,9 @@ type parsedQuery struct {
 // their members live in s, so they are valid until s is put back.
 func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 	pq := parsedQuery{groups: s.groups[:0], required: s.required[:0]}
-	members := s.members[:0]
 	buf := s.tokens[:0]
 	defer func() {
-		s.groups, s.required, s.members, s.tokens = pq.groups[:0], pq.required[:0], members[:0], buf[:0]
+		s.groups, s.required, s.tokens = pq.groups[:0], pq.required[:0], buf[:0]
 	}()
 	for i := 0; ; {
 		var from, to int
@@ -72,20 +66,14 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 		}
 		var mask, joinedMask uint64
 		for _, tk := range buf {
-			gi := slices.IndexFunc(pq.groups, func(g group) bool { return g.members[0].term == tk.term })
+			gi := slices.IndexFunc(pq.groups, func(g group) bool { return g.term == tk.term })
 			if gi < 0 {
 				if len(pq.groups) == MaxTerms {
 					return pq, badQuery("the query has more than %d distinct terms", MaxTerms)
 				}
 				gi = len(pq.groups)
-				from := len(members)
-				members = append(members, member{tk.term, 1})
-				if !tk.joined {
-					for _, syn := range synonyms[tk.term] {
-						members = append(members, member{syn, ix.w.Synonym})
-					}
-				}
-				pq.groups = append(pq.groups, group{word: raw, joined: tk.joined, members: members[from:len(members):len(members)]})
+				plan := ix.plan(tk.term, tk.joined)
+				pq.groups = append(pq.groups, group{word: raw, term: tk.term, plan: plan, idf: plan.idf, joined: tk.joined})
 			}
 			if tk.joined {
 				joinedMask |= 1 << gi
@@ -99,9 +87,6 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 			}
 			pq.required = append(pq.required, mask)
 		}
-	}
-	for i := range pq.groups {
-		pq.groups[i].idf = ix.idf(ix.df[pq.groups[i].members[0].term])
 	}
 	return pq, nil
 }
@@ -142,7 +127,6 @@ type scratch struct {
 	// The parsed query: groups, their members, required masks, and the
 	// analyser's tokens and stem cache.
 	groups   []group
-	members  []member
 	required []uint64
 	tokens   []token
 	stemMemo map[string]string
@@ -152,14 +136,13 @@ type scratch struct {
 	gTouched []uint32 // docs the current group matched
 	blk      blockScratch
 	// The ranking and its groups, members, idfs and order.
-	rank     ranking
-	rgroups  []rgroup
-	rmembers []rmember
-	gidf     []float64
-	order    []int
-	byGroup  [][]float32
-	top      topK
-	block    [blockSize]docAcc // the accumulators of the block being read
+	rank    ranking
+	rgroups []rgroup
+	gidf    []float64
+	order   []int
+	byGroup [][]float32
+	top     topK
+	block   [blockSize]docAcc // the accumulators of the block being read
 	// Per server: mention strengths and, per query group, the strength
 	// with which its word names the server; only the entries listed in
 	// mentioned and namedSet are set.
@@ -220,7 +203,6 @@ func putScratch(s *scratch) {
 	s.rank = ranking{}
 	clear(s.top.h[:cap(s.top.h)])
 	clear(s.rgroups[:cap(s.rgroups)])
-	clear(s.rmembers[:cap(s.rmembers)])
 	scratchPool.Put(s)
 }
 
@@ -328,11 +310,8 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	r := &s.rank
 	*r = ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
 		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
-	members := s.rmembers[:0]
-	defer func() { s.rgroups, s.gidf, s.order, s.rmembers = r.groups, r.gidf, r.order, members[:0] }()
+	defer func() { s.rgroups, s.gidf, s.order = r.groups, r.gidf, r.order }()
 	r.mentions, r.byGroup, r.mentioned = ix.serverMentions(pq, s)
-	k1 := float32(ix.w.K1)
-	single := ix.prunable()
 	var required uint64
 	for _, m := range pq.required {
 		required |= m
@@ -340,47 +319,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	for gi, g := range pq.groups {
 		r.gidf = append(r.gidf, g.idf)
 		r.idfSum += g.idf
-		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf}
-		from := len(members)
-		for mi, m := range g.members {
-			var df int32
-			var one *plist
-			if single {
-				// One segment and no retired tools: a list's length is
-				// the term's document frequency.
-				if one = ix.segs[0].post[m.term]; one != nil {
-					df = int32(len(one.ps))
-				}
-			} else {
-				df = ix.df[m.term]
-			}
-			if !ix.live(mi, df) {
-				continue
-			}
-			idf := m.weight * ix.idf(df)
-			rm := rmember{term: m.term, own: mi == 0, w: float32(idf * (ix.w.K1 + 1)), fidf: float32(idf)}
-			var most float32
-			if single {
-				most, rm.l = one.max, one
-			} else {
-				for _, seg := range ix.segs {
-					if l := seg.post[m.term]; l != nil {
-						most = max(most, l.max)
-						rm.l = l
-					}
-				}
-			}
-			rg.ub = max(rg.ub, rm.w*most/(most+k1))
-			rg.nameUB = max(rg.nameUB, rm.fidf)
-			members = append(members, rm)
-		}
-		rg.members = members[from:len(members):len(members)]
-		if single && !g.joined && len(rg.members) > 1 {
-			if gb := ix.segs[0].groups[g.members[0].term]; gb != nil && gb.live == len(rg.members) {
-				rg.folded = gb.blocks
-			}
-		}
-		r.groups = append(r.groups, rg)
+		p := g.plan
+		r.groups = append(r.groups, rgroup{gi: gi, bit: 1 << gi, idf: g.idf,
+			members: p.members, ub: p.ub, nameUB: p.nameUB, folded: p.folded})
 	}
 	// Required words first (a tool unseen once one is read cannot qualify),
 	// then the groups that can add the most. Every tool's sums are added in
@@ -629,18 +570,11 @@ func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32,
 		mentions[idx] = float32(math.Min(1, float64(mentions[idx])+p))
 	}
 	for gi, g := range pq.groups {
-		term := g.members[0].term
-		keys := ix.serverTerms[term]
-		df := ix.df[term]
-		if df == 0 {
-			continue
+		p := g.plan
+		if p.implicit >= 0 {
+			add(p.implicit, p.implicitP)
 		}
-		if len(keys) == 0 {
-			if ix.w.ImplicitMention > 0 {
-				if srv, p := ix.concentration(term, df); p >= 0.5 {
-					add(ix.servers[srv].idx, ix.w.ImplicitMention*p)
-				}
-			}
+		if len(p.named) == 0 {
 			continue
 		}
 		for len(s.named) <= gi {
@@ -650,12 +584,10 @@ func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32,
 			s.named[gi] = make([]float32, n)
 		}
 		named := s.named[gi][:n]
-		for _, k := range keys {
-			info := ix.servers[k]
-			p := math.Min(1, float64(len(info.srv.Tools))/float64(df))
-			named[info.idx] = float32(p)
-			s.namedSet = append(s.namedSet, namedAt{gi, info.idx})
-			add(info.idx, p)
+		for _, ns := range p.named {
+			named[ns.idx] = float32(ns.p)
+			s.namedSet = append(s.namedSet, namedAt{gi, ns.idx})
+			add(ns.idx, ns.p)
 		}
 		byGroup[gi] = named
 	}
@@ -724,46 +656,63 @@ func (ix *Index) locate(d uint32) (*segment, int) {
 // seg, which matched the groups in matched: for each of them, in query
 // order, the first member found.
 func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
-	// What each matched group contributes: its label and the fields.
+	// Per matched group, in query order: the member found and its fields.
 	type found struct {
-		word, term string // term is set for a synonym: "word~term"
-		fields     uint8
+		g, m   uint8
+		fields uint8
 	}
 	var arr [MaxTerms]found
 	labels := arr[:0]
-	for gi, g := range r.pq.groups {
-		if matched&(1<<gi) == 0 {
-			continue
-		}
-		for _, m := range r.groups[r.order[gi]].members {
-			l := m.l
+	var union uint8
+	nb := (len(seg.docs) + blockSize - 1) >> blockShift
+	for m := matched; m != 0; m &= m - 1 {
+		gi := bits.TrailingZeros64(m)
+		for mi, mem := range r.groups[r.order[gi]].members {
+			l := mem.l
 			if len(r.ix.segs) > 1 {
-				l = seg.post[m.term]
+				l = seg.post[mem.term]
 			}
 			if l == nil {
 				continue
 			}
-			p, ok := findPosting(l.ps, doc)
+			p, ok := l.find(doc, nb)
 			if !ok {
 				continue
 			}
-			f := found{word: g.word, fields: p.fields}
-			if !m.own {
-				f.term = m.term
-			}
-			labels = append(labels, f)
+			labels = append(labels, found{uint8(gi), uint8(mi), p.fields})
+			union |= p.fields
 			break
 		}
+	}
+	// label is the text for group g's member m: the query word, followed
+	// by the synonym found when it is not the word's own term.
+	label := func(f found) (string, string) {
+		mem := r.groups[r.order[f.g]].members[f.m]
+		if mem.own {
+			return r.pq.groups[f.g].word, ""
+		}
+		return r.pq.groups[f.g].word, mem.term
 	}
 	var buf [256]byte
 	b := buf[:0]
 	for f := Field(0); f < numFields; f++ {
+		bit := uint8(1) << f
+		if union&bit == 0 {
+			continue
+		}
 		first := true
+	next:
 		for i, l := range labels {
-			if l.fields&(1<<f) == 0 || slices.ContainsFunc(labels[:i], func(e found) bool {
-				return e.fields&(1<<f) != 0 && e.word == l.word && e.term == l.term
-			}) {
+			if l.fields&bit == 0 {
 				continue
+			}
+			word, term := label(l)
+			for _, e := range labels[:i] {
+				if e.fields&bit != 0 {
+					if w, t := label(e); w == word && t == term {
+						continue next
+					}
+				}
 			}
 			switch {
 			case first && len(b) > 0:
@@ -776,21 +725,36 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 				b = append(b, ": "...)
 				first = false
 			}
-			b = append(b, l.word...)
-			if l.term != "" {
+			b = append(b, word...)
+			if term != "" {
 				b = append(b, '~')
-				b = append(b, l.term...)
+				b = append(b, term...)
 			}
 		}
 	}
 	return string(b)
 }
 
-// findPosting returns doc's posting in ps, if it has one.
-func findPosting(ps []posting, doc uint32) (posting, bool) {
-	i := searchPostings(ps, doc)
-	if i < len(ps) && ps[i].doc == doc {
-		return ps[i], true
+// find returns doc's posting in l, if it has one, nb being the number of
+// blocks of the list's segment. A long list goes through its block
+// entries to the block's postings.
+func (l *plist) find(doc uint32, nb int) (posting, bool) {
+	ps := l.ps
+	if bl := l.blocks; bl != nil {
+		i := doc >> blockShift
+		k := findBlock(bl, i, nb)
+		if k == len(bl) || bl[k].block != i {
+			return posting{}, false
+		}
+		to := len(ps)
+		if k+1 < len(bl) {
+			to = int(bl[k+1].start)
+		}
+		ps = ps[bl[k].start:to]
+	}
+	j := searchPostings(ps, doc)
+	if j < len(ps) && ps[j].doc == doc {
+		return ps[j], true
 	}
 	return posting{}, false
 }

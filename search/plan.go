@@ -1,0 +1,146 @@
+package search
+
+import (
+	"math"
+	"sync"
+)
+
+// A query term's plan is everything ranking needs to know of it that
+// depends only on the index: its idf, the live members of its group (the
+// term and its synonyms) with their weights and posting lists, the bounds
+// they give, the folded block maxima, and the servers the term names. An
+// index works a term's plan out the first time a query uses it and keeps
+// it, so a query looks each of its words up once.
+
+// termPlan is the ranking plan of one query term.
+type termPlan struct {
+	df      int32     // live documents containing the term itself
+	idf     float64   // their idf, for query coverage
+	members []rmember // the live members, the term itself first when live
+	ub      float32   // the largest score the group can give a tool
+	nameUB  float32   // the largest name idf it can add
+	folded  []groupBlock
+	// named are the servers whose key, title or package has the term,
+	// with the strength the term names each (in serverTerms order);
+	// implicit is the server the term's tools concentrate in, when it
+	// names none (strength implicitP > 0).
+	named     []namedServer
+	implicit  int32
+	implicitP float64
+}
+
+// namedServer is a server a term names and how clearly.
+type namedServer struct {
+	idx int32
+	p   float64
+}
+
+// planKey identifies a plan: a joined identifier has no synonyms.
+type planKey struct {
+	term   string
+	joined bool
+}
+
+// plans caches an index's term plans.
+type plans struct {
+	mu sync.RWMutex
+	m  map[planKey]*termPlan
+}
+
+// maxPlans bounds the plans an index keeps. Only terms of the index's
+// vocabulary or of the synonym table get a plan kept, so this is a
+// safeguard rather than a limit met in use.
+const maxPlans = 1 << 17
+
+// plan returns the plan of term.
+func (ix *Index) plan(term string, joined bool) *termPlan {
+	k := planKey{term, joined}
+	ix.plans.mu.RLock()
+	p := ix.plans.m[k]
+	ix.plans.mu.RUnlock()
+	if p != nil {
+		return p
+	}
+	p = ix.makePlan(term, joined)
+	if p.df == 0 && len(p.members) == 0 {
+		// Neither the term nor a synonym is in the index: nothing to
+		// keep, and keeping it would let queries grow the cache.
+		return p
+	}
+	ix.plans.mu.Lock()
+	if ix.plans.m == nil {
+		ix.plans.m = make(map[planKey]*termPlan)
+	}
+	if q := ix.plans.m[k]; q != nil {
+		p = q
+	} else if len(ix.plans.m) < maxPlans {
+		ix.plans.m[k] = p
+	}
+	ix.plans.mu.Unlock()
+	return p
+}
+
+// makePlan works out the plan of term.
+func (ix *Index) makePlan(term string, joined bool) *termPlan {
+	p := &termPlan{df: ix.df[term], implicit: -1}
+	p.idf = ix.idf(p.df)
+	k1 := float32(ix.w.K1)
+	single := ix.prunable()
+	consider := func(mi int, term string, weight float64) {
+		var df int32
+		var one *plist
+		if single {
+			// One segment and no retired tools: a list's length is the
+			// term's document frequency.
+			if one = ix.segs[0].post[term]; one != nil {
+				df = int32(len(one.ps))
+			}
+		} else {
+			df = ix.df[term]
+		}
+		if !ix.live(mi, df) {
+			return
+		}
+		idf := weight * ix.idf(df)
+		rm := rmember{term: term, own: mi == 0, w: float32(idf * (ix.w.K1 + 1)), fidf: float32(idf)}
+		var most float32
+		if single {
+			most, rm.l = one.max, one
+		} else {
+			for _, seg := range ix.segs {
+				if l := seg.post[term]; l != nil {
+					most = max(most, l.max)
+					rm.l = l
+				}
+			}
+		}
+		p.ub = max(p.ub, rm.w*most/(most+k1))
+		p.nameUB = max(p.nameUB, rm.fidf)
+		p.members = append(p.members, rm)
+	}
+	consider(0, term, 1)
+	if !joined {
+		for i, syn := range synonyms[term] {
+			consider(i+1, syn, ix.w.Synonym)
+		}
+		if single && len(p.members) > 1 {
+			if gb := ix.segs[0].groups[term]; gb != nil && gb.live == len(p.members) {
+				p.folded = gb.blocks
+			}
+		}
+	}
+	if p.df == 0 {
+		return p
+	}
+	if keys := ix.serverTerms[term]; len(keys) > 0 {
+		for _, k := range keys {
+			info := ix.servers[k]
+			p.named = append(p.named, namedServer{info.idx, math.Min(1, float64(len(info.srv.Tools))/float64(p.df))})
+		}
+	} else if ix.w.ImplicitMention > 0 {
+		if srv, c := ix.concentration(term, p.df); c >= 0.5 {
+			p.implicit, p.implicitP = ix.servers[srv].idx, ix.w.ImplicitMention*c
+		}
+	}
+	return p
+}
