@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -420,6 +421,9 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		named := r.byGroup[g.gi]
+		// A group of one list adds each posting's score at once, as
+		// through the group's best (scores are never negative).
+		one := len(g.members) == 1
 		var gTouched uint64
 		for _, m := range g.members {
 			mi++
@@ -444,25 +448,41 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 					to++
 				}
 			}
+			var exact uint64
+			if m.own {
+				exact = g.bit
+			}
+			w, fidf := m.w, m.fidf
 			for _, p := range ps[from:to] {
 				o := p.doc - lo
-				da := &acc[o]
-				c := m.w * p.wtf / (p.wtf + kf)
+				da := &acc[o&(blockSize-1)]
+				c := w * p.wtf / (p.wtf + kf)
 				if named != nil {
 					c *= 1 - named[seg.srv[p.doc]]
 				}
 				gTouched |= 1 << o
-				c = max(c, da.best)
-				da.best = c
-				if m.own {
-					da.exact |= g.bit
+				da.exact |= exact
+				name := p.fields&(1<<FieldName) != 0
+				if one {
+					da.acc += c
+					if name {
+						da.nameAcc += fidf
+					}
+					continue
 				}
-				if p.fields&(1<<FieldName) != 0 && m.fidf > da.nameBest {
-					da.nameBest = m.fidf
+				da.best = max(c, da.best)
+				if name && fidf > da.nameBest {
+					da.nameBest = fidf
 				}
 			}
 		}
 		touched |= gTouched
+		if one {
+			for t := gTouched; t != 0; t &= t - 1 {
+				acc[bits.TrailingZeros64(t)].matched |= g.bit
+			}
+			continue
+		}
 		for t := gTouched; t != 0; t &= t - 1 {
 			da := &acc[bits.TrailingZeros64(t)]
 			da.matched |= g.bit
@@ -472,10 +492,25 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			da.nameBest = 0
 		}
 	}
+	// Tools that cannot enter the top k even with the most the block
+	// allows are only counted.
+	quick := !r.filtered && len(r.pq.required) == 0
+	theta := math.Inf(-1)
+	if top.full() {
+		theta = top.min()
+	}
 	for t := touched; t != 0; t &= t - 1 {
 		o := bits.TrailingZeros64(t)
-		r.offer(top, &acc[o], lo+uint32(o), most, res)
-		acc[o] = docAcc{}
+		da := &acc[o]
+		if quick && float64(da.acc)*most < theta {
+			res.Total++
+		} else {
+			r.offer(top, da, lo+uint32(o), most, res)
+			if top.full() {
+				theta = top.min()
+			}
+		}
+		*da = docAcc{}
 	}
 }
 
