@@ -311,7 +311,9 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 		if b.nbest[d] == 0 {
 			b.gnTouch = append(b.gnTouch, d)
 		}
-		b.nbest[d] = max(b.nbest[d], fidf)
+		if fidf > b.nbest[d] {
+			b.nbest[d] = fidf
+		}
 	}
 	for _, g := range r.groups {
 		for _, m := range g.members {
@@ -348,8 +350,15 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 	}
 	for _, d := range b.nTouch {
 		if nidf := seg.nameIDF[d]; nidf > 0 {
-			i := d >> blockShift
-			b.name[i] = max(b.name[i], min(1, b.nacc[d]/nidf))
+			// Shares are never negative or NaN, so plain comparisons
+			// give what max and min would.
+			c := b.nacc[d] / nidf
+			if c > 1 {
+				c = 1
+			}
+			if i := d >> blockShift; c > b.name[i] {
+				b.name[i] = c
+			}
 		}
 	}
 }
@@ -453,26 +462,55 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				exact = g.bit
 			}
 			w, fidf := m.w, m.fidf
-			for _, p := range ps[from:to] {
-				o := p.doc - lo
-				da := &acc[o&(blockSize-1)]
-				c := w * p.wtf / (p.wtf + kf)
-				if named != nil {
+			switch {
+			case named != nil:
+				// The general case: the group's word names a server.
+				for _, p := range ps[from:to] {
+					o := (p.doc - lo) & (blockSize - 1)
+					da := &acc[o]
+					c := w * p.wtf / (p.wtf + kf)
 					c *= 1 - named[seg.srv[p.doc]]
+					gTouched |= 1 << o
+					da.exact |= exact
+					name := p.fields&(1<<FieldName) != 0
+					if one {
+						da.acc += c
+						if name {
+							da.nameAcc += fidf
+						}
+						continue
+					}
+					if c > da.best {
+						da.best = c
+					}
+					if name && fidf > da.nameBest {
+						da.nameBest = fidf
+					}
 				}
-				gTouched |= 1 << o
-				da.exact |= exact
-				name := p.fields&(1<<FieldName) != 0
-				if one {
-					da.acc += c
-					if name {
+			case one:
+				for _, p := range ps[from:to] {
+					o := (p.doc - lo) & (blockSize - 1)
+					da := &acc[o]
+					gTouched |= 1 << o
+					da.exact |= exact
+					da.acc += w * p.wtf / (p.wtf + kf)
+					if p.fields&(1<<FieldName) != 0 {
 						da.nameAcc += fidf
 					}
-					continue
 				}
-				da.best = max(c, da.best)
-				if name && fidf > da.nameBest {
-					da.nameBest = fidf
+			default:
+				for _, p := range ps[from:to] {
+					o := (p.doc - lo) & (blockSize - 1)
+					da := &acc[o]
+					c := w * p.wtf / (p.wtf + kf)
+					gTouched |= 1 << o
+					da.exact |= exact
+					if c > da.best {
+						da.best = c
+					}
+					if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
+						da.nameBest = fidf
+					}
 				}
 			}
 		}

@@ -455,7 +455,7 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 			score *= 1 + ix.w.ServerMention*float64(r.mentions[srv])
 		}
 		if nidf := seg.nameIDF[i]; nidf > 0 {
-			score *= 1 + ix.w.NameCoverage*math.Min(1, float64(da.nameAcc/nidf))
+			score *= 1 + ix.w.NameCoverage*unitShare(float64(da.nameAcc/nidf))
 		}
 		if score*boundSlack < top.min() {
 			return
@@ -492,10 +492,18 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 	}
 	// Coverage of the tool's name.
 	if nidf := seg.nameIDF[i]; nidf > 0 {
-		nc := math.Min(1, float64(nameAcc/nidf))
-		score *= 1 + ix.w.NameCoverage*nc
+		score *= 1 + ix.w.NameCoverage*unitShare(float64(nameAcc/nidf))
 	}
 	return score * (1 + ix.w.ServerMention*mention)
+}
+
+// unitShare caps a share at 1. Shares are never negative or NaN, so this
+// is math.Min(1, x) without the cases it handles.
+func unitShare(x float64) float64 {
+	if x > 1 {
+		return 1
+	}
+	return x
 }
 
 // coordination is the factor for covering share x of the query.
