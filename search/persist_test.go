@@ -21,7 +21,7 @@ func sameAnswers(t *testing.T, got, want *search.Index, queries []string) {
 	ctx := context.Background()
 	for _, q := range queries {
 		for _, mode := range []search.Mode{search.ModeAuto, search.ModeRegex} {
-			req := search.Request{Query: q, MaxResults: 10, Mode: mode}
+			req := search.Request{Query: q, MaxResults: 10, Mode: mode, Explain: true}
 			g, gerr := got.Search(ctx, req)
 			w, werr := want.Search(ctx, req)
 			if errors.Is(gerr, search.ErrTimeExceeded) || errors.Is(werr, search.ErrTimeExceeded) {

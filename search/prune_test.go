@@ -26,6 +26,7 @@ func samePruned(t *testing.T, ix *search.Index, reqs []search.Request) int {
 	ctx := context.Background()
 	early := 0
 	for _, req := range reqs {
+		req.Explain = true
 		want, errW := ix.SearchExhaustive(ctx, req)
 		got, errG := ix.SearchPruned(ctx, req)
 		if (errW == nil) != (errG == nil) {

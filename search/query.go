@@ -91,13 +91,18 @@ type Request struct {
 	// Visible, when set, hides every tool for which it returns false: such a
 	// tool is never returned, counted or named by any query form.
 	Visible func(*catalog.Tool) bool
+	// Explain asks for the fields and words that matched each keyword hit
+	// (Hit.Why). Hits found otherwise (select:, an exact name, a server
+	// prefix, a regex) always say briefly how.
+	Explain bool
 }
 
 // Hit is one tool found.
 type Hit struct {
 	Tool  *catalog.Tool
 	Score float64
-	// Why says, briefly, what matched: fields and terms, or the form.
+	// Why says, briefly, what matched: fields and terms (for a keyword hit,
+	// when the request asks to Explain), or the form.
 	Why string
 }
 

@@ -255,7 +255,11 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	res.Hits = make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		t := h.seg.docs[h.doc].tool
-		res.Hits = append(res.Hits, Hit{Tool: t, Score: h.score, Why: r.explain(h.seg, h.doc, h.matched)})
+		hit := Hit{Tool: t, Score: h.score}
+		if req.Explain {
+			hit.Why = r.explain(h.seg, h.doc, h.matched)
+		}
+		res.Hits = append(res.Hits, hit)
 	}
 	if len(res.Hits) == 0 {
 		res.NearestServers = ix.nearestServers(q)

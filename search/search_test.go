@@ -197,9 +197,32 @@ func TestQueryForms(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := ix.Search(context.Background(), tc.req)
+			req := tc.req
+			req.Explain = true
+			res, err := ix.Search(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Search(%q): %v", tc.req.Query, err)
+			}
+			// Without Explain a keyword hit says nothing of why; the
+			// other forms still say how they found a tool.
+			req.Explain = false
+			quiet, err := ix.Search(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Search(%q) without Explain: %v", tc.req.Query, err)
+			}
+			if !slices.Equal(ids(quiet), ids(res)) {
+				t.Errorf("without Explain the hits are %v, with it %v", ids(quiet), ids(res))
+			}
+			for i, h := range quiet.Hits {
+				// A hit the form itself found (a keyword hit can follow
+				// an exact name) says how; a keyword hit says nothing.
+				byForm := quiet.Form != FormKeyword && h.Score == exactScore || quiet.Form == FormServer || quiet.Form == FormRegex
+				switch {
+				case byForm && (h.Why == "" || h.Why != res.Hits[i].Why):
+					t.Errorf("%s hit %s says %q without Explain, %q with it", quiet.Form, h.Tool.ID(), h.Why, res.Hits[i].Why)
+				case !byForm && h.Why != "":
+					t.Errorf("keyword hit %s explains %q without Explain", h.Tool.ID(), h.Why)
+				}
 			}
 			got := ids(res)
 			if res.Form != tc.form {

@@ -58,7 +58,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ix := search.Build(snap)
 	query := strings.Join(pos, " ")
-	res, err := ix.Search(ctx, search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers})
+	res, err := ix.Search(ctx, search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers,
+		Explain: *explain || *asJSON})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		if errors.Is(err, search.ErrBadQuery) {
