@@ -220,7 +220,7 @@ type termFreq struct {
 }
 
 // maxMemoText is the longest text whose analysis is remembered.
-const maxMemoText = 256
+const maxMemoText = 4096
 
 func serverText(srv *catalog.Server) string {
 	var b strings.Builder
