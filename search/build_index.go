@@ -40,16 +40,16 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	}
 	// The names and the servers' trigrams are independent of the
 	// postings: make them meanwhile.
-	names := make(chan map[string][]*catalog.Tool, 1)
+	names := make(chan *nameIndex, 1)
 	go func() {
 		for _, info := range infos {
 			info.grams = serverGrams(info.srv)
 		}
-		m := make(map[string][]*catalog.Tool, 4*len(jobs))
+		x := newNameIndex(len(jobs))
 		for _, j := range jobs {
-			fileNames(m, j.tool)
+			x.add(j.tool)
 		}
-		names <- m
+		names <- x
 	}()
 
 	docs, ans, done := analyseAll(jobs)
