@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -105,46 +106,109 @@ const maxCachedWord = 64
 
 // analyse appends the terms of text to out: the terms analyze gives, in
 // the same order, as numbers. Words are remembered when remember is set.
+//
+// It finds words as wordStart and wordEnd do, but reads an ASCII word once:
+// the word's bytes are shifted into a 16-byte register as they are
+// scanned, which gives the wordTable key of a short word without reading
+// it again.
 func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []termRef {
-	for i := wordStart(text, 0); i < len(text); {
-		j := wordEnd(text, i)
-		word := text[i:j]
-		i = wordStart(text, j)
-		if isASCII(word) {
-			if !remember || len(word) > maxCachedWord {
-				out = b.asciiWord(word, out, remember)
+	n := len(text)
+	for i := 0; i < n; {
+		if c := text[i]; c < utf8.RuneSelf {
+			if asciiClass[c] != classWord {
+				i++
 				continue
 			}
-			if len(word) <= maxTableWord {
-				k0, k1 := packWord(word)
-				if refs, ok := b.short.lookup(k0, k1); ok {
-					out = append(out, refs...)
-					continue
+		} else {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) {
+				i += size
+				continue
+			}
+			j := wordEnd(text, i)
+			out = b.otherWord(text[i:j], out)
+			i = j
+			continue
+		}
+		// An ASCII letter or digit starts a word.
+		start := i
+		var lo, hi uint64 // the word's last 16 bytes, the last at the top
+		j := i
+		for ; j < n; j++ {
+			c := text[j]
+			if class := byteClass[c]; class != classWord {
+				if class != classJoiner || !startsWord(text[j+1:]) {
+					break
 				}
-				start := len(out)
-				out = b.asciiWord(word, out, true)
-				b.short.add(k0, k1, out[start:])
+			}
+			lo = lo>>8 | hi<<56
+			hi = hi>>8 | uint64(c)<<56
+		}
+		if j < n && text[j] >= utf8.RuneSelf {
+			// A byte past ASCII: the word may go on with letters that are.
+			if end := wordEnd(text, start); end > j {
+				out = b.otherWord(text[start:end], out)
+				i = end
 				continue
 			}
-			if refs, ok := b.words[word]; ok {
+		}
+		word := text[start:j]
+		i = j
+		if !remember || len(word) > maxCachedWord {
+			out = b.asciiWord(word, out, remember)
+			continue
+		}
+		if len(word) <= maxTableWord {
+			k0, k1 := unshift(lo, hi, len(word))
+			if refs, ok := b.short.lookup(k0, k1); ok {
 				out = append(out, refs...)
 				continue
 			}
-			start := len(out)
+			at := len(out)
 			out = b.asciiWord(word, out, true)
-			b.words[strings.Clone(word)] = carve(&b.memoArena, out[start:], arenaChunk)
+			b.short.add(k0, k1, out[at:])
 			continue
 		}
-		parts := splitIdentifier(word, b.split[:0])
-		b.split = parts
-		whole := ""
-		if len(parts) > 1 {
-			whole = strings.Join(parts, "")
+		if refs, ok := b.words[word]; ok {
+			out = append(out, refs...)
+			continue
 		}
-		b.gen = analyzeParts(nil, parts, whole, b.gen[:0])
-		for _, tk := range b.gen {
-			out = append(out, termRef{id: b.dict.intern(tk.term), joined: tk.joined})
-		}
+		at := len(out)
+		out = b.asciiWord(word, out, true)
+		b.words[strings.Clone(word)] = carve(&b.memoArena, out[at:], arenaChunk)
+	}
+	return out
+}
+
+// byteClass is asciiClass for every byte: one past ASCII is neither a
+// letter or digit nor a joiner, as far as it tells.
+var byteClass = func() (c [256]uint8) {
+	copy(c[:], asciiClass[:])
+	return c
+}()
+
+// unshift turns the register analyse shifts a word of n ≤ maxTableWord
+// bytes into (lo, hi, the last byte at the top) into the word packed as
+// packWord packs it.
+func unshift(lo, hi uint64, n int) (k0, k1 uint64) {
+	s := uint(128 - 8*n)
+	if n <= 8 {
+		return hi >> (s - 64), 0
+	}
+	return lo>>s | hi<<(64-s), hi >> s
+}
+
+// otherWord appends the terms of a word that is not all ASCII.
+func (b *buildAnalyser) otherWord(word string, out []termRef) []termRef {
+	parts := splitIdentifier(word, b.split[:0])
+	b.split = parts
+	whole := ""
+	if len(parts) > 1 {
+		whole = strings.Join(parts, "")
+	}
+	b.gen = analyzeParts(nil, parts, whole, b.gen[:0])
+	for _, tk := range b.gen {
+		out = append(out, termRef{id: b.dict.intern(tk.term), joined: tk.joined})
 	}
 	return out
 }
