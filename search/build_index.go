@@ -113,7 +113,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
 	}
 	ix.df = make(map[string]int32, len(dict.terms))
-	seg := ix.newSegment(docs, dict.terms, 0, ix.df)
+	seg := ix.newSegment(docs, dict.terms, 0, ix.df, true)
 	for _, srv := range servers {
 		ix.servers[srv.Key].seg = seg
 	}
@@ -122,7 +122,6 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.total = len(docs)
 	each(2, func(i int) {
 		if i == 0 {
-			indexBlocks(seg, ix.w.K1)
 			ix.indexGroups(seg)
 		} else {
 			ix.setNameIDF(seg)

@@ -426,7 +426,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		decompound(&docs[i], df, an.dict.intern)
 	}
 	if len(docs) > 0 {
-		seg := next.newSegment(docs, an.dict.terms, next.total, next.df)
+		seg := next.newSegment(docs, an.dict.terms, next.total, next.df, false)
 		next.segs = append(next.segs, seg)
 		next.n += len(docs)
 		next.setNameIDF(seg)
