@@ -91,13 +91,13 @@ type buildAnalyser struct {
 // tool descriptions number in the thousands, and each tool's name adds a
 // term or two of its own.
 func newBuildAnalyser(docs int) *buildAnalyser {
-	vocab := min(4*docs, 1<<14)
+	vocab := min(2*docs, 12000)
 	return &buildAnalyser{
 		dict:  termDict{ids: make(map[string]int32, vocab+docs)},
 		short: newWordTable(vocab),
 		words: make(map[string][]termRef, vocab/8),
 		parts: make(map[string]partInfo, vocab),
-		memo:  make(map[string][]termRef, vocab),
+		memo:  make(map[string][]termRef, vocab*3/4),
 	}
 }
 
@@ -276,10 +276,19 @@ func (b *buildAnalyser) part(p []byte) partInfo {
 		info.id = int32(-2 - len(b.abbr))
 		b.abbr = append(b.abbr, ids)
 	} else if !info.stop {
-		info.id = b.dict.intern(stem(w))
+		info.id = b.dict.intern(buildStem(w))
 	}
 	b.parts[w] = info
 	return info
+}
+
+// buildStem is stem, without the stem cache for the words stem keeps as
+// they are: those of two bytes or fewer and those not all letters.
+func buildStem(w string) string {
+	if len(w) <= 2 || !isAlpha(w) {
+		return w
+	}
+	return stem(w)
 }
 
 func (b *buildAnalyser) appendPart(p partInfo, out []termRef) []termRef {

@@ -38,8 +38,8 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 			jobs = append(jobs, buildJob{t, terms[k]})
 		}
 	}
-	// The names and the servers' trigrams are independent of the
-	// postings: make them meanwhile.
+	// The names, the servers' trigrams and the map of server terms are
+	// independent of the postings: make them meanwhile.
 	names := make(chan *nameIndex, 1)
 	go func() {
 		for _, info := range infos {
@@ -49,6 +49,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		for _, j := range jobs {
 			x.add(j.tool)
 		}
+		ix.indexServerTerms()
 		names <- x
 	}()
 
@@ -128,7 +129,6 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		}
 	})
 	ix.names = <-names
-	ix.indexServerTerms()
 }
 
 // buildJob is one tool to analyse, with its server's terms.
