@@ -132,20 +132,10 @@ func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []ter
 		}
 		// An ASCII letter or digit starts a word.
 		start := i
-		var lo, hi uint64 // the word's last 16 bytes, the last at the top
-		j := i
-		for ; j < n; j++ {
-			c := text[j]
-			if class := byteClass[c]; class != classWord {
-				if class != classJoiner || !startsWord(text[j+1:]) {
-					break
-				}
-			}
-			lo = lo>>8 | hi<<56
-			hi = hi>>8 | uint64(c)<<56
-		}
-		if j < n && text[j] >= utf8.RuneSelf {
-			// A byte past ASCII: the word may go on with letters that are.
+		j, lo, hi := scanASCIIWord(text, i)
+		if j < n && (text[j] >= utf8.RuneSelf || j+1 < n && text[j+1] >= utf8.RuneSelf) {
+			// A byte past ASCII, or a joiner before one: the word may go
+			// on with letters that are past ASCII.
 			if end := wordEnd(text, start); end > j {
 				out = b.otherWord(text[start:end], out)
 				i = end
@@ -178,6 +168,24 @@ func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []ter
 		b.words[strings.Clone(word)] = carve(&b.memoArena, out[at:], arenaChunk)
 	}
 	return out
+}
+
+// scanASCIIWord returns the end of the word of ASCII letters, digits and
+// inner joiners that starts at i, and the word's last 16 bytes shifted
+// into lo and hi (the last byte at the top of hi). It stops before a byte
+// past ASCII, and before a joiner followed by one.
+func scanASCIIWord(text string, i int) (j int, lo, hi uint64) {
+	for j = i; j < len(text); j++ {
+		c := text[j]
+		if byteClass[c] != classWord {
+			if byteClass[c] != classJoiner || j+1 >= len(text) || byteClass[text[j+1]] != classWord {
+				break
+			}
+		}
+		lo = lo>>8 | hi<<56
+		hi = hi>>8 | uint64(c)<<56
+	}
+	return j, lo, hi
 }
 
 // byteClass is asciiClass for every byte: one past ASCII is neither a
