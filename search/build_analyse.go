@@ -355,19 +355,30 @@ type seenTerm struct {
 // bump counts one more occurrence of term id in field f of the current
 // document.
 func (b *buildAnalyser) bump(a *analysed, id int32, f Field) {
-	if int(id) >= len(b.seen) {
-		n := max(2*len(b.seen), len(b.dict.terms), 1024)
-		b.seen = append(b.seen, make([]seenTerm, n-len(b.seen))...)
+	b.bumpRefs(a, []termRef{{id: id}}, f)
+}
+
+// bumpRefs counts one more occurrence of each term of refs in field f of
+// the current document.
+func (b *buildAnalyser) bumpRefs(a *analysed, refs []termRef, f Field) {
+	a.lens[f] += len(refs)
+	seen, cur, doc := b.seen, b.cur, b.doc
+	for _, r := range refs {
+		if int(r.id) >= len(seen) {
+			n := max(2*len(seen), len(b.dict.terms), 1024)
+			seen = append(seen, make([]seenTerm, n-len(seen))...)
+			b.seen = seen
+		}
+		s := &seen[r.id]
+		if s.doc != doc {
+			*s = seenTerm{doc: doc, at: int32(len(cur))}
+			cur = append(cur, termFreq{id: r.id})
+		}
+		if c := &cur[s.at].tf[f]; *c < math.MaxUint16 {
+			*c++
+		}
 	}
-	s := &b.seen[id]
-	if s.doc != b.doc {
-		*s = seenTerm{doc: b.doc, at: int32(len(b.cur))}
-		b.cur = append(b.cur, termFreq{id: id})
-	}
-	if c := &b.cur[s.at].tf[f]; *c < math.MaxUint16 {
-		*c++
-	}
-	a.lens[f]++
+	b.cur = cur
 }
 
 // serverIDs numbers a server's terms, remembering the last server: a
@@ -394,17 +405,15 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		if text == "" {
 			return
 		}
-		for _, tk := range b.analyseText(text, f != FieldDescription) {
-			b.bump(&a, tk.id, f)
-		}
+		b.bumpRefs(&a, b.analyseText(text, f != FieldDescription), f)
 	}
 	// Name: parts and the joined form. Names are all different, so they
 	// are not remembered.
 	var nameIDs [16]int32
 	nameTerms := nameIDs[:0]
 	b.toks = b.analyse(t.Name, b.toks[:0], false)
+	b.bumpRefs(&a, b.toks, FieldName)
 	for _, tk := range b.toks {
-		b.bump(&a, tk.id, FieldName)
 		if !tk.joined && !slices.Contains(nameTerms, tk.id) {
 			nameTerms = append(nameTerms, tk.id)
 		}
