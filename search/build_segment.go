@@ -202,17 +202,18 @@ const listArenaChunk = 1 << 12
 func indexListBlocks(seg *segment, lists []plist, kf float32) {
 	var blockArena, blocks []blockMax
 	var nameArena, names []uint32
+	srvs := seg.srv
 	for i := range lists {
 		l := &lists[i]
 		ps := l.ps
-		long := len(ps) >= minBlockList
-		blocks, names = blocks[:0], names[:0]
+		names = names[:0]
+		var mx float32
 		var best, run int32
 		var bestDoc uint32
 		runSrv := int32(-1)
-		for j, p := range ps {
-			l.max = max(l.max, p.wtf)
-			if srv := seg.srv[p.doc]; srv != runSrv {
+		for _, p := range ps {
+			mx = max(mx, p.wtf)
+			if srv := srvs[p.doc]; srv != runSrv {
 				run, runSrv = 0, srv
 			}
 			run++
@@ -222,22 +223,26 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 			if p.fields&(1<<FieldName) != 0 {
 				names = append(names, p.doc)
 			}
-			if long {
-				b := p.doc >> blockShift
-				sat := p.wtf / (p.wtf + kf)
-				if n := len(blocks); n > 0 && blocks[n-1].block == b {
-					blocks[n-1].sat = max(blocks[n-1].sat, sat)
-				} else {
-					blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
-				}
-			}
 		}
+		l.max = mx
 		if best > 0 {
 			l.top = serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
 		}
 		l.names = carve(&nameArena, names, listArenaChunk)
-		if long {
-			l.blocks = carve(&blockArena, blocks, listArenaChunk)
+		if len(ps) < minBlockList {
+			continue
 		}
+		blocks = blocks[:0]
+		last := ^uint32(0)
+		for j, p := range ps {
+			sat := p.wtf / (p.wtf + kf)
+			if b := p.doc >> blockShift; b != last {
+				blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
+				last = b
+			} else if e := &blocks[len(blocks)-1]; sat > e.sat {
+				e.sat = sat
+			}
+		}
+		l.blocks = carve(&blockArena, blocks, listArenaChunk)
 	}
 }
