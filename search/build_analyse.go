@@ -346,10 +346,25 @@ func carve[T any](arena *[]T, src []T, chunk int) []T {
 }
 
 // seenTerm is the last document a term occurred in, by the analyser's
-// count, and where in that document's terms it is.
+// count, and where in that document's terms it is; and the number of
+// documents the analyser found the term in.
 type seenTerm struct {
 	doc uint32
 	at  int32
+	df  int32
+}
+
+// addDF adds to df the number of documents the analyser found each term
+// in, its terms numbered in df as remap says (as they are when remap is
+// nil).
+func (b *buildAnalyser) addDF(df, remap []int32) {
+	for id := range min(len(b.seen), len(b.dict.terms)) {
+		to := int32(id)
+		if remap != nil {
+			to = remap[id]
+		}
+		df[to] += b.seen[id].df
+	}
 }
 
 // bump counts one more occurrence of term id in field f of the current
@@ -371,7 +386,8 @@ func (b *buildAnalyser) bumpRefs(a *analysed, refs []termRef, f Field) {
 		}
 		s := &seen[r.id]
 		if s.doc != doc {
-			*s = seenTerm{doc: doc, at: int32(len(cur))}
+			s.doc, s.at = doc, int32(len(cur))
+			s.df++
 			cur = append(cur, termFreq{id: r.id})
 		}
 		if c := &cur[s.at].tf[f]; *c < math.MaxUint16 {

@@ -55,41 +55,36 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 
 	docs, ans, done := analyseAll(jobs)
 
-	// Merge the workers' numbers into the first worker's dictionary, then
-	// renumber each worker's documents and count the documents of each
-	// term.
+	// Merge the workers' numbers into the first worker's dictionary and
+	// add up the documents of each term the workers counted, then
+	// renumber the documents of the other workers, their spans shared out
+	// among goroutines.
 	dict := &ans[0].dict
-	remap := make([][]int32, len(ans))
+	df := make([]int32, len(dict.terms))
+	ans[0].addDF(df, nil)
+	var renumber []remapSpan
 	for w := 1; w < len(ans); w++ {
 		r := make([]int32, len(ans[w].dict.terms))
 		for id, term := range ans[w].dict.terms {
 			r[id] = dict.intern(term)
 		}
-		remap[w] = r
+		df = append(df, make([]int32, len(dict.terms)-len(df))...)
+		ans[w].addDF(df, r)
+		for _, sp := range done[w] {
+			renumber = append(renumber, remapSpan{sp, r})
+		}
 	}
-	counts := make([][]int32, len(ans))
-	each(len(ans), func(w int) {
-		c := make([]int32, len(dict.terms))
-		r := remap[w]
-		for _, span := range done[w] {
-			for i := span.lo; i < span.hi; i++ {
-				for k := range docs[i].terms {
-					tf := &docs[i].terms[k]
-					if r != nil {
-						tf.id = r[tf.id]
-					}
-					c[tf.id]++
+	each(min(len(ans), len(renumber)), func(g int) {
+		for k := g; k < len(renumber); k += len(ans) {
+			rs := renumber[k]
+			for i := rs.lo; i < rs.hi; i++ {
+				for t := range docs[i].terms {
+					tf := &docs[i].terms[t]
+					tf.id = rs.remap[tf.id]
 				}
 			}
 		}
-		counts[w] = c
 	})
-	df := counts[0]
-	for _, c := range counts[1:] {
-		for id, n := range c {
-			df[id] += n
-		}
-	}
 
 	var lens [numFields]float64
 	for _, a := range docs {
@@ -139,6 +134,12 @@ type buildJob struct {
 
 // span is a range of jobs, jobs[lo:hi].
 type span struct{ lo, hi int }
+
+// remapSpan is a span of documents whose term numbers remap renumbers.
+type remapSpan struct {
+	span
+	remap []int32
+}
 
 // workQueue hands out a worker's share of the jobs from the front, and
 // lets workers that have finished theirs take chunks from the back.
