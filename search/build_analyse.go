@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -90,13 +91,13 @@ type buildAnalyser struct {
 // tool descriptions number in the thousands, and each tool's name adds a
 // term or two of its own.
 func newBuildAnalyser(docs int) *buildAnalyser {
-	vocab := min(4*docs, 1<<14)
+	vocab := min(2*docs, 12000)
 	return &buildAnalyser{
 		dict:  termDict{ids: make(map[string]int32, vocab+docs)},
 		short: newWordTable(vocab),
 		words: make(map[string][]termRef, vocab/8),
 		parts: make(map[string]partInfo, vocab),
-		memo:  make(map[string][]termRef, vocab),
+		memo:  make(map[string][]termRef, vocab*3/4),
 	}
 }
 
@@ -105,46 +106,117 @@ const maxCachedWord = 64
 
 // analyse appends the terms of text to out: the terms analyze gives, in
 // the same order, as numbers. Words are remembered when remember is set.
+//
+// It finds words as wordStart and wordEnd do, but reads an ASCII word once:
+// the word's bytes are shifted into a 16-byte register as they are
+// scanned, which gives the wordTable key of a short word without reading
+// it again.
 func (b *buildAnalyser) analyse(text string, out []termRef, remember bool) []termRef {
-	for i := wordStart(text, 0); i < len(text); {
-		j := wordEnd(text, i)
-		word := text[i:j]
-		i = wordStart(text, j)
-		if isASCII(word) {
-			if !remember || len(word) > maxCachedWord {
-				out = b.asciiWord(word, out, remember)
+	n := len(text)
+	for i := 0; i < n; {
+		if c := text[i]; c < utf8.RuneSelf {
+			if asciiClass[c] != classWord {
+				i++
 				continue
 			}
-			if len(word) <= maxTableWord {
-				k0, k1 := packWord(word)
-				if refs, ok := b.short.lookup(k0, k1); ok {
-					out = append(out, refs...)
-					continue
-				}
-				start := len(out)
-				out = b.asciiWord(word, out, true)
-				b.short.add(k0, k1, out[start:])
+		} else {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) {
+				i += size
 				continue
 			}
-			if refs, ok := b.words[word]; ok {
+			j := wordEnd(text, i)
+			out = b.otherWord(text[i:j], out)
+			i = j
+			continue
+		}
+		// An ASCII letter or digit starts a word.
+		start := i
+		j, lo, hi := scanASCIIWord(text, i)
+		if j < n && (text[j] >= utf8.RuneSelf || j+1 < n && text[j+1] >= utf8.RuneSelf) {
+			// A byte past ASCII, or a joiner before one: the word may go
+			// on with letters that are past ASCII.
+			if end := wordEnd(text, start); end > j {
+				out = b.otherWord(text[start:end], out)
+				i = end
+				continue
+			}
+		}
+		word := text[start:j]
+		i = j
+		if !remember || len(word) > maxCachedWord {
+			out = b.asciiWord(word, out, remember)
+			continue
+		}
+		if len(word) <= maxTableWord {
+			k0, k1 := unshift(lo, hi, len(word))
+			if refs, ok := b.short.lookup(k0, k1); ok {
 				out = append(out, refs...)
 				continue
 			}
-			start := len(out)
+			at := len(out)
 			out = b.asciiWord(word, out, true)
-			b.words[strings.Clone(word)] = carve(&b.memoArena, out[start:], arenaChunk)
+			b.short.add(k0, k1, out[at:])
 			continue
 		}
-		parts := splitIdentifier(word, b.split[:0])
-		b.split = parts
-		whole := ""
-		if len(parts) > 1 {
-			whole = strings.Join(parts, "")
+		if refs, ok := b.words[word]; ok {
+			out = append(out, refs...)
+			continue
 		}
-		b.gen = analyzeParts(nil, parts, whole, b.gen[:0])
-		for _, tk := range b.gen {
-			out = append(out, termRef{id: b.dict.intern(tk.term), joined: tk.joined})
+		at := len(out)
+		out = b.asciiWord(word, out, true)
+		b.words[strings.Clone(word)] = carve(&b.memoArena, out[at:], arenaChunk)
+	}
+	return out
+}
+
+// scanASCIIWord returns the end of the word of ASCII letters, digits and
+// inner joiners that starts at i, and the word's last 16 bytes shifted
+// into lo and hi (the last byte at the top of hi). It stops before a byte
+// past ASCII, and before a joiner followed by one.
+func scanASCIIWord(text string, i int) (j int, lo, hi uint64) {
+	for j = i; j < len(text); j++ {
+		c := text[j]
+		if byteClass[c] != classWord {
+			if byteClass[c] != classJoiner || j+1 >= len(text) || byteClass[text[j+1]] != classWord {
+				break
+			}
 		}
+		lo = lo>>8 | hi<<56
+		hi = hi>>8 | uint64(c)<<56
+	}
+	return j, lo, hi
+}
+
+// byteClass is asciiClass for every byte: one past ASCII is neither a
+// letter or digit nor a joiner, as far as it tells.
+var byteClass = func() (c [256]uint8) {
+	copy(c[:], asciiClass[:])
+	return c
+}()
+
+// unshift turns the register analyse shifts a word of n ≤ maxTableWord
+// bytes into (lo, hi, the last byte at the top) into the word packed as
+// packWord packs it.
+func unshift(lo, hi uint64, n int) (k0, k1 uint64) {
+	s := uint(128 - 8*n)
+	if n <= 8 {
+		return hi >> (s - 64), 0
+	}
+	return lo>>s | hi<<(64-s), hi >> s
+}
+
+// otherWord appends the terms of a word that is not all ASCII.
+func (b *buildAnalyser) otherWord(word string, out []termRef) []termRef {
+	parts := splitIdentifier(word, b.split[:0])
+	b.split = parts
+	whole := ""
+	if len(parts) > 1 {
+		whole = strings.Join(parts, "")
+	}
+	b.gen = analyzeParts(nil, parts, whole, b.gen[:0])
+	for _, tk := range b.gen {
+		out = append(out, termRef{id: b.dict.intern(tk.term), joined: tk.joined})
 	}
 	return out
 }
@@ -212,10 +284,19 @@ func (b *buildAnalyser) part(p []byte) partInfo {
 		info.id = int32(-2 - len(b.abbr))
 		b.abbr = append(b.abbr, ids)
 	} else if !info.stop {
-		info.id = b.dict.intern(stem(w))
+		info.id = b.dict.intern(buildStem(w))
 	}
 	b.parts[w] = info
 	return info
+}
+
+// buildStem is stem, without the stem cache for the words stem keeps as
+// they are: those of two bytes or fewer and those not all letters.
+func buildStem(w string) string {
+	if len(w) <= 2 || !isAlpha(w) {
+		return w
+	}
+	return stem(w)
 }
 
 func (b *buildAnalyser) appendPart(p partInfo, out []termRef) []termRef {
@@ -265,28 +346,55 @@ func carve[T any](arena *[]T, src []T, chunk int) []T {
 }
 
 // seenTerm is the last document a term occurred in, by the analyser's
-// count, and where in that document's terms it is.
+// count, and where in that document's terms it is; and the number of
+// documents the analyser found the term in.
 type seenTerm struct {
 	doc uint32
 	at  int32
+	df  int32
+}
+
+// addDF adds to df the number of documents the analyser found each term
+// in, its terms numbered in df as remap says (as they are when remap is
+// nil).
+func (b *buildAnalyser) addDF(df, remap []int32) {
+	for id := range min(len(b.seen), len(b.dict.terms)) {
+		to := int32(id)
+		if remap != nil {
+			to = remap[id]
+		}
+		df[to] += b.seen[id].df
+	}
 }
 
 // bump counts one more occurrence of term id in field f of the current
 // document.
 func (b *buildAnalyser) bump(a *analysed, id int32, f Field) {
-	if int(id) >= len(b.seen) {
-		n := max(2*len(b.seen), len(b.dict.terms), 1024)
-		b.seen = append(b.seen, make([]seenTerm, n-len(b.seen))...)
+	b.bumpRefs(a, []termRef{{id: id}}, f)
+}
+
+// bumpRefs counts one more occurrence of each term of refs in field f of
+// the current document.
+func (b *buildAnalyser) bumpRefs(a *analysed, refs []termRef, f Field) {
+	a.lens[f] += len(refs)
+	seen, cur, doc := b.seen, b.cur, b.doc
+	for _, r := range refs {
+		if int(r.id) >= len(seen) {
+			n := max(2*len(seen), len(b.dict.terms), 1024)
+			seen = append(seen, make([]seenTerm, n-len(seen))...)
+			b.seen = seen
+		}
+		s := &seen[r.id]
+		if s.doc != doc {
+			s.doc, s.at = doc, int32(len(cur))
+			s.df++
+			cur = append(cur, termFreq{id: r.id})
+		}
+		if c := &cur[s.at].tf[f]; *c < math.MaxUint16 {
+			*c++
+		}
 	}
-	s := &b.seen[id]
-	if s.doc != b.doc {
-		*s = seenTerm{doc: b.doc, at: int32(len(b.cur))}
-		b.cur = append(b.cur, termFreq{id: id})
-	}
-	if c := &b.cur[s.at].tf[f]; *c < math.MaxUint16 {
-		*c++
-	}
-	a.lens[f]++
+	b.cur = cur
 }
 
 // serverIDs numbers a server's terms, remembering the last server: a
@@ -313,17 +421,15 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		if text == "" {
 			return
 		}
-		for _, tk := range b.analyseText(text, f != FieldDescription) {
-			b.bump(&a, tk.id, f)
-		}
+		b.bumpRefs(&a, b.analyseText(text, f != FieldDescription), f)
 	}
 	// Name: parts and the joined form. Names are all different, so they
 	// are not remembered.
 	var nameIDs [16]int32
 	nameTerms := nameIDs[:0]
 	b.toks = b.analyse(t.Name, b.toks[:0], false)
+	b.bumpRefs(&a, b.toks, FieldName)
 	for _, tk := range b.toks {
-		b.bump(&a, tk.id, FieldName)
 		if !tk.joined && !slices.Contains(nameTerms, tk.id) {
 			nameTerms = append(nameTerms, tk.id)
 		}

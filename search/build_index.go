@@ -38,57 +38,53 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 			jobs = append(jobs, buildJob{t, terms[k]})
 		}
 	}
-	// The names and the servers' trigrams are independent of the
-	// postings: make them meanwhile.
-	names := make(chan map[string][]*catalog.Tool, 1)
+	// The names, the servers' trigrams and the map of server terms are
+	// independent of the postings: make them meanwhile.
+	names := make(chan *nameIndex, 1)
 	go func() {
 		for _, info := range infos {
 			info.grams = serverGrams(info.srv)
 		}
-		m := make(map[string][]*catalog.Tool, 4*len(jobs))
+		x := newNameIndex(len(jobs))
 		for _, j := range jobs {
-			fileNames(m, j.tool)
+			x.add(j.tool)
 		}
-		names <- m
+		ix.indexServerTerms()
+		names <- x
 	}()
 
 	docs, ans, done := analyseAll(jobs)
 
-	// Merge the workers' numbers into the first worker's dictionary, then
-	// renumber each worker's documents and count the documents of each
-	// term.
+	// Merge the workers' numbers into the first worker's dictionary and
+	// add up the documents of each term the workers counted, then
+	// renumber the documents of the other workers, their spans shared out
+	// among goroutines.
 	dict := &ans[0].dict
-	remap := make([][]int32, len(ans))
+	df := make([]int32, len(dict.terms))
+	ans[0].addDF(df, nil)
+	var renumber []remapSpan
 	for w := 1; w < len(ans); w++ {
 		r := make([]int32, len(ans[w].dict.terms))
 		for id, term := range ans[w].dict.terms {
 			r[id] = dict.intern(term)
 		}
-		remap[w] = r
+		df = append(df, make([]int32, len(dict.terms)-len(df))...)
+		ans[w].addDF(df, r)
+		for _, sp := range done[w] {
+			renumber = append(renumber, remapSpan{sp, r})
+		}
 	}
-	counts := make([][]int32, len(ans))
-	each(len(ans), func(w int) {
-		c := make([]int32, len(dict.terms))
-		r := remap[w]
-		for _, span := range done[w] {
-			for i := span.lo; i < span.hi; i++ {
-				for k := range docs[i].terms {
-					tf := &docs[i].terms[k]
-					if r != nil {
-						tf.id = r[tf.id]
-					}
-					c[tf.id]++
+	each(min(len(ans), len(renumber)), func(g int) {
+		for k := g; k < len(renumber); k += len(ans) {
+			rs := renumber[k]
+			for i := rs.lo; i < rs.hi; i++ {
+				for t := range docs[i].terms {
+					tf := &docs[i].terms[t]
+					tf.id = rs.remap[tf.id]
 				}
 			}
 		}
-		counts[w] = c
 	})
-	df := counts[0]
-	for _, c := range counts[1:] {
-		for id, n := range c {
-			df[id] += n
-		}
-	}
 
 	var lens [numFields]float64
 	for _, a := range docs {
@@ -113,7 +109,7 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
 	}
 	ix.df = make(map[string]int32, len(dict.terms))
-	seg := ix.newSegment(docs, dict.terms, 0, ix.df)
+	seg := ix.newSegment(docs, dict.terms, 0, ix.df, true)
 	for _, srv := range servers {
 		ix.servers[srv.Key].seg = seg
 	}
@@ -122,14 +118,12 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.total = len(docs)
 	each(2, func(i int) {
 		if i == 0 {
-			indexBlocks(seg, ix.w.K1)
 			ix.indexGroups(seg)
 		} else {
 			ix.setNameIDF(seg)
 		}
 	})
 	ix.names = <-names
-	ix.indexServerTerms()
 }
 
 // buildJob is one tool to analyse, with its server's terms.
@@ -140,6 +134,12 @@ type buildJob struct {
 
 // span is a range of jobs, jobs[lo:hi].
 type span struct{ lo, hi int }
+
+// remapSpan is a span of documents whose term numbers remap renumbers.
+type remapSpan struct {
+	span
+	remap []int32
+}
 
 // workQueue hands out a worker's share of the jobs from the front, and
 // lets workers that have finished theirs take chunks from the back.

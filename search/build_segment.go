@@ -18,7 +18,11 @@ const minParallelDocs = 2048
 // its postings of every term, so that it knows where in each list its
 // postings go, then writes them: every list ends up in document order, as
 // if written by one loop.
-func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[string]int32) *segment {
+//
+// With blocks set, the lists get their block maxima and name postings as
+// indexBlocks gives them, in the same pass over each list that finds its
+// largest wtf.
+func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[string]int32, blocks bool) *segment {
 	seg := &segment{base: base, docs: make([]doc, len(docs)), srv: make([]int32, len(docs))}
 	n := parallelism(len(docs))
 	ranges := make([]int, n+1)
@@ -53,7 +57,12 @@ func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[st
 	// Each list's largest wtf and top server, lists spread over the
 	// goroutines.
 	each(len(parts), func(r int) {
-		for id := r * len(lists) / len(parts); id < (r+1)*len(lists)/len(parts); id++ {
+		lo, hi := r*len(lists)/len(parts), (r+1)*len(lists)/len(parts)
+		if blocks {
+			indexListBlocks(seg, lists[lo:hi], float32(ix.w.K1))
+			return
+		}
+		for id := lo; id < hi; id++ {
 			l := &lists[id]
 			for _, p := range l.ps {
 				l.max = max(l.max, p.wtf)
@@ -180,4 +189,60 @@ func topRun(seg *segment, ps []posting) serverCount {
 		return serverCount{}
 	}
 	return serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
+}
+
+// listArenaChunk is how many entries the arenas of indexListBlocks get at a
+// time.
+const listArenaChunk = 1 << 12
+
+// indexListBlocks sets, for each list, its largest wtf, its top server, and
+// its block maxima and name postings as indexBlocks does, reading each
+// list's postings once. The block maxima and name postings are gathered in
+// scratch space, then carved out of arenas.
+func indexListBlocks(seg *segment, lists []plist, kf float32) {
+	var blockArena, blocks []blockMax
+	var nameArena, names []uint32
+	srvs := seg.srv
+	for i := range lists {
+		l := &lists[i]
+		ps := l.ps
+		names = names[:0]
+		var mx float32
+		var best, run int32
+		var bestDoc uint32
+		runSrv := int32(-1)
+		for _, p := range ps {
+			mx = max(mx, p.wtf)
+			if srv := srvs[p.doc]; srv != runSrv {
+				run, runSrv = 0, srv
+			}
+			run++
+			if run > best {
+				best, bestDoc = run, p.doc
+			}
+			if p.fields&(1<<FieldName) != 0 {
+				names = append(names, p.doc)
+			}
+		}
+		l.max = mx
+		if best > 0 {
+			l.top = serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
+		}
+		l.names = carve(&nameArena, names, listArenaChunk)
+		if len(ps) < minBlockList {
+			continue
+		}
+		blocks = blocks[:0]
+		last := ^uint32(0)
+		for j, p := range ps {
+			sat := p.wtf / (p.wtf + kf)
+			if b := p.doc >> blockShift; b != last {
+				blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
+				last = b
+			} else if e := &blocks[len(blocks)-1]; sat > e.sat {
+				e.sat = sat
+			}
+		}
+		l.blocks = carve(&blockArena, blocks, listArenaChunk)
+	}
 }

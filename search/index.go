@@ -154,7 +154,7 @@ type Index struct {
 	total   int              // documents in all segments, live or not
 	avgLen  [numFields]float64
 	servers map[string]*serverInfo
-	names   map[string][]*catalog.Tool // lower-cased name forms → tools
+	names   *nameIndex // tools by exact name
 	// serverTerms maps a term of a server's key, title or package to the
 	// servers it names.
 	serverTerms map[string][]string
@@ -221,7 +221,7 @@ type termFreq struct {
 }
 
 // maxMemoText is the longest text whose analysis is remembered.
-const maxMemoText = 256
+const maxMemoText = 4096
 
 func serverText(srv *catalog.Server) string {
 	var b strings.Builder
@@ -326,24 +326,6 @@ func (ix *Index) setNameIDF(seg *segment) {
 	}
 }
 
-// addNames files the tool under the lower-cased spellings by which it can
-// be named exactly: its name, "server/name", "server__name" and
-// "mcp__server__name".
-func (ix *Index) addNames(t *catalog.Tool) { fileNames(ix.names, t) }
-
-// fileNames is addNames into the map names.
-func fileNames(names map[string][]*catalog.Tool, t *catalog.Tool) {
-	n := strings.ToLower(t.Name)
-	s := strings.ToLower(t.Server)
-	// One string holds "mcp__server__name" and "server/name"; the name and
-	// "server__name" are the end of the first.
-	all := "mcp__" + s + catalog.WireSeparator + n + s + catalog.IDSeparator + n
-	wire := len("mcp__") + len(s) + len(catalog.WireSeparator) + len(n)
-	for _, f := range [...]string{all[wire-len(n) : wire], all[wire:], all[len("mcp__"):wire], all[:wire]} {
-		names[f] = append(names[f], t)
-	}
-}
-
 // Update returns an index that reflects snap for the named servers: their
 // tools are re-indexed, or removed when snap no longer has the server. Other
 // servers' postings are shared with ix, not rebuilt. ix is unchanged.
@@ -353,7 +335,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		avgLen: ix.avgLen, version: snap.Version(),
 		df:      make(map[string]int32, len(ix.df)),
 		servers: make(map[string]*serverInfo, len(ix.servers)),
-		names:   make(map[string][]*catalog.Tool, len(ix.names)),
+		names:   newNameIndex(len(ix.names.tools)),
 	}
 	for k, v := range ix.df {
 		next.df[k] = v
@@ -445,7 +427,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		decompound(&docs[i], df, an.dict.intern)
 	}
 	if len(docs) > 0 {
-		seg := next.newSegment(docs, an.dict.terms, next.total, next.df)
+		seg := next.newSegment(docs, an.dict.terms, next.total, next.df, false)
 		next.segs = append(next.segs, seg)
 		next.n += len(docs)
 		next.setNameIDF(seg)
@@ -467,7 +449,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 	// returned in this order.
 	for _, key := range sortedKeys(next.servers) {
 		for _, t := range next.servers[key].srv.Tools {
-			next.addNames(t)
+			next.names.add(t)
 		}
 	}
 	next.indexServerTerms()

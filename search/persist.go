@@ -203,9 +203,9 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 	}
 	ix.n, ix.total = len(docs), len(docs)
 	ix.indexGroups(seg)
-	ix.names = map[string][]*catalog.Tool{}
+	ix.names = newNameIndex(len(docs))
 	for _, d := range docs {
-		ix.addNames(d.tool)
+		ix.names.add(d.tool)
 	}
 	ix.setNameIDF(seg)
 	ix.indexServerTerms()

@@ -229,7 +229,7 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // denotes exactly.
 func (ix *Index) lookupName(name string, v func(*catalog.Tool) bool) []*catalog.Tool {
 	var out []*catalog.Tool
-	for _, t := range ix.names[strings.ToLower(name)] {
+	for _, t := range ix.names.lookup(strings.ToLower(name)) {
 		if v(t) {
 			out = append(out, t)
 		}

@@ -1,0 +1,64 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// TestBuildListsMatchIndexBlocks checks that a build gives every posting
+// list the block maxima, name postings, largest wtf and top server that
+// indexBlocks and topServer, which a loaded index uses, give it.
+func TestBuildListsMatchIndexBlocks(t *testing.T) {
+	t.Parallel()
+	words := []string{"create", "issue", "list", "file", "message", "deploy", "report", "channel"}
+	var servers []*catalog.Server
+	for s := range 40 {
+		var tools []fixtureTool
+		for i := range 60 {
+			w1, w2 := words[(s+i)%len(words)], words[(s*3+i*5)%len(words)]
+			tools = append(tools, fixtureTool{
+				name:   fmt.Sprintf("%s_%s_%d", w1, w2, i),
+				desc:   fmt.Sprintf("The %s of the %s, %s again.", w2, words[i%len(words)], w1),
+				params: map[string]string{w2: "Which " + w1},
+			})
+		}
+		servers = append(servers, fixtureServer(t, fmt.Sprintf("srv%02d", s), tools...))
+	}
+	snap, err := catalog.NewSnapshot(servers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := Build(snap)
+	seg := ix.segs[0]
+	want := &segment{docs: seg.docs, srv: seg.srv, post: map[string]*plist{}}
+	for term, l := range seg.post {
+		want.post[term] = &plist{ps: l.ps}
+	}
+	indexBlocks(want, ix.w.K1)
+	long := 0
+	for term, l := range seg.post {
+		w := want.post[term]
+		var mx float32
+		for _, p := range l.ps {
+			mx = max(mx, p.wtf)
+		}
+		if l.max != mx || l.top != topServer(seg, l.ps) {
+			t.Errorf("%q: max %v, top %v; want %v, %v", term, l.max, l.top, mx, topServer(seg, l.ps))
+		}
+		if !slices.Equal(l.blocks, w.blocks) || (l.blocks == nil) != (w.blocks == nil) {
+			t.Errorf("%q: blocks %v, want %v", term, l.blocks, w.blocks)
+		}
+		if !slices.Equal(l.names, w.names) {
+			t.Errorf("%q: names %v, want %v", term, l.names, w.names)
+		}
+		if l.blocks != nil {
+			long++
+		}
+	}
+	if long < 5 {
+		t.Errorf("only %d lists have block maxima; the test means to check them", long)
+	}
+}
