@@ -49,14 +49,10 @@ type blockScratch struct {
 	lists   []uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
 	gmax    []float32 // the current group's largest contribution
 	hot     []uint64  // bitmap of the blocks whose name coverage counts
-	hotList []uint32  // the same blocks in order
 	touched []uint32  // blocks with a posting
 	gTouch  []uint32  // blocks the current group touched
 	heap    []blockBound
-	nacc    []float32 // per document: name idf matched
-	nbest   []float32 // per document: the current group's best name idf
-	nTouch  []uint32  // documents with a name match
-	gnTouch []uint32  // documents the current group matched by name
+	cursors []int // per member list, where name coverage is in its names
 }
 
 // blockBound is a block and the bound of its tools' scores.
@@ -65,7 +61,7 @@ type blockBound struct {
 	block uint32
 }
 
-func (b *blockScratch) size(blocks, docs int) {
+func (b *blockScratch) size(blocks int) {
 	if len(b.sum) < blocks {
 		b.sum = make([]float32, blocks)
 		b.cov = make([]float32, blocks)
@@ -78,10 +74,6 @@ func (b *blockScratch) size(blocks, docs int) {
 		b.gmax = make([]float32, blocks)
 		b.hot = make([]uint64, (blocks+63)/64)
 	}
-	if len(b.nacc) < docs {
-		b.nacc = make([]float32, docs)
-		b.nbest = make([]float32, docs)
-	}
 }
 
 // reset clears what a query set.
@@ -92,10 +84,7 @@ func (b *blockScratch) reset() {
 	clear(b.mention)
 	clear(b.named)
 	clear(b.hot)
-	for _, d := range b.nTouch {
-		b.nacc[d] = 0
-	}
-	b.touched, b.gTouch, b.nTouch, b.gnTouch, b.heap = b.touched[:0], b.gTouch[:0], b.nTouch[:0], b.gnTouch[:0], b.heap[:0]
+	b.touched, b.gTouch, b.heap = b.touched[:0], b.gTouch[:0], b.heap[:0]
 }
 
 func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, error) {
@@ -103,7 +92,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	seg := ix.segs[0]
 	nb := (len(seg.docs) + blockSize - 1) >> blockShift
 	b := &s.blk
-	b.size(nb, len(seg.docs))
+	b.size(nb)
 	defer b.reset()
 	r.bounds(seg, b)
 	top := s.newTopK(r.req.MaxResults)
@@ -296,71 +285,90 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 }
 
 // nameCoverage sets, for every hot block, the largest share of a tool's
-// name the query covers, from the name postings.
+// name the query covers, from the name postings. It goes through the hot
+// blocks in order with a cursor in each member's name list, so that the
+// sums are kept per block, as reading a block keeps its scores.
 func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
-	// The hot blocks in order, to look up only their part of a long
-	// name list.
-	hot := b.hotList[:0]
-	for w, bits64 := range b.hot {
-		for m := bits64; m != 0; m &= m - 1 {
-			hot = append(hot, uint32(w*64+bits.TrailingZeros64(m)))
-		}
-	}
-	b.hotList = hot
-	note := func(d uint32, fidf float32) {
-		if b.nbest[d] == 0 {
-			b.gnTouch = append(b.gnTouch, d)
-		}
-		if fidf > b.nbest[d] {
-			b.nbest[d] = fidf
-		}
-	}
+	cur := b.cursors[:0]
 	for _, g := range r.groups {
-		for _, m := range g.members {
-			if m.l == nil {
-				continue
-			}
-			names := m.l.names
-			if len(hot)*8 < len(names) {
-				// Few hot blocks: find each one's run of documents.
-				j := 0
-				for _, i := range hot {
-					lo, hi := i<<blockShift, (i+1)<<blockShift
-					j += searchDocs(names[j:], lo)
+		for range g.members {
+			cur = append(cur, 0)
+		}
+	}
+	b.cursors = cur
+	// Per tool of the block: the name idf matched, and the current
+	// group's best member; entries are cleared as they are used.
+	var acc, best [blockSize]float32
+	for w, word := range b.hot {
+		for m := word; m != 0; m &= m - 1 {
+			i := uint32(w*64 + bits.TrailingZeros64(m))
+			lo, hi := i<<blockShift, (i+1)<<blockShift
+			var any uint64
+			k := 0
+			for _, g := range r.groups {
+				var seen uint64
+				for x := range g.members {
+					mem := &g.members[x]
+					c := &cur[k]
+					k++
+					if mem.l == nil {
+						continue
+					}
+					names := mem.l.names
+					j := *c
+					if j == len(names) || names[j] >= hi {
+						// Nothing in this block.
+						continue
+					}
+					if names[j] < lo {
+						j += gallopDocs(names[j:], lo)
+					}
 					for ; j < len(names) && names[j] < hi; j++ {
-						note(names[j], m.fidf)
+						o := (names[j] - lo) & (blockSize - 1)
+						seen |= 1 << o
+						if mem.fidf > best[o] {
+							best[o] = mem.fidf
+						}
+					}
+					*c = j
+				}
+				any |= seen
+				for t := seen; t != 0; t &= t - 1 {
+					o := bits.TrailingZeros64(t)
+					acc[o] += best[o]
+					best[o] = 0
+				}
+			}
+			for t := any; t != 0; t &= t - 1 {
+				o := bits.TrailingZeros64(t)
+				a := acc[o]
+				acc[o] = 0
+				if nidf := seg.nameIDF[lo+uint32(o)]; nidf > 0 {
+					// Shares are never negative or NaN, so plain
+					// comparisons give what max and min would.
+					c := a / nidf
+					if c > 1 {
+						c = 1
+					}
+					if c > b.name[i] {
+						b.name[i] = c
 					}
 				}
-				continue
-			}
-			for _, d := range names {
-				if i := d >> blockShift; b.hot[i/64]&(1<<(i%64)) != 0 {
-					note(d, m.fidf)
-				}
-			}
-		}
-		for _, d := range b.gnTouch {
-			if b.nacc[d] == 0 {
-				b.nTouch = append(b.nTouch, d)
-			}
-			b.nacc[d] += b.nbest[d]
-			b.nbest[d] = 0
-		}
-		b.gnTouch = b.gnTouch[:0]
-	}
-	for _, d := range b.nTouch {
-		if nidf := seg.nameIDF[d]; nidf > 0 {
-			// Shares are never negative or NaN, so plain comparisons
-			// give what max and min would.
-			c := b.nacc[d] / nidf
-			if c > 1 {
-				c = 1
-			}
-			if i := d >> blockShift; c > b.name[i] {
-				b.name[i] = c
 			}
 		}
 	}
+}
+
+// gallopDocs returns the first index of ds whose document is at least
+// doc, looking near the start first: the cursor of a name list moves
+// forward a little at a time.
+func gallopDocs(ds []uint32, doc uint32) int {
+	hi := 1
+	for hi < len(ds) && ds[hi-1] < doc {
+		hi *= 2
+	}
+	lo := hi / 2
+	return lo + searchDocs(ds[lo:min(hi, len(ds))], doc)
 }
 
 // searchDocs returns the first index of ds whose document is at least doc.
