@@ -34,26 +34,18 @@ func sameAnswers(t *testing.T, got, want *search.Index, queries []string) {
 				continue
 			}
 			if a, b := describe(g), describe(w); a != b {
-				if mode == search.ModeAuto && regexTimesOut(ctx, q, got, want) {
-					// Auto mode read a pattern as words after its regex
-					// ran out of time on one side.
+				if mode == search.ModeAuto && g.Form != w.Form &&
+					(g.Form == search.FormRegex || w.Form == search.FormRegex) {
+					// Auto mode read a pattern as words on the side where
+					// its regex ran out of time (under the race detector
+					// on a loaded machine); a regex that runs to the end
+					// answers alike on both, as ModeRegex checks.
 					continue
 				}
 				t.Fatalf("%q (%s):\nloaded %s\n built %s", q, mode, a, b)
 			}
 		}
 	}
-}
-
-// regexTimesOut reports whether q, read as a regex, runs out of time on
-// either index.
-func regexTimesOut(ctx context.Context, q string, ixs ...*search.Index) bool {
-	for _, ix := range ixs {
-		if _, err := ix.Search(ctx, search.Request{Query: q, MaxResults: 10, Mode: search.ModeRegex}); errors.Is(err, search.ErrTimeExceeded) {
-			return true
-		}
-	}
-	return false
 }
 
 func describe(r search.Result) string {
