@@ -3,6 +3,7 @@ package search
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -30,8 +31,20 @@ type token struct {
 }
 
 // stemCache memoises stems; vocabularies are small and stemming dominates
-// analysis time otherwise.
-var stemCache sync.Map // string → string
+// analysis time otherwise. Queries bring words of their own, so it keeps
+// at most maxStems words of at most maxStemLen bytes: past that, a word is
+// stemmed each time.
+var (
+	stemCache sync.Map // string → string
+	stemCount atomic.Int64
+)
+
+// maxStems bounds stemCache: far more words than a catalog of 100k tools
+// uses, a few tens of megabytes at worst.
+const (
+	maxStems   = 1 << 19
+	maxStemLen = 64
+)
 
 func stem(w string) string {
 	if v, ok := stemCache.Load(w); ok {
@@ -45,7 +58,11 @@ func stem(w string) string {
 	case len(w) > 2 && isAlpha(w):
 		s = english.Stem(w, false)
 	}
-	stemCache.Store(w, s)
+	if len(w) <= maxStemLen && stemCount.Load() < maxStems {
+		if _, loaded := stemCache.LoadOrStore(w, s); !loaded {
+			stemCount.Add(1)
+		}
+	}
 	return s
 }
 
