@@ -26,7 +26,7 @@ func (ix *Index) Prunable() bool { return ix.prunable() }
 // FoldedGroups counts the groups of a keyword query whose blocks are
 // bounded from folded synonym maxima.
 func (ix *Index) FoldedGroups(q string) int {
-	s := getScratch(ix.total)
+	s := getScratch()
 	defer putScratch(s)
 	pq, err := ix.parseKeywords(q, s)
 	if err != nil {

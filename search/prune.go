@@ -37,7 +37,7 @@ func (ix *Index) prunable() bool {
 // catalog is best built again with Build.
 func (ix *Index) Compact() bool { return ix.prunable() }
 
-// blockScratch is a query's per-block and per-name state.
+// blockScratch is a query's per-block state.
 type blockScratch struct {
 	sum     []float32 // summed largest group contributions
 	cov     []float32 // summed idf of the groups present

@@ -177,12 +177,21 @@ func (s *scratch) stems() map[string]string {
 
 var scratchPool sync.Pool
 
-func getScratch(n int) *scratch {
+func getScratch() *scratch {
 	s, _ := scratchPool.Get().(*scratch)
-	if s == nil || len(s.docs) < n {
-		s = &scratch{docs: make([]docAcc, n)}
+	if s == nil {
+		s = &scratch{}
 	}
 	return s
+}
+
+// sizeDocs gives s accumulators for n documents, which only reading every
+// posting needs (40 bytes a tool, so a query ranked block by block does
+// not hold them).
+func (s *scratch) sizeDocs(n int) {
+	if len(s.docs) < n {
+		s.docs = make([]docAcc, n)
+	}
 }
 
 func putScratch(s *scratch) {
@@ -221,7 +230,7 @@ func (ix *Index) keywordSearch(ctx context.Context, q string, req Request, v fun
 // rankKeywords ranks a keyword query, stopping early when prune is set
 // (which needs a prunable index).
 func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func(*catalog.Tool) bool, prune bool) (Result, error) {
-	s := getScratch(ix.total)
+	s := getScratch()
 	defer putScratch(s)
 	pq, err := ix.parseKeywords(q, s)
 	if err != nil {
@@ -414,6 +423,7 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 
 // exhaustive ranks by reading every posting of every group.
 func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*topK, error) {
+	s.sizeDocs(r.ix.total)
 	for i := range r.groups {
 		if i%8 == 7 && ctx.Err() != nil {
 			return nil, ctx.Err()
