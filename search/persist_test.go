@@ -68,6 +68,22 @@ func persistQueries(snap *catalog.Snapshot) []string {
 	return qs
 }
 
+// builtAndLoaded builds snap's index, saves it and loads it again,
+// returning both indexes and the saved bytes.
+func builtAndLoaded(t *testing.T, snap *catalog.Snapshot) (built, loaded *search.Index, data []byte) {
+	t.Helper()
+	built = search.Build(snap)
+	data, err := built.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err = search.Load(snap, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built, loaded, data
+}
+
 func TestSavedIndexAnswersAlike(t *testing.T) {
 	t.Parallel()
 	snaps := map[string]func(testing.TB) *catalog.Snapshot{"made-up": benchCatalog, "real": sharedtest.Catalog}
@@ -75,15 +91,7 @@ func TestSavedIndexAnswersAlike(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			snap := load(t)
-			built := search.Build(snap)
-			data, err := built.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			loaded, err := search.Load(snap, data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			built, loaded, data := builtAndLoaded(t, snap)
 			if !bytes.Equal(loaded.SavedFingerprint(), search.Fingerprint(snap)) || built.SavedFingerprint() != nil {
 				t.Error("SavedFingerprint is not the snapshot's for a loaded index, or not nil for a built one")
 			}

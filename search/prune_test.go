@@ -205,15 +205,7 @@ func FuzzPruned(f *testing.F) {
 func TestCompact(t *testing.T) {
 	t.Parallel()
 	snap := benchCatalog(t)
-	built := search.Build(snap)
-	data, err := built.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := search.Load(snap, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	built, loaded, _ := builtAndLoaded(t, snap)
 	servers := snap.Servers()
 	next, err := catalog.NewSnapshot(servers[1:]...)
 	if err != nil {
