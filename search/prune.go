@@ -344,13 +344,9 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 				a := acc[o]
 				acc[o] = 0
 				if nidf := seg.nameIDF[lo+uint32(o)]; nidf > 0 {
-					// Shares are never negative or NaN, so plain
-					// comparisons give what max and min would.
-					c := a / nidf
-					if c > 1 {
-						c = 1
-					}
-					if c > b.name[i] {
+					// Shares are never negative or NaN, so a plain
+					// comparison gives what max would.
+					if c := unitShare(a / nidf); c > b.name[i] {
 						b.name[i] = c
 					}
 				}
@@ -368,21 +364,8 @@ func gallopDocs(ds []uint32, doc uint32) int {
 		hi *= 2
 	}
 	lo := hi / 2
-	return lo + searchDocs(ds[lo:min(hi, len(ds))], doc)
-}
-
-// searchDocs returns the first index of ds whose document is at least doc.
-func searchDocs(ds []uint32, doc uint32) int {
-	lo, hi := 0, len(ds)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ds[m] < doc {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	i, _ := slices.BinarySearch(ds[lo:min(hi, len(ds))], doc)
+	return lo + i
 }
 
 // heapify orders h as a max-heap by bound.

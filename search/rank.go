@@ -513,7 +513,7 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 
 // unitShare caps a share at 1. Shares are never negative or NaN, so this
 // is math.Min(1, x) without the cases it handles.
-func unitShare(x float64) float64 {
+func unitShare[F float32 | float64](x F) F {
 	if x > 1 {
 		return 1
 	}
