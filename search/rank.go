@@ -124,8 +124,8 @@ var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': t
 
 // scratch holds a query's per-document accumulators.
 type scratch struct {
-	// The parsed query: groups, their members, required masks, and the
-	// analyser's tokens and stem cache.
+	// The parsed query: groups, required masks, and the analyser's
+	// tokens and stem cache.
 	groups   []group
 	required []uint64
 	tokens   []token
@@ -135,7 +135,7 @@ type scratch struct {
 	touched  []uint32 // docs with a group matched
 	gTouched []uint32 // docs the current group matched
 	blk      blockScratch
-	// The ranking and its groups, members, idfs and order.
+	// The ranking and its groups, idfs and order.
 	rank    ranking
 	rgroups []rgroup
 	gidf    []float64
@@ -212,6 +212,7 @@ func putScratch(s *scratch) {
 	s.rank = ranking{}
 	clear(s.top.h[:cap(s.top.h)])
 	clear(s.rgroups[:cap(s.rgroups)])
+	clear(s.groups[:cap(s.groups)])
 	scratchPool.Put(s)
 }
 
