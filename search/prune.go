@@ -403,15 +403,14 @@ func siftDown(h []blockBound, i int) {
 }
 
 // readBlock reads block i of every group's lists, group by group in the
-// ranking order, and offers the block's tools to top. A long list finds the
-// block among its block entries, a short one among its postings.
+// ranking order, and offers the block's tools to top.
 //
 // most is the largest factor a tool of the block can get from name
 // coverage and server mention.
 func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, top *topK, res *Result) {
 	kf := float32(r.ix.w.K1)
 	nb := (len(seg.docs) + blockSize - 1) >> blockShift
-	lo, hi := i<<blockShift, (i+1)<<blockShift
+	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
 	// Lists share a bit when there are more than 64: the bit is then set
@@ -431,23 +430,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				continue
 			}
 			ps := m.l.ps
-			var from, to int
-			if bl := m.l.blocks; bl != nil {
-				k := findBlock(bl, i, nb)
-				if k == len(bl) || bl[k].block != i {
-					continue
-				}
-				from, to = int(bl[k].start), len(ps)
-				if k+1 < len(bl) {
-					to = int(bl[k+1].start)
-				}
-			} else {
-				from = searchPostings(ps, lo)
-				to = from
-				for to < len(ps) && ps[to].doc < hi {
-					to++
-				}
-			}
+			from, to := m.l.blockRun(i, nb)
 			var exact uint64
 			if m.own {
 				exact = g.bit
@@ -541,6 +524,30 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		}
 		*da = docAcc{}
 	}
+}
+
+// blockRun returns where block i's postings start and end in l, nb being
+// the number of blocks of its segment. A long list finds the block among its
+// block entries, a short one among its postings.
+func (l *plist) blockRun(i uint32, nb int) (from, to int) {
+	ps := l.ps
+	if bl := l.blocks; bl != nil {
+		k := findBlock(bl, i, nb)
+		if k == len(bl) || bl[k].block != i {
+			return 0, 0
+		}
+		from, to = int(bl[k].start), len(ps)
+		if k+1 < len(bl) {
+			to = int(bl[k+1].start)
+		}
+		return from, to
+	}
+	from = searchPostings(ps, i<<blockShift)
+	to = from
+	for to < len(ps) && ps[to].doc < (i+1)<<blockShift {
+		to++
+	}
+	return from, to
 }
 
 // blockMost is the largest factor the name coverage and the server

@@ -762,19 +762,8 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 // blocks of the list's segment. A long list goes through its block
 // entries to the block's postings.
 func (l *plist) find(doc uint32, nb int) (posting, bool) {
-	ps := l.ps
-	if bl := l.blocks; bl != nil {
-		i := doc >> blockShift
-		k := findBlock(bl, i, nb)
-		if k == len(bl) || bl[k].block != i {
-			return posting{}, false
-		}
-		to := len(ps)
-		if k+1 < len(bl) {
-			to = int(bl[k+1].start)
-		}
-		ps = ps[bl[k].start:to]
-	}
+	from, to := l.blockRun(doc>>blockShift, nb)
+	ps := l.ps[from:to]
 	j := searchPostings(ps, doc)
 	if j < len(ps) && ps[j].doc == doc {
 		return ps[j], true
