@@ -40,3 +40,15 @@ func (ix *Index) FoldedGroups(q string) int {
 	}
 	return n
 }
+
+// QueryLists is the number of posting lists (query words and their
+// synonyms) a keyword query reads.
+func (ix *Index) QueryLists(q string) int {
+	s := getScratch()
+	defer putScratch(s)
+	pq, err := ix.parseKeywords(q, s)
+	if err != nil {
+		return 0
+	}
+	return ix.newRanking(pq, Request{MaxResults: 5}, nil, s).lists
+}

@@ -53,3 +53,14 @@ func TestPlansKeepOnlyIndexTerms(t *testing.T) {
 		t.Errorf("asking the same queries again grew the plans from %d to %d", kept, n)
 	}
 }
+
+// TestGroupsFitAMask checks that no word has more synonyms than ranking
+// can follow in a 64-bit mask of a group's members.
+func TestGroupsFitAMask(t *testing.T) {
+	t.Parallel()
+	for term, syns := range synonyms {
+		if n := 1 + len(syns); n > maxGroupMembers {
+			t.Errorf("%q has %d members with its synonyms; at most %d fit", term, n, maxGroupMembers)
+		}
+	}
+}

@@ -289,12 +289,8 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 // blocks in order with a cursor in each member's name list, so that the
 // sums are kept per block, as reading a block keeps its scores.
 func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
-	cur := b.cursors[:0]
-	for _, g := range r.groups {
-		for range g.members {
-			cur = append(cur, 0)
-		}
-	}
+	cur := slices.Grow(b.cursors[:0], r.lists)[:r.lists]
+	clear(cur)
 	b.cursors = cur
 	// Per tool of the block: the name idf matched, and the current
 	// group's best member; entries are cleared as they are used.
@@ -303,17 +299,22 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 		for m := word; m != 0; m &= m - 1 {
 			i := uint32(w*64 + bits.TrailingZeros64(m))
 			lo, hi := i<<blockShift, (i+1)<<blockShift
+			lists := b.lists[i]
 			var any uint64
-			k := 0
-			for _, g := range r.groups {
+			for gi := range r.groups {
+				g := &r.groups[gi]
+				present := r.present(g, lists)
+				if present == 0 {
+					continue
+				}
+				// With one member here, its idf goes straight into the
+				// sums, as through the group's best.
+				one := present&(present-1) == 0
 				var seen uint64
-				for x := range g.members {
-					mem := &g.members[x]
-					c := &cur[k]
-					k++
-					if mem.l == nil {
-						continue
-					}
+				for t := present; t != 0; t &= t - 1 {
+					k := bits.TrailingZeros64(t)
+					mem := &g.members[k]
+					c := &cur[g.first+k]
 					names := mem.l.names
 					j := *c
 					if j == len(names) || names[j] >= hi {
@@ -323,16 +324,22 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 					if names[j] < lo {
 						j += gallopDocs(names[j:], lo)
 					}
+					fidf := mem.fidf
 					for ; j < len(names) && names[j] < hi; j++ {
 						o := (names[j] - lo) & (blockSize - 1)
 						seen |= 1 << o
-						if mem.fidf > best[o] {
-							best[o] = mem.fidf
+						if one {
+							acc[o] += fidf
+						} else if fidf > best[o] {
+							best[o] = fidf
 						}
 					}
 					*c = j
 				}
 				any |= seen
+				if one {
+					continue
+				}
 				for t := seen; t != 0; t &= t - 1 {
 					o := bits.TrailingZeros64(t)
 					acc[o] += best[o]
@@ -413,88 +420,75 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
-	// Lists share a bit when there are more than 64: the bit is then set
-	// when any of them has a posting in the block.
 	lists := s.blk.lists[i]
-	mi := -1
 	for gi := range r.groups {
 		g := &r.groups[gi]
+		present := r.present(g, lists)
+		if present == 0 {
+			continue
+		}
 		named := r.byGroup[g.gi]
-		// A group of one list adds each posting's score at once, as
-		// through the group's best (scores are never negative).
-		one := len(g.members) == 1
 		var gTouched uint64
-		for _, m := range g.members {
-			mi++
-			if m.l == nil || lists&(1<<(mi&63)) == 0 {
-				continue
-			}
-			ps := m.l.ps
+		if present&(present-1) == 0 {
+			// One member has postings here: each tool's group score is
+			// its one posting's, added at once, as through the group's
+			// best (scores are never negative).
+			m := &g.members[bits.TrailingZeros64(present)]
 			from, to := m.l.blockRun(i, nb)
 			var exact uint64
 			if m.own {
 				exact = g.bit
 			}
 			w, fidf := m.w, m.fidf
-			switch {
-			case named != nil:
-				// The general case: the group's word names a server.
-				for _, p := range ps[from:to] {
-					o := (p.doc - lo) & (blockSize - 1)
-					da := &acc[o]
-					c := w * p.wtf / (p.wtf + kf)
+			for _, p := range m.l.ps[from:to] {
+				o := (p.doc - lo) & (blockSize - 1)
+				da := &acc[o]
+				c := w * p.wtf / (p.wtf + kf)
+				if named != nil {
+					// The server boost already counts a word that names
+					// the tool's own server, as far as it names it.
 					c *= 1 - named[seg.srv[p.doc]]
-					gTouched |= 1 << o
-					da.exact |= exact
-					name := p.fields&(1<<FieldName) != 0
-					if one {
-						da.acc += c
-						if name {
-							da.nameAcc += fidf
-						}
-						continue
-					}
-					if c > da.best {
-						da.best = c
-					}
-					if name && fidf > da.nameBest {
-						da.nameBest = fidf
-					}
 				}
-			case one:
-				for _, p := range ps[from:to] {
-					o := (p.doc - lo) & (blockSize - 1)
-					da := &acc[o]
-					gTouched |= 1 << o
-					da.exact |= exact
-					da.acc += w * p.wtf / (p.wtf + kf)
-					if p.fields&(1<<FieldName) != 0 {
-						da.nameAcc += fidf
-					}
-				}
-			default:
-				for _, p := range ps[from:to] {
-					o := (p.doc - lo) & (blockSize - 1)
-					da := &acc[o]
-					c := w * p.wtf / (p.wtf + kf)
-					gTouched |= 1 << o
-					da.exact |= exact
-					if c > da.best {
-						da.best = c
-					}
-					if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
-						da.nameBest = fidf
-					}
+				gTouched |= 1 << o
+				da.exact |= exact
+				da.acc += c
+				if p.fields&(1<<FieldName) != 0 {
+					da.nameAcc += fidf
 				}
 			}
-		}
-		touched |= gTouched
-		if one {
+			touched |= gTouched
 			for t := gTouched; t != 0; t &= t - 1 {
 				acc[bits.TrailingZeros64(t)].matched |= g.bit
 			}
 			continue
 		}
+		// Several members: a tool's group score is its best member's.
+		for t := present; t != 0; t &= t - 1 {
+			m := &g.members[bits.TrailingZeros64(t)]
+			from, to := m.l.blockRun(i, nb)
+			var exact uint64
+			if m.own {
+				exact = g.bit
+			}
+			w, fidf := m.w, m.fidf
+			for _, p := range m.l.ps[from:to] {
+				o := (p.doc - lo) & (blockSize - 1)
+				da := &acc[o]
+				c := w * p.wtf / (p.wtf + kf)
+				if named != nil {
+					c *= 1 - named[seg.srv[p.doc]]
+				}
+				gTouched |= 1 << o
+				da.exact |= exact
+				if c > da.best {
+					da.best = c
+				}
+				if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
+					da.nameBest = fidf
+				}
+			}
+		}
+		touched |= gTouched
 		for t := gTouched; t != 0; t &= t - 1 {
 			da := &acc[bits.TrailingZeros64(t)]
 			da.matched |= g.bit
@@ -548,6 +542,28 @@ func (l *plist) blockRun(i uint32, nb int) (from, to int) {
 		to++
 	}
 	return from, to
+}
+
+// maxGroupMembers is the most members (a word and its synonyms) a query
+// group may have: present keeps them in a 64-bit mask.
+const maxGroupMembers = 64
+
+// present returns the members of g with postings in a block whose list
+// word (blockScratch.lists) is lists: bit k for the group's k-th member.
+// When the query has more than 64 lists they share bits, and a member
+// counts as present when its bit is set.
+func (r *ranking) present(g *rgroup, lists uint64) uint64 {
+	n := len(g.members)
+	if r.lists <= 64 {
+		return lists >> g.first & (1<<n - 1)
+	}
+	var m uint64
+	for k := range n {
+		if g.members[k].l != nil && lists&(1<<((g.first+k)&63)) != 0 {
+			m |= 1 << k
+		}
+	}
+	return m
 }
 
 // blockMost is the largest factor the name coverage and the server

@@ -134,6 +134,15 @@ func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
 	}
 	// Words naming servers, and words no tool uses.
 	queries = append(queries, "issue server 03 create", "the a of", "zzz qqq create", "webhook workspace 12")
+	// More lists than a block's 64-bit list word has bits, so that lists
+	// share bits.
+	words := slices.Concat(benchVerbs, benchObjects, benchFiller)
+	slices.SortStableFunc(words, func(a, b string) int { return ix.QueryLists(b) - ix.QueryLists(a) })
+	wide := strings.Join(words[:search.MaxTerms], " ")
+	if n := ix.QueryLists(wide); n <= 64 {
+		t.Fatalf("the wide query reads %d lists, want more than 64", n)
+	}
+	queries = append(queries, wide)
 	early := samePruned(t, ix, variants(snap, queries))
 	if early == 0 {
 		t.Error("no query stopped early: the test checks nothing")

@@ -293,6 +293,7 @@ type ranking struct {
 	gidf      []float64 // per query group, the idf of its own term
 	idfSum    float64
 	filtered  bool
+	lists     int // the member lists of all groups
 	// most is the largest factor any tool's summed group scores can be
 	// multiplied by.
 	most float64
@@ -318,6 +319,9 @@ type rgroup struct {
 	// folded are the block maxima of all its members together, when the
 	// index keeps them for this word.
 	folded []groupBlock
+	// first is the number of the group's first member among the query's
+	// lists, which are numbered group after group in ranking order.
+	first int
 }
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
@@ -353,6 +357,8 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	r.order = slices.Grow(r.order, len(r.groups))[:len(r.groups)]
 	for i, g := range r.groups {
 		r.order[g.gi] = i
+		r.groups[i].first = r.lists
+		r.lists += len(g.members)
 	}
 	r.most = 1 + ix.w.NameCoverage
 	var most float32
