@@ -1,6 +1,10 @@
 package search
 
-import "math/bits"
+import (
+	"iter"
+	"maps"
+	"math/bits"
+)
 
 // Block bounds. A one-segment index divides its documents into blocks of
 // blockSize consecutive documents (a server's tools are consecutive, so a
@@ -33,12 +37,56 @@ type blockMax struct {
 	start uint32
 }
 
+// blockRank is one word of a long list's block bitmap: bit j is set when
+// the list has an entry for block 64w+j (w being the word's place), and
+// before is the number of the list's entries for earlier blocks. A block's
+// entry is then found, or known absent, with one load and a popcount.
+type blockRank struct {
+	bits   uint64
+	before uint32
+}
+
+// rankWords is the number of blockRank words of a long list in a segment
+// of n documents.
+func rankWords(n int) int {
+	nb := (n + blockSize - 1) >> blockShift
+	return (nb + 63) / 64
+}
+
+// fillRanks sets the ranks of the block entries bl.
+func fillRanks(ranks []blockRank, bl []blockMax) {
+	for _, e := range bl {
+		ranks[e.block/64].bits |= 1 << (e.block % 64)
+	}
+	before := uint32(0)
+	for w := range ranks {
+		ranks[w].before = before
+		before += uint32(bits.OnesCount64(ranks[w].bits))
+	}
+}
+
+// assignRanks gives every long list of lists its place in a new ranks
+// array for a segment of n documents, and returns the array.
+func assignRanks(n int, lists iter.Seq[*plist]) []blockRank {
+	w := rankWords(n)
+	at := 0
+	for l := range lists {
+		if len(l.ps) >= minBlockList {
+			l.rankAt = uint32(at)
+			at += w
+		}
+	}
+	return make([]blockRank, at)
+}
+
 // indexBlocks computes, for every posting list of seg, the block maxima of
-// a long list (saturated with k1) and the documents with the term in their
-// name.
+// a long list (saturated with k1) with their ranks, and the documents with
+// the term in their name.
 func indexBlocks(seg *segment, k1 float64) {
 	kf := float32(k1)
 	var nBlocks, nNames int
+	seg.ranks = assignRanks(len(seg.docs), maps.Values(seg.post))
+	w := rankWords(len(seg.docs))
 	for _, l := range seg.post {
 		if len(l.ps) >= minBlockList {
 			nBlocks += blockCount(l.ps)
@@ -74,6 +122,7 @@ func indexBlocks(seg *segment, k1 float64) {
 			}
 		}
 		l.blocks = blocks[start:len(blocks):len(blocks)]
+		fillRanks(seg.ranks[l.rankAt:int(l.rankAt)+w], l.blocks)
 	}
 }
 

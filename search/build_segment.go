@@ -54,6 +54,15 @@ func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[st
 	each(len(parts), func(r int) {
 		ix.fillRange(parts[r], docs, ranges[r], ranges[r+1], backing)
 	})
+	if blocks {
+		seg.ranks = assignRanks(len(docs), func(yield func(*plist) bool) {
+			for i := range lists {
+				if !yield(&lists[i]) {
+					return
+				}
+			}
+		})
+	}
 	// Each list's largest wtf and top server, lists spread over the
 	// goroutines.
 	each(len(parts), func(r int) {
@@ -203,6 +212,7 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 	var blockArena, blocks []blockMax
 	var nameArena, names []uint32
 	srvs := seg.srv
+	w := rankWords(len(seg.docs))
 	for i := range lists {
 		l := &lists[i]
 		ps := l.ps
@@ -244,5 +254,6 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 			}
 		}
 		l.blocks = carve(&blockArena, blocks, listArenaChunk)
+		fillRanks(seg.ranks[l.rankAt:int(l.rankAt)+w], l.blocks)
 	}
 }

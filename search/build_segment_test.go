@@ -56,6 +56,11 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 		}
 		if l.blocks != nil {
 			long++
+			n := rankWords(len(seg.docs))
+			got, exp := seg.ranks[l.rankAt:int(l.rankAt)+n], want.ranks[w.rankAt:int(w.rankAt)+n]
+			if !slices.Equal(got, exp) {
+				t.Errorf("%q: block ranks %v, want %v", term, got, exp)
+			}
 		}
 	}
 	if long < 5 {

@@ -6,23 +6,40 @@ import (
 	"testing"
 )
 
-// TestFindBlock checks findBlock against a plain search over lists of every
-// density.
-func TestFindBlock(t *testing.T) {
+// TestBlockRun checks that blockRun finds each block's postings, in long
+// lists (through their block ranks) and short ones, of every density, as a
+// plain scan does.
+func TestBlockRun(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 5))
-	for _, nb := range []int{1, 2, 7, 64, 1000} {
-		for _, density := range []float64{0.01, 0.1, 0.5, 0.9, 1} {
-			var bl []blockMax
-			for b := range nb {
+	for _, n := range []int{1, 64, 65, 500, 4096, 4100, 64000} {
+		for _, density := range []float64{0.002, 0.01, 0.1, 0.5, 0.9, 1} {
+			var ps []posting
+			for d := range uint32(n) {
 				if rng.Float64() < density {
-					bl = append(bl, blockMax{block: uint32(b)})
+					ps = append(ps, posting{doc: d, wtf: 1})
 				}
 			}
-			for b := range uint32(nb + 2) {
-				want, _ := slices.BinarySearchFunc(bl, b, func(e blockMax, b uint32) int { return int(e.block) - int(b) })
-				if got := findBlock(bl, b, nb); got != want {
-					t.Fatalf("nb %d density %v block %d: findBlock = %d, want %d", nb, density, b, got, want)
+			if len(ps) == 0 {
+				continue
+			}
+			l := &plist{ps: ps}
+			seg := &segment{docs: make([]doc, n), post: map[string]*plist{"t": l}}
+			indexBlocks(seg, 1.2)
+			if (l.blocks != nil) != (len(ps) >= minBlockList) {
+				t.Fatalf("n %d density %v: %d postings, block entries %v", n, density, len(ps), l.blocks != nil)
+			}
+			nb := uint32((n + blockSize - 1) >> blockShift)
+			for i := range nb {
+				var want []posting
+				for _, p := range ps {
+					if p.doc>>blockShift == i {
+						want = append(want, p)
+					}
+				}
+				from, to := l.blockRun(i, seg.ranks)
+				if got := ps[from:to]; !slices.Equal(got, want) {
+					t.Fatalf("n %d density %v block %d: blockRun gives %d postings from %d, want %d", n, density, i, to-from, from, len(want))
 				}
 			}
 		}

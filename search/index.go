@@ -122,12 +122,18 @@ type segment struct {
 	// groups are, per word with synonyms, the block maxima of the word and
 	// its synonyms together (see indexGroups).
 	groups map[string]*groupBlocks
+	// ranks are the long lists' block ranks, rankWords(len(docs)) a
+	// list from its plist.rankAt (see blockRank).
+	ranks []blockRank
 }
 
 // plist is one term's postings in a segment.
 type plist struct {
 	ps  []posting // in document order
 	max float32   // the largest wtf, for bounds
+	// rankAt is where a long list's block ranks start in its segment's
+	// ranks.
+	rankAt uint32
 	// top is the server with the most documents containing the term in
 	// this segment, and how many.
 	top serverCount

@@ -416,7 +416,6 @@ func siftDown(h []blockBound, i int) {
 // coverage and server mention.
 func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, top *topK, res *Result) {
 	kf := float32(r.ix.w.K1)
-	nb := (len(seg.docs) + blockSize - 1) >> blockShift
 	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
@@ -434,7 +433,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			// its one posting's, added at once, as through the group's
 			// best (scores are never negative).
 			m := &g.members[bits.TrailingZeros64(present)]
-			from, to := m.l.blockRun(i, nb)
+			from, to := m.l.blockRun(i, seg.ranks)
 			var exact uint64
 			if m.own {
 				exact = g.bit
@@ -465,7 +464,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		// Several members: a tool's group score is its best member's.
 		for t := present; t != 0; t &= t - 1 {
 			m := &g.members[bits.TrailingZeros64(t)]
-			from, to := m.l.blockRun(i, nb)
+			from, to := m.l.blockRun(i, seg.ranks)
 			var exact uint64
 			if m.own {
 				exact = g.bit
@@ -520,16 +519,18 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	}
 }
 
-// blockRun returns where block i's postings start and end in l, nb being
-// the number of blocks of its segment. A long list finds the block among its
-// block entries, a short one among its postings.
-func (l *plist) blockRun(i uint32, nb int) (from, to int) {
+// blockRun returns where the postings of block i of l's segment start and
+// end in l, ranks being the segment's block ranks. A long list finds the
+// block's entry through its ranks, a short one searches its postings.
+func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 	ps := l.ps
 	if bl := l.blocks; bl != nil {
-		k := findBlock(bl, i, nb)
-		if k == len(bl) || bl[k].block != i {
+		w := ranks[int(l.rankAt)+int(i/64)]
+		bit := uint64(1) << (i % 64)
+		if w.bits&bit == 0 {
 			return 0, 0
 		}
+		k := int(w.before) + bits.OnesCount64(w.bits&(bit-1))
 		from, to = int(bl[k].start), len(ps)
 		if k+1 < len(bl) {
 			to = int(bl[k+1].start)
@@ -572,51 +573,6 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 	w := &r.ix.w
 	return (1 + w.NameCoverage*float64(name)) * (1 + w.ServerMention*float64(b.mention[i])) * boundSlack
-}
-
-// findBlock returns the first index of bl whose block is at least b, nb
-// being the number of blocks. It starts where b would sit if the list's
-// entries were spread evenly over the blocks, which a common word's nearly
-// are, and widens from there: a cold list is read a cache line or two, not
-// a binary search's dozen.
-func findBlock(bl []blockMax, b uint32, nb int) int {
-	n := len(bl)
-	if n == 0 {
-		return 0
-	}
-	g := int(uint64(b) * uint64(n) / uint64(max(nb, 1)))
-	g = min(g, n-1)
-	if bl[g].block < b {
-		// The answer is after g.
-		lo, step := g+1, 1
-		for lo+step-1 < n && bl[lo+step-1].block < b {
-			lo += step
-			step *= 2
-		}
-		return lo + searchBlocks(bl[lo:min(n, lo+step)], b)
-	}
-	// The answer is at or before g.
-	hi, step := g, 1
-	for hi-step >= 0 && bl[hi-step].block >= b {
-		hi -= step
-		step *= 2
-	}
-	lo := max(0, hi-step)
-	return lo + searchBlocks(bl[lo:hi+1], b)
-}
-
-// searchBlocks returns the first index of bl whose block is at least b.
-func searchBlocks(bl []blockMax, b uint32) int {
-	lo, hi := 0, len(bl)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if bl[m].block < b {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }
 
 // searchPostings returns the first index of ps whose document is at least

@@ -693,7 +693,6 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 	var arr [MaxTerms]found
 	labels := arr[:0]
 	var union uint8
-	nb := (len(seg.docs) + blockSize - 1) >> blockShift
 	for m := matched; m != 0; m &= m - 1 {
 		gi := bits.TrailingZeros64(m)
 		for mi, mem := range r.groups[r.order[gi]].members {
@@ -704,7 +703,7 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 			if l == nil {
 				continue
 			}
-			p, ok := l.find(doc, nb)
+			p, ok := l.find(doc, seg.ranks)
 			if !ok {
 				continue
 			}
@@ -764,11 +763,11 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 	return string(b)
 }
 
-// find returns doc's posting in l, if it has one, nb being the number of
-// blocks of the list's segment. A long list goes through its block
-// entries to the block's postings.
-func (l *plist) find(doc uint32, nb int) (posting, bool) {
-	from, to := l.blockRun(doc>>blockShift, nb)
+// find returns doc's posting in l, if it has one, ranks being its
+// segment's block ranks. A long list goes through its block entries to the
+// block's postings.
+func (l *plist) find(doc uint32, ranks []blockRank) (posting, bool) {
+	from, to := l.blockRun(doc>>blockShift, ranks)
 	ps := l.ps[from:to]
 	j := searchPostings(ps, doc)
 	if j < len(ps) && ps[j].doc == doc {
