@@ -330,8 +330,8 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 						seen |= 1 << o
 						if one {
 							acc[o] += fidf
-						} else if fidf > best[o] {
-							best[o] = fidf
+						} else {
+							best[o] = max(best[o], fidf)
 						}
 					}
 					*c = j
@@ -451,9 +451,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				gTouched |= 1 << o
 				da.exact |= exact
 				da.acc += c
-				if p.fields&(1<<FieldName) != 0 {
-					da.nameAcc += fidf
-				}
+				da.nameAcc += inName(p, fidf)
 			}
 			touched |= gTouched
 			for t := gTouched; t != 0; t &= t - 1 {
@@ -479,12 +477,12 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				}
 				gTouched |= 1 << o
 				da.exact |= exact
-				if c > da.best {
-					da.best = c
-				}
-				if p.fields&(1<<FieldName) != 0 && fidf > da.nameBest {
-					da.nameBest = fidf
-				}
+				// Without branches: whether a member beats the best so far,
+				// and whether the term is in the tool's name, do not repeat
+				// from one query to the next, so a cold query mispredicts
+				// them often.
+				da.best = max(da.best, c)
+				da.nameBest = max(da.nameBest, inName(p, fidf))
 			}
 		}
 		touched |= gTouched
@@ -548,6 +546,13 @@ func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 // maxGroupMembers is the most members (a word and its synonyms) a query
 // group may have: present keeps them in a 64-bit mask.
 const maxGroupMembers = 64
+
+// inName is fidf when p's term is in the tool's name and 0 otherwise,
+// chosen without a branch.
+func inName(p posting, fidf float32) float32 {
+	mask := -uint32(p.fields >> FieldName & 1)
+	return math.Float32frombits(math.Float32bits(fidf) & mask)
+}
 
 // present returns the members of g with postings in a block whose list
 // word (blockScratch.lists) is lists: bit k for the group's k-th member.
