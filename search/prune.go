@@ -248,10 +248,8 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 		for _, srv := range r.mentioned {
 			m := r.mentions[srv]
 			var named uint64
-			for gi, by := range r.byGroup {
-				if by != nil && by[srv] > 0 {
-					named |= 1 << gi
-				}
+			if r.namedBy != nil {
+				named = r.namedBy[srv]
 			}
 			lo, _ := slices.BinarySearch(seg.srv, srv)
 			hi, _ := slices.BinarySearch(seg.srv, srv+1)

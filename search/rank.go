@@ -148,6 +148,7 @@ type scratch struct {
 	// mentioned and namedSet are set.
 	mention   []float32
 	named     [][]float32
+	namedBy   []uint64 // per server, the query groups naming it
 	mentioned []int32
 	namedSet  []namedAt
 }
@@ -205,6 +206,7 @@ func putScratch(s *scratch) {
 	}
 	for _, e := range s.namedSet {
 		s.named[e.group][e.srv] = 0
+		s.namedBy[e.srv] = 0
 	}
 	s.mentioned, s.namedSet = s.mentioned[:0], s.namedSet[:0]
 	// Drop the references to the index, so a pooled scratch does not keep
@@ -289,6 +291,7 @@ type ranking struct {
 	// names none); byGroup, per query group, the servers its word names.
 	mentions  []float32
 	byGroup   [][]float32
+	namedBy   []uint64 // per server, the query groups naming it (nil when none)
 	mentioned []int32   // the servers with a mention
 	gidf      []float64 // per query group, the idf of its own term
 	idfSum    float64
@@ -329,7 +332,7 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	*r = ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
 		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
 	defer func() { s.rgroups, s.gidf, s.order = r.groups, r.gidf, r.order }()
-	r.mentions, r.byGroup, r.mentioned = ix.serverMentions(pq, s)
+	r.mentions, r.byGroup, r.namedBy, r.mentioned = ix.serverMentions(pq, s)
 	var required uint64
 	for _, m := range pq.required {
 		required |= m
@@ -497,10 +500,8 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 	if r.mentions != nil {
 		mention = float64(r.mentions[srv])
 		// A word naming the tool's server covers its part of the query.
-		for gi, named := range r.byGroup {
-			if named != nil && named[srv] > 0 {
-				matched |= 1 << gi
-			}
+		if r.namedBy != nil {
+			matched |= r.namedBy[srv]
 		}
 	}
 	// Coverage of the query, each group weighted by its idf.
@@ -577,10 +578,11 @@ func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, 
 // common elsewhere ("email"). A word in no server's name but concentrated in
 // one server's tools names it more weakly (ImplicitMention). The strengths
 // of a server add up, to at most 1. Both results are indexed by server
-// number; byGroup gives, per query group, the servers its word names.
+// number; byGroup gives, per query group, the servers its word names, and
+// namedBy, per server, the query groups naming it (nil when none does).
 // The arrays come from s and are cleared when s is put back; mentioned
 // lists the servers with a mention.
-func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32, byGroup [][]float32, mentioned []int32) {
+func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32, byGroup [][]float32, namedBy []uint64, mentioned []int32) {
 	byGroup = slices.Grow(s.byGroup[:0], len(pq.groups))[:len(pq.groups)]
 	clear(byGroup)
 	s.byGroup = byGroup
@@ -613,15 +615,22 @@ func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32,
 			s.named[gi] = make([]float32, n)
 		}
 		named := s.named[gi][:n]
+		if len(s.namedBy) < n {
+			s.namedBy = make([]uint64, n)
+		}
+		namedBy = s.namedBy[:n]
 		for _, ns := range p.named {
 			named[ns.idx] = float32(ns.p)
+			if named[ns.idx] > 0 {
+				namedBy[ns.idx] |= 1 << gi
+			}
 			s.namedSet = append(s.namedSet, namedAt{gi, ns.idx})
 			add(ns.idx, ns.p)
 		}
 		byGroup[gi] = named
 	}
 	s.mentioned = mentioned
-	return mentions, byGroup, mentioned
+	return mentions, byGroup, namedBy, mentioned
 }
 
 // namedAt is an entry set in scratch.named.
