@@ -122,8 +122,8 @@ type segment struct {
 	// groups are, per word with synonyms, the block maxima of the word and
 	// its synonyms together (see indexGroups).
 	groups map[string]*groupBlocks
-	// ranks are the long lists' block ranks, rankWords(len(docs)) a
-	// list from its plist.rankAt (see blockRank).
+	// ranks are the long lists' block ranks: rankWords(len(docs)) words
+	// per list, starting at its plist.rankAt (see blockRank).
 	ranks []blockRank
 }
 
