@@ -291,7 +291,7 @@ type ranking struct {
 	// names none); byGroup, per query group, the servers its word names.
 	mentions  []float32
 	byGroup   [][]float32
-	namedBy   []uint64 // per server, the query groups naming it (nil when none)
+	namedBy   []uint64  // per server, the query groups naming it (nil when none)
 	mentioned []int32   // the servers with a mention
 	gidf      []float64 // per query group, the idf of its own term
 	idfSum    float64
