@@ -30,9 +30,10 @@ const minBlockList = 2 * blockSize
 
 // blockMax is, for the documents of one block, a posting list's largest
 // saturated term frequency (wtf / (wtf + k1)) and where the block's
-// postings start in the list (they end where the next entry's start).
+// postings start in the list (they end where the next entry's start). The
+// list's block ranks say which block each entry is for: the k-th entry is
+// for the block of the k-th bit set.
 type blockMax struct {
-	block uint32
 	sat   float32
 	start uint32
 }
@@ -53,16 +54,26 @@ func rankWords(n int) int {
 	return (nb + 63) / 64
 }
 
-// fillRanks sets the ranks of the block entries bl.
-func fillRanks(ranks []blockRank, bl []blockMax) {
-	for _, e := range bl {
-		ranks[e.block/64].bits |= 1 << (e.block % 64)
+// appendBlocks appends to blocks the block entries of the long list ps,
+// saturating with kf, and sets its ranks.
+func appendBlocks(blocks []blockMax, ranks []blockRank, ps []posting, kf float32) []blockMax {
+	last := ^uint32(0)
+	for j, p := range ps {
+		sat := p.wtf / (p.wtf + kf)
+		if b := p.doc >> blockShift; b != last {
+			blocks = append(blocks, blockMax{sat: sat, start: uint32(j)})
+			ranks[b/64].bits |= 1 << (b % 64)
+			last = b
+		} else if e := &blocks[len(blocks)-1]; sat > e.sat {
+			e.sat = sat
+		}
 	}
 	before := uint32(0)
 	for w := range ranks {
 		ranks[w].before = before
 		before += uint32(bits.OnesCount64(ranks[w].bits))
 	}
+	return blocks
 }
 
 // assignRanks gives every long list of lists its place in a new ranks
@@ -112,17 +123,8 @@ func indexBlocks(seg *segment, k1 float64) {
 			continue
 		}
 		start = len(blocks)
-		for j, p := range l.ps {
-			b := p.doc >> blockShift
-			sat := p.wtf / (p.wtf + kf)
-			if n := len(blocks); n > start && blocks[n-1].block == b {
-				blocks[n-1].sat = max(blocks[n-1].sat, sat)
-			} else {
-				blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
-			}
-		}
+		blocks = appendBlocks(blocks, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps, kf)
 		l.blocks = blocks[start:len(blocks):len(blocks)]
-		fillRanks(seg.ranks[l.rankAt:int(l.rankAt)+w], l.blocks)
 	}
 }
 
@@ -209,8 +211,12 @@ func (ix *Index) indexGroups(seg *segment) {
 			bit := uint32(1) << live
 			live++
 			if l.blocks != nil {
-				for _, e := range l.blocks {
-					add(e.block, w*e.sat, bit)
+				k := 0
+				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+rankWords(len(seg.docs))] {
+					for t := rk.bits; t != 0; t &= t - 1 {
+						add(uint32(wi*64+bits.TrailingZeros64(t)), w*l.blocks[k].sat, bit)
+						k++
+					}
 				}
 			} else {
 				for _, p := range l.ps {

@@ -242,18 +242,7 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 		if len(ps) < minBlockList {
 			continue
 		}
-		blocks = blocks[:0]
-		last := ^uint32(0)
-		for j, p := range ps {
-			sat := p.wtf / (p.wtf + kf)
-			if b := p.doc >> blockShift; b != last {
-				blocks = append(blocks, blockMax{block: b, sat: sat, start: uint32(j)})
-				last = b
-			} else if e := &blocks[len(blocks)-1]; sat > e.sat {
-				e.sat = sat
-			}
-		}
+		blocks = appendBlocks(blocks[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps, kf)
 		l.blocks = carve(&blockArena, blocks, listArenaChunk)
-		fillRanks(seg.ranks[l.rankAt:int(l.rankAt)+w], l.blocks)
 	}
 }

@@ -168,6 +168,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	ix := r.ix
 	kf := float32(ix.w.K1)
+	nw := rankWords(len(seg.docs))
 	mi := 0
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
@@ -192,15 +193,19 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			m := &g.members[0]
 			bit := uint64(1) << (mi & 63)
 			mi++
-			for _, e := range m.l.blocks {
-				i := e.block
-				if b.mask[i] == 0 {
-					b.touched = append(b.touched, i)
+			k := 0
+			for wi, rk := range seg.ranks[m.l.rankAt : int(m.l.rankAt)+nw] {
+				for t := rk.bits; t != 0; t &= t - 1 {
+					i := uint32(wi*64 + bits.TrailingZeros64(t))
+					if b.mask[i] == 0 {
+						b.touched = append(b.touched, i)
+					}
+					b.sum[i] += m.w * m.l.blocks[k].sat
+					k++
+					b.cov[i] += gidf
+					b.mask[i] |= g.bit
+					b.lists[i] |= bit
 				}
-				b.sum[i] += m.w * e.sat
-				b.cov[i] += gidf
-				b.mask[i] |= g.bit
-				b.lists[i] |= bit
 			}
 			continue
 		}
@@ -212,13 +217,18 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				continue
 			}
 			if l.blocks != nil {
-				for _, e := range l.blocks {
-					c := m.w * e.sat
-					if b.gmax[e.block] == 0 {
-						b.gTouch = append(b.gTouch, e.block)
+				k := 0
+				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+nw] {
+					for t := rk.bits; t != 0; t &= t - 1 {
+						i := uint32(wi*64 + bits.TrailingZeros64(t))
+						c := m.w * l.blocks[k].sat
+						k++
+						if b.gmax[i] == 0 {
+							b.gTouch = append(b.gTouch, i)
+						}
+						b.gmax[i] = max(b.gmax[i], c)
+						b.lists[i] |= bit
 					}
-					b.gmax[e.block] = max(b.gmax[e.block], c)
-					b.lists[e.block] |= bit
 				}
 			} else {
 				for _, p := range l.ps {
