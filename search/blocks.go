@@ -147,14 +147,16 @@ func blockCount(ps []posting) int {
 // frequency, as ranking computes it) and which of them have postings there.
 // live is how many of the group's members have postings at all; members are
 // numbered in that order, as ranking numbers a query group's lists.
+// present is the bitmap of the blocks with an entry: the k-th entry is for
+// the block of the k-th bit set.
 type groupBlocks struct {
-	live   int
-	blocks []groupBlock
+	live    int
+	blocks  []groupBlock
+	present []uint64
 }
 
 // groupBlock is one block's entry of a groupBlocks.
 type groupBlock struct {
-	block   uint32
 	c       float32
 	members uint32 // bit i: the i-th live member has postings in the block
 }
@@ -173,6 +175,7 @@ func (ix *Index) indexGroups(seg *segment) {
 	c := make([]float32, nb)
 	mask := make([]uint32, nb)
 	seen := make([]uint64, (nb+63)/64) // blocks with an entry, in order
+	var presentArena []uint64
 	seg.groups = make(map[string]*groupBlocks, len(synonyms))
 	for head, syns := range synonyms {
 		if len(syns)+1 > maxFoldedMembers {
@@ -224,11 +227,11 @@ func (ix *Index) indexGroups(seg *segment) {
 				}
 			}
 		}
-		gb := &groupBlocks{live: live, blocks: make([]groupBlock, 0, n)}
+		gb := &groupBlocks{live: live, blocks: make([]groupBlock, 0, n), present: carve(&presentArena, seen, 1<<10)}
 		for wi, word := range seen {
 			for ; word != 0; word &= word - 1 {
 				i := uint32(wi*64 + bits.TrailingZeros64(word))
-				gb.blocks = append(gb.blocks, groupBlock{block: i, c: c[i] * foldSlack, members: mask[i]})
+				gb.blocks = append(gb.blocks, groupBlock{c: c[i] * foldSlack, members: mask[i]})
 				c[i], mask[i] = 0, 0
 			}
 			seen[wi] = 0

@@ -19,7 +19,7 @@ type termPlan struct {
 	members []rmember // the live members, the term itself first when live
 	ub      float32   // the largest score the group can give a tool
 	nameUB  float32   // the largest name idf it can add
-	folded  []groupBlock
+	folded  *groupBlocks
 	// named are the servers whose key, title or package has the term,
 	// with the strength the term names each (in serverTerms order);
 	// implicit is the server the term's tools concentrate in, when it
@@ -125,7 +125,7 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		}
 		if single && len(p.members) > 1 {
 			if gb := ix.segs[0].groups[term]; gb != nil && gb.live == len(p.members) {
-				p.folded = gb.blocks
+				p.folded = gb
 			}
 		}
 	}

@@ -172,19 +172,24 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	mi := 0
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
-		if g.folded != nil {
+		if f := g.folded; f != nil {
 			// The word and its synonyms' block maxima, folded at build.
 			first := mi
 			mi += len(g.members)
-			for _, e := range g.folded {
-				i := e.block
-				if b.mask[i] == 0 {
-					b.touched = append(b.touched, i)
+			k := 0
+			for wi, word := range f.present {
+				for t := word; t != 0; t &= t - 1 {
+					i := uint32(wi*64 + bits.TrailingZeros64(t))
+					e := &f.blocks[k]
+					k++
+					if b.mask[i] == 0 {
+						b.touched = append(b.touched, i)
+					}
+					b.sum[i] += e.c
+					b.cov[i] += gidf
+					b.mask[i] |= g.bit
+					b.lists[i] |= bits.RotateLeft64(uint64(e.members), first)
 				}
-				b.sum[i] += e.c
-				b.cov[i] += gidf
-				b.mask[i] |= g.bit
-				b.lists[i] |= bits.RotateLeft64(uint64(e.members), first)
 			}
 			continue
 		}

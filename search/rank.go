@@ -321,7 +321,7 @@ type rgroup struct {
 	idf     float64 // the idf of the group's own term, for coverage
 	// folded are the block maxima of all its members together, when the
 	// index keeps them for this word.
-	folded []groupBlock
+	folded *groupBlocks
 	// first is the number of the group's first member among the query's
 	// lists, which are numbered group after group in ranking order.
 	first int
