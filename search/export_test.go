@@ -26,29 +26,33 @@ func (ix *Index) Prunable() bool { return ix.prunable() }
 // FoldedGroups counts the groups of a keyword query whose blocks are
 // bounded from folded synonym maxima.
 func (ix *Index) FoldedGroups(q string) int {
-	s := getScratch()
-	defer putScratch(s)
-	pq, err := ix.parseKeywords(q, s)
-	if err != nil {
-		return 0
-	}
 	n := 0
-	for _, g := range ix.newRanking(pq, Request{MaxResults: 5}, nil, s).groups {
-		if g.folded != nil {
-			n++
+	ix.withRanking(q, func(r *ranking) {
+		for _, g := range r.groups {
+			if g.folded != nil {
+				n++
+			}
 		}
-	}
+	})
 	return n
 }
 
 // QueryLists is the number of posting lists (query words and their
 // synonyms) a keyword query reads.
 func (ix *Index) QueryLists(q string) int {
+	n := 0
+	ix.withRanking(q, func(r *ranking) { n = r.lists })
+	return n
+}
+
+// withRanking calls f with the ranking of keyword query q, unless q does
+// not parse.
+func (ix *Index) withRanking(q string, f func(*ranking)) {
 	s := getScratch()
 	defer putScratch(s)
 	pq, err := ix.parseKeywords(q, s)
 	if err != nil {
-		return 0
+		return
 	}
-	return ix.newRanking(pq, Request{MaxResults: 5}, nil, s).lists
+	f(ix.newRanking(pq, Request{MaxResults: 5}, nil, s))
 }
