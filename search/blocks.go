@@ -175,6 +175,7 @@ func (ix *Index) indexGroups(seg *segment) {
 	c := make([]float32, nb)
 	mask := make([]uint32, nb)
 	seen := make([]uint64, (nb+63)/64) // blocks with an entry, in order
+	nw := rankWords(len(seg.docs))
 	var presentArena []uint64
 	seg.groups = make(map[string]*groupBlocks, len(synonyms))
 	for head, syns := range synonyms {
@@ -215,7 +216,7 @@ func (ix *Index) indexGroups(seg *segment) {
 			live++
 			if l.blocks != nil {
 				k := 0
-				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+rankWords(len(seg.docs))] {
+				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+nw] {
 					for t := rk.bits; t != 0; t &= t - 1 {
 						add(uint32(wi*64+bits.TrailingZeros64(t)), w*l.blocks[k].sat, bit)
 						k++

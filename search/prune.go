@@ -169,13 +169,10 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	ix := r.ix
 	kf := float32(ix.w.K1)
 	nw := rankWords(len(seg.docs))
-	mi := 0
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
 		if f := g.folded; f != nil {
 			// The word and its synonyms' block maxima, folded at build.
-			first := mi
-			mi += len(g.members)
 			k := 0
 			for wi, word := range f.present {
 				for t := word; t != 0; t &= t - 1 {
@@ -188,7 +185,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 					b.sum[i] += e.c
 					b.cov[i] += gidf
 					b.mask[i] |= g.bit
-					b.lists[i] |= bits.RotateLeft64(uint64(e.members), first)
+					b.lists[i] |= bits.RotateLeft64(uint64(e.members), g.first)
 				}
 			}
 			continue
@@ -196,8 +193,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]
-			bit := uint64(1) << (mi & 63)
-			mi++
+			bit := uint64(1) << (g.first & 63)
 			k := 0
 			for wi, rk := range seg.ranks[m.l.rankAt : int(m.l.rankAt)+nw] {
 				for t := rk.bits; t != 0; t &= t - 1 {
@@ -214,10 +210,9 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			}
 			continue
 		}
-		for _, m := range g.members {
+		for x, m := range g.members {
 			l := m.l
-			bit := uint64(1) << (mi & 63)
-			mi++
+			bit := uint64(1) << ((g.first + x) & 63)
 			if l == nil {
 				continue
 			}
