@@ -39,20 +39,27 @@ func (ix *Index) Compact() bool { return ix.prunable() }
 
 // blockScratch is a query's per-block state.
 type blockScratch struct {
-	sum     []float32 // summed largest group contributions
-	cov     []float32 // summed idf of the groups present
-	mask    []uint64  // the groups present
-	base    []float32 // the bound without name coverage
-	name    []float32 // largest name coverage of a tool
-	mention []float32 // strongest server mention
-	named   []uint64  // groups naming a server of the block
-	lists   []uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
-	gmax    []float32 // the current group's largest contribution
-	hot     []uint64  // bitmap of the blocks whose name coverage counts
-	touched []uint32  // blocks with a posting
-	gTouch  []uint32  // blocks the current group touched
+	st      []blockState // per block
+	hot     []uint64     // bitmap of the blocks whose name coverage counts
+	touched []uint32     // blocks with a posting
+	named   []uint32     // blocks without a posting that a server mention reached
+	gTouch  []uint32     // blocks the current group touched
 	heap    []blockBound
 	cursors []int // per member list, where name coverage is in its names
+}
+
+// blockState is what a query knows of one block before reading it. The
+// fields bounding uses together share a cache line.
+type blockState struct {
+	mask    uint64  // the groups present
+	lists   uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
+	named   uint64  // groups naming a server of the block
+	sum     float32 // summed largest group contributions
+	cov     float32 // summed idf of the groups present
+	base    float32 // the bound without name coverage
+	name    float32 // largest name coverage of a tool
+	mention float32 // strongest server mention
+	gmax    uint32  // the current group's largest contribution, as float32 bits
 }
 
 // blockBound is a block and the bound of its tools' scores.
@@ -62,29 +69,26 @@ type blockBound struct {
 }
 
 func (b *blockScratch) size(blocks int) {
-	if len(b.sum) < blocks {
-		b.sum = make([]float32, blocks)
-		b.cov = make([]float32, blocks)
-		b.mask = make([]uint64, blocks)
-		b.base = make([]float32, blocks)
-		b.name = make([]float32, blocks)
-		b.mention = make([]float32, blocks)
-		b.named = make([]uint64, blocks)
-		b.lists = make([]uint64, blocks)
-		b.gmax = make([]float32, blocks)
+	if len(b.st) < blocks {
+		b.st = make([]blockState, blocks)
 		b.hot = make([]uint64, (blocks+63)/64)
+		// Each block is touched once at most, so the loops that fill
+		// these store by index, without append's call.
+		b.touched = make([]uint32, 0, blocks)
+		b.gTouch = make([]uint32, 0, blocks)
 	}
 }
 
 // reset clears what a query set.
 func (b *blockScratch) reset() {
 	for _, i := range b.touched {
-		b.sum[i], b.cov[i], b.mask[i], b.base[i], b.name[i], b.lists[i] = 0, 0, 0, 0, 0, 0
+		b.st[i] = blockState{}
 	}
-	clear(b.mention)
-	clear(b.named)
+	for _, i := range b.named {
+		b.st[i] = blockState{}
+	}
 	clear(b.hot)
-	b.touched, b.gTouch, b.heap = b.touched[:0], b.gTouch[:0], b.heap[:0]
+	b.touched, b.named, b.gTouch, b.heap = b.touched[:0], b.named[:0], b.gTouch[:0], b.heap[:0]
 }
 
 func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, error) {
@@ -103,8 +107,8 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	// blocks (near copies on different servers).
 	h := b.heap[:0]
 	for _, i := range b.touched {
-		if b.base[i] > 0 {
-			h = append(h, blockBound{b.base[i] * nameMost, i})
+		if base := b.st[i].base; base > 0 {
+			h = append(h, blockBound{base * nameMost, i})
 		}
 	}
 	heapify(h)
@@ -145,7 +149,8 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	r.nameCoverage(seg, b)
 	nc := float32(ix.w.NameCoverage)
 	for j, bb := range hot {
-		hot[j].bound = b.base[bb.block] * (1 + nc*b.name[bb.block])
+		st := &b.st[bb.block]
+		hot[j].bound = st.base * (1 + nc*st.name)
 	}
 	heapify(hot)
 	for n := 0; len(hot) > 0; n++ {
@@ -158,7 +163,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 		if n%64 == 63 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, b.name[bb.block]), top, res)
+		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, b.st[bb.block].name), top, res)
 	}
 	return top, nil
 }
@@ -169,45 +174,19 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	ix := r.ix
 	kf := float32(ix.w.K1)
 	nw := rankWords(len(seg.docs))
+	st := b.st
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
 		if f := g.folded; f != nil {
 			// The word and its synonyms' block maxima, folded at build.
-			k := 0
-			for wi, word := range f.present {
-				for t := word; t != 0; t &= t - 1 {
-					i := uint32(wi*64 + bits.TrailingZeros64(t))
-					e := &f.blocks[k]
-					k++
-					if b.mask[i] == 0 {
-						b.touched = append(b.touched, i)
-					}
-					b.sum[i] += e.c
-					b.cov[i] += gidf
-					b.mask[i] |= g.bit
-					b.lists[i] |= bits.RotateLeft64(uint64(e.members), g.first)
-				}
-			}
+			b.touched = addFolded(st, b.touched, f, g.bit, g.first, gidf)
 			continue
 		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]
-			bit := uint64(1) << (g.first & 63)
-			k := 0
-			for wi, rk := range seg.ranks[m.l.rankAt : int(m.l.rankAt)+nw] {
-				for t := rk.bits; t != 0; t &= t - 1 {
-					i := uint32(wi*64 + bits.TrailingZeros64(t))
-					if b.mask[i] == 0 {
-						b.touched = append(b.touched, i)
-					}
-					b.sum[i] += m.w * m.l.blocks[k].sat
-					k++
-					b.cov[i] += gidf
-					b.mask[i] |= g.bit
-					b.lists[i] |= bit
-				}
-			}
+			l := m.l
+			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, g.bit, 1<<(g.first&63), gidf)
 			continue
 		}
 		for x, m := range g.members {
@@ -223,33 +202,35 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 						i := uint32(wi*64 + bits.TrailingZeros64(t))
 						c := m.w * l.blocks[k].sat
 						k++
-						if b.gmax[i] == 0 {
+						x := &st[i]
+						if x.gmax == 0 {
 							b.gTouch = append(b.gTouch, i)
 						}
-						b.gmax[i] = max(b.gmax[i], c)
-						b.lists[i] |= bit
+						x.gmax = max(x.gmax, math.Float32bits(c))
+						x.lists |= bit
 					}
 				}
 			} else {
 				for _, p := range l.ps {
 					c := m.w * p.wtf / (p.wtf + kf)
-					i := p.doc >> blockShift
-					if b.gmax[i] == 0 {
-						b.gTouch = append(b.gTouch, i)
+					x := &st[p.doc>>blockShift]
+					if x.gmax == 0 {
+						b.gTouch = append(b.gTouch, p.doc>>blockShift)
 					}
-					b.gmax[i] = max(b.gmax[i], c)
-					b.lists[i] |= bit
+					x.gmax = max(x.gmax, math.Float32bits(c))
+					x.lists |= bit
 				}
 			}
 		}
 		for _, i := range b.gTouch {
-			if b.mask[i] == 0 {
+			x := &st[i]
+			if x.mask == 0 {
 				b.touched = append(b.touched, i)
 			}
-			b.sum[i] += b.gmax[i]
-			b.cov[i] += gidf
-			b.mask[i] |= g.bit
-			b.gmax[i] = 0
+			x.sum += math.Float32frombits(x.gmax)
+			x.cov += gidf
+			x.mask |= g.bit
+			x.gmax = 0
 		}
 		b.gTouch = b.gTouch[:0]
 	}
@@ -267,29 +248,88 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				continue
 			}
 			for i := lo >> blockShift; i <= (hi-1)>>blockShift; i++ {
-				b.mention[i] = max(b.mention[i], m)
-				b.named[i] |= named
+				x := &st[i]
+				if x.mask == 0 && x.mention == 0 && x.named == 0 {
+					// No posting here: only reset needs to know.
+					b.named = append(b.named, uint32(i))
+				}
+				x.mention = max(x.mention, m)
+				x.named |= named
 			}
 		}
 	}
 	w := &ix.w
 	for _, i := range b.touched {
-		mask := b.mask[i]
+		x := &st[i]
+		mask := x.mask
 		if !r.pq.satisfied(mask) {
 			// A required word is in no tool of the block.
 			continue
 		}
-		bound := float64(b.sum[i])
+		bound := float64(x.sum)
 		if r.idfSum > 0 && w.Coordination > 0 {
-			cov := float64(b.cov[i])
-			for m := b.named[i] &^ mask; m != 0; m &= m - 1 {
+			cov := float64(x.cov)
+			for m := x.named &^ mask; m != 0; m &= m - 1 {
 				cov += r.pq.groups[bits.TrailingZeros64(m)].idf
 			}
 			bound *= coordination(min(1, cov/r.idfSum), w.Coordination)
 		}
-		bound *= 1 + w.ServerMention*float64(b.mention[i])
-		b.base[i] = float32(bound * boundSlack)
+		bound *= 1 + w.ServerMention*float64(x.mention)
+		x.base = float32(bound * boundSlack)
 	}
+}
+
+// addFolded adds to the blocks' states the folded block maxima f of the
+// group with bit gbit, idf gidf, and first member list first, and returns
+// touched with the blocks it touched first appended (its capacity must be
+// the number of blocks). It is apart from bounds, and stores by index
+// rather than through append, so that its loop keeps its values in
+// registers.
+func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, first int, gidf float32) []uint32 {
+	k := 0
+	n, all := len(touched), touched[:cap(touched)]
+	for wi, word := range f.present {
+		for t := word; t != 0; t &= t - 1 {
+			i := uint32(wi*64 + bits.TrailingZeros64(t))
+			e := &f.blocks[k]
+			k++
+			x := &st[i]
+			if x.mask == 0 {
+				all[n] = i
+				n++
+			}
+			x.sum += e.c
+			x.cov += gidf
+			x.mask |= gbit
+			x.lists |= bits.RotateLeft64(uint64(e.members), first)
+		}
+	}
+	return all[:n]
+}
+
+// addLong adds to the blocks' states the block maxima of a long list with
+// the given ranks and entries, weighted by w, as the one member (list bit
+// list) of the group with bit gbit and idf gidf, and returns touched with
+// the blocks it touched first appended.
+func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w float32, gbit, list uint64, gidf float32) []uint32 {
+	k := 0
+	n, all := len(touched), touched[:cap(touched)]
+	for wi, rk := range ranks {
+		for t := rk.bits; t != 0; t &= t - 1 {
+			i := uint32(wi*64 + bits.TrailingZeros64(t))
+			x := &st[i]
+			if x.mask == 0 {
+				all[n] = i
+				n++
+			}
+			x.sum += w * blocks[k].sat
+			k++
+			x.cov += gidf
+			x.mask |= gbit
+			x.lists |= list
+		}
+	}
+	return all[:n]
 }
 
 // nameCoverage sets, for every hot block, the largest share of a tool's
@@ -302,12 +342,13 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 	b.cursors = cur
 	// Per tool of the block: the name idf matched, and the current
 	// group's best member; entries are cleared as they are used.
-	var acc, best [blockSize]float32
+	var acc [blockSize]float32
+	var best [blockSize]uint32 // float32 bits, which order as the (non-negative) values do
 	for w, word := range b.hot {
 		for m := word; m != 0; m &= m - 1 {
 			i := uint32(w*64 + bits.TrailingZeros64(m))
 			lo, hi := i<<blockShift, (i+1)<<blockShift
-			lists := b.lists[i]
+			lists := b.st[i].lists
 			var any uint64
 			for gi := range r.groups {
 				g := &r.groups[gi]
@@ -333,13 +374,14 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 						j += gallopDocs(names[j:], lo)
 					}
 					fidf := mem.fidf
+					fbits := math.Float32bits(fidf)
 					for ; j < len(names) && names[j] < hi; j++ {
 						o := (names[j] - lo) & (blockSize - 1)
 						seen |= 1 << o
 						if one {
 							acc[o] += fidf
 						} else {
-							best[o] = max(best[o], fidf)
+							best[o] = max(best[o], fbits)
 						}
 					}
 					*c = j
@@ -350,7 +392,7 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 				}
 				for t := seen; t != 0; t &= t - 1 {
 					o := bits.TrailingZeros64(t)
-					acc[o] += best[o]
+					acc[o] += math.Float32frombits(best[o])
 					best[o] = 0
 				}
 			}
@@ -361,8 +403,8 @@ func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
 				if nidf := seg.nameIDF[lo+uint32(o)]; nidf > 0 {
 					// Shares are never negative or NaN, so a plain
 					// comparison gives what max would.
-					if c := unitShare(a / nidf); c > b.name[i] {
-						b.name[i] = c
+					if c := unitShare(a / nidf); c > b.st[i].name {
+						b.st[i].name = c
 					}
 				}
 			}
@@ -427,7 +469,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
-	lists := s.blk.lists[i]
+	lists := s.blk.st[i].lists
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		present := r.present(g, lists)
@@ -436,7 +478,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		}
 		named := r.byGroup[g.gi]
 		var gTouched uint64
-		if present&(present-1) == 0 {
+		if present&(present-1) == 0 && named == nil {
 			// One member has postings here: each tool's group score is
 			// its one posting's, added at once, as through the group's
 			// best (scores are never negative). This loop is kept apart
@@ -452,15 +494,9 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			for _, p := range m.l.ps[from:to] {
 				o := (p.doc - lo) & (blockSize - 1)
 				da := &acc[o]
-				c := w * p.wtf / (p.wtf + kf)
-				if named != nil {
-					// The server boost already counts a word that names
-					// the tool's own server, as far as it names it.
-					c *= 1 - named[seg.srv[p.doc]]
-				}
 				gTouched |= 1 << o
 				da.exact |= exact
-				da.acc += c
+				da.acc += w * p.wtf / (p.wtf + kf)
 				da.nameAcc += inName(p, fidf)
 			}
 			touched |= gTouched
@@ -469,7 +505,8 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			}
 			continue
 		}
-		// Several members: a tool's group score is its best member's.
+		// Several members, or a word naming servers: a tool's group
+		// score is its best member's.
 		for t := present; t != 0; t &= t - 1 {
 			m := &g.members[bits.TrailingZeros64(t)]
 			from, to := m.l.blockRun(i, seg.ranks)
@@ -481,27 +518,34 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			for _, p := range m.l.ps[from:to] {
 				o := (p.doc - lo) & (blockSize - 1)
 				da := &acc[o]
-				c := w * p.wtf / (p.wtf + kf)
-				if named != nil {
-					c *= 1 - named[seg.srv[p.doc]]
-				}
 				gTouched |= 1 << o
 				da.exact |= exact
 				// Without branches: whether a member beats the best so far,
 				// and whether the term is in the tool's name, do not repeat
 				// from one query to the next, so a cold query mispredicts
-				// them often.
-				da.best = max(da.best, c)
-				da.nameBest = max(da.nameBest, inName(p, fidf))
+				// them often. Scores are never negative, so their bits
+				// order as they do, and an integer max is a compare and a
+				// conditional move where a float max is nine instructions.
+				da.best = max(da.best, math.Float32bits(w*p.wtf/(p.wtf+kf)))
+				da.nameBest = max(da.nameBest, inNameBits(p, fidf))
 			}
 		}
 		touched |= gTouched
 		for t := gTouched; t != 0; t &= t - 1 {
-			da := &acc[bits.TrailingZeros64(t)]
+			o := bits.TrailingZeros64(t)
+			da := &acc[o]
 			da.matched |= g.bit
-			da.acc += da.best
+			best := math.Float32frombits(da.best)
+			if named != nil {
+				// The server boost already counts a word that names the
+				// tool's own server, as far as it names it. Scaling the
+				// best member's score is scaling each member's: float
+				// rounding keeps order.
+				best *= 1 - named[seg.srv[lo+uint32(o)]]
+			}
+			da.acc += best
 			da.best = 0
-			da.nameAcc += da.nameBest
+			da.nameAcc += math.Float32frombits(da.nameBest)
 			da.nameBest = 0
 		}
 	}
@@ -560,8 +604,12 @@ const maxGroupMembers = 64
 // inName is fidf when p's term is in the tool's name and 0 otherwise,
 // chosen without a branch.
 func inName(p posting, fidf float32) float32 {
-	mask := -uint32(p.fields >> FieldName & 1)
-	return math.Float32frombits(math.Float32bits(fidf) & mask)
+	return math.Float32frombits(inNameBits(p, fidf))
+}
+
+// inNameBits is inName as float32 bits.
+func inNameBits(p posting, fidf float32) uint32 {
+	return math.Float32bits(fidf) & -uint32(p.fields>>FieldName&1)
 }
 
 // present returns the members of g with postings in a block whose list
@@ -587,7 +635,7 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 // coverage, widened by boundSlack.
 func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 	w := &r.ix.w
-	return (1 + w.NameCoverage*float64(name)) * (1 + w.ServerMention*float64(b.mention[i])) * boundSlack
+	return (1 + w.NameCoverage*float64(name)) * (1 + w.ServerMention*float64(b.st[i].mention)) * boundSlack
 }
 
 // searchPostings returns the first index of ps whose document is at least

@@ -157,9 +157,9 @@ type scratch struct {
 // touches one cache line.
 type docAcc struct {
 	acc      float32 // summed group scores
-	best     float32 // this group's best member score
+	best     uint32  // this group's best member score, as float32 bits
 	nameAcc  float32 // summed name idf matched
-	nameBest float32 // this group's best member idf in the name
+	nameBest uint32  // this group's best member idf in the name, as float32 bits
 	matched  uint64  // groups matched by the term itself or a synonym
 	exact    uint64  // groups matched by the term itself
 }
@@ -409,23 +409,23 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 					da.matched |= g.bit
 					s.gTouched = append(s.gTouched, base+p.doc)
 				}
-				if c > da.best {
+				if c := math.Float32bits(c); c > da.best {
 					da.best = c
 				}
 				if m.own {
 					da.exact |= g.bit
 				}
-				if p.fields&(1<<FieldName) != 0 && m.fidf > da.nameBest {
-					da.nameBest = m.fidf
+				if f := math.Float32bits(m.fidf); p.fields&(1<<FieldName) != 0 && f > da.nameBest {
+					da.nameBest = f
 				}
 			}
 		}
 	}
 	for _, d := range s.gTouched {
 		da := &s.docs[d]
-		da.acc += da.best
+		da.acc += math.Float32frombits(da.best)
 		da.best = 0
-		da.nameAcc += da.nameBest
+		da.nameAcc += math.Float32frombits(da.nameBest)
 		da.nameBest = 0
 	}
 	s.gTouched = s.gTouched[:0]
