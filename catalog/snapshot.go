@@ -59,6 +59,13 @@ type Snapshot struct {
 	byID    map[string]*Tool
 }
 
+// MaxTools is the most tools a snapshot may hold (64 Mi). The search index
+// numbers tools in 27 bits.
+const MaxTools = 1 << 26
+
+// maxTools is MaxTools; tests lower it.
+var maxTools = MaxTools
+
 // Empty is the snapshot with no servers, at version 0.
 var Empty = &Snapshot{byID: map[string]*Tool{}}
 
@@ -154,6 +161,13 @@ func (s *Snapshot) Apply(changes ...Change) (*Snapshot, Diff, error) {
 		}
 		byKey[c.server.Key] = c.server
 		touched[c.server.Key] = true
+	}
+	n := 0
+	for _, srv := range byKey {
+		n += len(srv.Tools)
+	}
+	if n > maxTools {
+		return nil, Diff{}, fmt.Errorf("the catalog would hold %d tools; the limit is %d", n, maxTools)
 	}
 	next := &Snapshot{version: s.version + 1, byID: make(map[string]*Tool, len(s.tools))}
 	for _, srv := range byKey {

@@ -544,3 +544,27 @@ func TestCatalogConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSnapshotApplyTooManyTools checks that a change taking the catalog
+// past the tool limit is refused with both counts named, and that a change
+// reaching the limit exactly is taken. It lowers the limit, so it does not
+// run in parallel.
+func TestSnapshotApplyTooManyTools(t *testing.T) {
+	defer func(n int) { maxTools = n }(maxTools)
+	maxTools = 3
+	two := mustServer(t, "two", `{"name":"a"}`, `{"name":"b"}`)
+	old, err := NewSnapshot(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := old.Apply(Put(mustServer(t, "one", `{"name":"c"}`))); err != nil {
+		t.Fatalf("reaching the limit: %v", err)
+	}
+	next, _, err := old.Apply(Put(mustServer(t, "more", `{"name":"c"}`, `{"name":"d"}`)))
+	if err == nil {
+		t.Fatalf("Apply past the limit gave version %d, want an error", next.Version())
+	}
+	if want := "the catalog would hold 4 tools; the limit is 3"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}

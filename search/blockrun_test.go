@@ -17,7 +17,7 @@ func TestBlockRun(t *testing.T) {
 			var ps []posting
 			for d := range uint32(n) {
 				if rng.Float64() < density {
-					ps = append(ps, posting{doc: d, wtf: 1})
+					ps = append(ps, newPosting(d, 1, 0))
 				}
 			}
 			if len(ps) == 0 {
@@ -33,7 +33,7 @@ func TestBlockRun(t *testing.T) {
 			for i := range nb {
 				var want []posting
 				for _, p := range ps {
-					if p.doc>>blockShift == i {
+					if p.doc()>>blockShift == i {
 						want = append(want, p)
 					}
 				}

@@ -60,7 +60,7 @@ func appendBlocks(blocks []blockMax, ranks []blockRank, ps []posting, kf float32
 	last := ^uint32(0)
 	for j, p := range ps {
 		sat := p.wtf / (p.wtf + kf)
-		if b := p.doc >> blockShift; b != last {
+		if b := p.doc() >> blockShift; b != last {
 			blocks = append(blocks, blockMax{sat: sat, start: uint32(j)})
 			ranks[b/64].bits |= 1 << (b % 64)
 			last = b
@@ -103,7 +103,7 @@ func indexBlocks(seg *segment, k1 float64) {
 			nBlocks += blockCount(l.ps)
 		}
 		for _, p := range l.ps {
-			if p.fields&(1<<FieldName) != 0 {
+			if p.fields()&(1<<FieldName) != 0 {
 				nNames++
 			}
 		}
@@ -114,8 +114,8 @@ func indexBlocks(seg *segment, k1 float64) {
 	for _, l := range seg.post {
 		start := len(names)
 		for _, p := range l.ps {
-			if p.fields&(1<<FieldName) != 0 {
-				names = append(names, p.doc)
+			if p.fields()&(1<<FieldName) != 0 {
+				names = append(names, p.doc())
 			}
 		}
 		l.names = names[start:len(names):len(names)]
@@ -133,7 +133,7 @@ func blockCount(ps []posting) int {
 	n := 0
 	last := ^uint32(0)
 	for _, p := range ps {
-		if b := p.doc >> blockShift; b != last {
+		if b := p.doc() >> blockShift; b != last {
 			n++
 			last = b
 		}
@@ -224,7 +224,7 @@ func (ix *Index) indexGroups(seg *segment) {
 				}
 			} else {
 				for _, p := range l.ps {
-					add(p.doc>>blockShift, w*(p.wtf/(p.wtf+kf)), bit)
+					add(p.doc()>>blockShift, w*(p.wtf/(p.wtf+kf)), bit)
 				}
 			}
 		}

@@ -172,7 +172,7 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 					fields |= 1 << f
 				}
 			}
-			backing[p.at[tfr.id]] = posting{doc: uint32(i), wtf: float32(wtf), fields: fields}
+			backing[p.at[tfr.id]] = newPosting(uint32(i), float32(wtf), fields)
 			p.at[tfr.id]++
 		}
 	}
@@ -186,12 +186,12 @@ func topRun(seg *segment, ps []posting) serverCount {
 	var bestDoc uint32
 	runSrv := int32(-1)
 	for _, p := range ps {
-		if srv := seg.srv[p.doc]; srv != runSrv {
+		if srv := seg.srv[p.doc()]; srv != runSrv {
 			run, runSrv = 0, srv
 		}
 		run++
 		if run > best {
-			best, bestDoc = run, p.doc
+			best, bestDoc = run, p.doc()
 		}
 	}
 	if best == 0 {
@@ -223,15 +223,15 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 		runSrv := int32(-1)
 		for _, p := range ps {
 			mx = max(mx, p.wtf)
-			if srv := srvs[p.doc]; srv != runSrv {
+			if srv := srvs[p.doc()]; srv != runSrv {
 				run, runSrv = 0, srv
 			}
 			run++
 			if run > best {
-				best, bestDoc = run, p.doc
+				best, bestDoc = run, p.doc()
 			}
-			if p.fields&(1<<FieldName) != 0 {
-				names = append(names, p.doc)
+			if p.fields()&(1<<FieldName) != 0 {
+				names = append(names, p.doc())
 			}
 		}
 		l.max = mx

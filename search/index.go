@@ -86,12 +86,41 @@ var DefaultWeights = Weights{
 	SynonymMaxDF:    0,
 }
 
-// posting records one document's use of a term.
+// posting records one document's use of a term in 8 bytes: the
+// document's number in its segment and the fields the term occurs in
+// share one word, the document in the high bits, so postings in document
+// order are also in key order.
 type posting struct {
-	doc    uint32  // index into the segment's docs
-	wtf    float32 // BM25F weighted, length-normalised term frequency
-	fields uint8   // bit f set when the term occurs in field f
+	key uint32  // doc<<fieldBits | fields
+	wtf float32 // BM25F weighted, length-normalised term frequency
 }
+
+// fieldBits is the number of low bits of a posting's key that hold its
+// fields (bit f set when the term occurs in field f).
+const fieldBits = 5
+
+var _ [fieldBits - numFields]struct{} // every field has its bit
+
+// MaxSegmentTools is the most tools one index segment can number: a
+// posting keeps a tool's number in the bits its fields leave.
+const MaxSegmentTools = 1 << (32 - fieldBits)
+
+var _ [MaxSegmentTools - catalog.MaxTools]struct{} // a catalog fits a segment
+
+// newPosting returns the posting of document doc (below MaxSegmentTools).
+func newPosting(doc uint32, wtf float32, fields uint8) posting {
+	return posting{key: doc<<fieldBits | uint32(fields), wtf: wtf}
+}
+
+// doc is the posting's document number in its segment.
+func (p posting) doc() uint32 { return p.key >> fieldBits }
+
+// fields is the set of fields the term occurs in, bit f for field f.
+func (p posting) fields() uint8 { return uint8(p.key & (1<<fieldBits - 1)) }
+
+// docKey is the smallest key of a posting of document doc: comparing keys
+// with it compares documents.
+func docKey(doc uint32) uint32 { return doc << fieldBits }
 
 // doc is one indexed tool.
 type doc struct {

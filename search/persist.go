@@ -85,10 +85,10 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(ps)))
 		prev := uint32(0)
 		for _, p := range ps {
-			b = binary.AppendUvarint(b, uint64(p.doc-prev))
-			prev = p.doc
+			b = binary.AppendUvarint(b, uint64(p.doc()-prev))
+			prev = p.doc()
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p.wtf))
-			b = append(b, p.fields)
+			b = append(b, p.fields())
 		}
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
@@ -179,7 +179,12 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 				r.fail("posting for tool %d of %d", doc, len(docs))
 				break
 			}
-			ps[j] = posting{doc: doc, wtf: math.Float32frombits(r.u32()), fields: r.byte()}
+			wtf, fields := math.Float32frombits(r.u32()), r.byte()
+			if fields >= 1<<fieldBits {
+				r.fail("posting for tool %d names fields %#x", doc, fields)
+				break
+			}
+			ps[j] = newPosting(doc, wtf, fields)
 		}
 		l := &lists[i]
 		l.ps = ps
@@ -217,7 +222,7 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 func topServer(seg *segment, ps []posting) serverCount {
 	var top, run serverCount
 	for _, p := range ps {
-		srv := seg.docs[p.doc].tool.Server
+		srv := seg.docs[p.doc()].tool.Server
 		if srv != run.server {
 			run = serverCount{server: srv}
 		}

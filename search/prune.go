@@ -213,9 +213,9 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			} else {
 				for _, p := range l.ps {
 					c := m.w * p.wtf / (p.wtf + kf)
-					x := &st[p.doc>>blockShift]
+					x := &st[p.doc()>>blockShift]
 					if x.gmax == 0 {
-						b.gTouch = append(b.gTouch, p.doc>>blockShift)
+						b.gTouch = append(b.gTouch, p.doc()>>blockShift)
 					}
 					x.gmax = max(x.gmax, math.Float32bits(c))
 					x.lists |= bit
@@ -492,7 +492,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			}
 			w, fidf := m.w, m.fidf
 			for _, p := range m.l.ps[from:to] {
-				o := (p.doc - lo) & (blockSize - 1)
+				o := p.doc() & (blockSize - 1) // lo is a multiple of blockSize
 				da := &acc[o]
 				gTouched |= 1 << o
 				da.exact |= exact
@@ -516,7 +516,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 			}
 			w, fidf := m.w, m.fidf
 			for _, p := range m.l.ps[from:to] {
-				o := (p.doc - lo) & (blockSize - 1)
+				o := p.doc() & (blockSize - 1) // lo is a multiple of blockSize
 				da := &acc[o]
 				gTouched |= 1 << o
 				da.exact |= exact
@@ -591,7 +591,8 @@ func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 	}
 	from = searchPostings(ps, i<<blockShift)
 	to = from
-	for to < len(ps) && ps[to].doc < (i+1)<<blockShift {
+	end := docKey((i + 1) << blockShift)
+	for to < len(ps) && ps[to].key < end {
 		to++
 	}
 	return from, to
@@ -609,7 +610,7 @@ func inName(p posting, fidf float32) float32 {
 
 // inNameBits is inName as float32 bits.
 func inNameBits(p posting, fidf float32) uint32 {
-	return math.Float32bits(fidf) & -uint32(p.fields>>FieldName&1)
+	return math.Float32bits(fidf) & -(p.key >> FieldName & 1)
 }
 
 // present returns the members of g with postings in a block whose list
@@ -641,10 +642,11 @@ func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 // searchPostings returns the first index of ps whose document is at least
 // doc.
 func searchPostings(ps []posting, doc uint32) int {
+	key := docKey(doc)
 	lo, hi := 0, len(ps)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if ps[m].doc < doc {
+		if ps[m].key < key {
 			lo = m + 1
 		} else {
 			hi = m

@@ -391,23 +391,23 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 			}
 			base := uint32(seg.base)
 			for _, p := range l.ps {
-				if seg.deadDoc != nil && seg.deadDoc[p.doc] {
+				if seg.deadDoc != nil && seg.deadDoc[p.doc()] {
 					continue
 				}
-				da := &s.docs[base+p.doc]
+				da := &s.docs[base+p.doc()]
 				c := m.w * p.wtf / (p.wtf + kf)
 				// The server boost already counts a word that names
 				// the tool's own server, as far as it names it.
 				if named != nil {
-					c *= 1 - named[seg.srv[p.doc]]
+					c *= 1 - named[seg.srv[p.doc()]]
 				}
 				if da.matched&g.bit == 0 {
 					// First posting of this group for d.
 					if da.matched == 0 {
-						s.touched = append(s.touched, base+p.doc)
+						s.touched = append(s.touched, base+p.doc())
 					}
 					da.matched |= g.bit
-					s.gTouched = append(s.gTouched, base+p.doc)
+					s.gTouched = append(s.gTouched, base+p.doc())
 				}
 				if c := math.Float32bits(c); c > da.best {
 					da.best = c
@@ -415,7 +415,7 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 				if m.own {
 					da.exact |= g.bit
 				}
-				if f := math.Float32bits(m.fidf); p.fields&(1<<FieldName) != 0 && f > da.nameBest {
+				if f := math.Float32bits(m.fidf); p.fields()&(1<<FieldName) != 0 && f > da.nameBest {
 					da.nameBest = f
 				}
 			}
@@ -549,23 +549,23 @@ func (ix *Index) live(mi int, df int32) bool {
 func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, fidf float32, named []float32, own bool) {
 	base := uint32(seg.base)
 	for _, p := range l.ps {
-		if seg.deadDoc != nil && seg.deadDoc[p.doc] {
+		if seg.deadDoc != nil && seg.deadDoc[p.doc()] {
 			continue
 		}
-		da := &s.docs[base+p.doc]
+		da := &s.docs[base+p.doc()]
 		c := w * p.wtf / (p.wtf + kf)
 		if named != nil {
-			c *= 1 - named[seg.srv[p.doc]]
+			c *= 1 - named[seg.srv[p.doc()]]
 		}
 		if da.matched == 0 {
-			s.touched = append(s.touched, base+p.doc)
+			s.touched = append(s.touched, base+p.doc())
 		}
 		da.matched |= bit
 		da.acc += c
 		if own {
 			da.exact |= bit
 		}
-		if p.fields&(1<<FieldName) != 0 {
+		if p.fields()&(1<<FieldName) != 0 {
 			da.nameAcc += fidf
 		}
 	}
@@ -716,8 +716,8 @@ func (r *ranking) explain(seg *segment, doc uint32, matched uint64) string {
 			if !ok {
 				continue
 			}
-			labels = append(labels, found{uint8(gi), uint8(mi), p.fields})
-			union |= p.fields
+			labels = append(labels, found{uint8(gi), uint8(mi), p.fields()})
+			union |= p.fields()
 			break
 		}
 	}
@@ -779,7 +779,7 @@ func (l *plist) find(doc uint32, ranks []blockRank) (posting, bool) {
 	from, to := l.blockRun(doc>>blockShift, ranks)
 	ps := l.ps[from:to]
 	j := searchPostings(ps, doc)
-	if j < len(ps) && ps[j].doc == doc {
+	if j < len(ps) && ps[j].doc() == doc {
 		return ps[j], true
 	}
 	return posting{}, false

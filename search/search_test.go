@@ -645,7 +645,7 @@ func checkDF(t *testing.T, ix *Index) {
 	for _, seg := range ix.segs {
 		for term, l := range seg.post {
 			for _, p := range l.ps {
-				if seg.deadDoc == nil || !seg.deadDoc[p.doc] {
+				if seg.deadDoc == nil || !seg.deadDoc[p.doc()] {
 					want[term]++
 				}
 			}
