@@ -17,6 +17,9 @@ type nameIndex struct {
 	tools []*catalog.Tool  // every tool, in the order added
 	next  []int32          // per tool, the next tool named alike, or -1
 	last  []int32          // per first tool, the last tool named alike
+	// spaced is set when a name has a space, tab or line break. Server
+	// keys have none, so until then no spelling of a name has any.
+	spaced bool
 }
 
 func newNameIndex(n int) *nameIndex {
@@ -35,6 +38,9 @@ func (x *nameIndex) add(t *catalog.Tool) {
 	x.next = append(x.next, -1)
 	x.last = append(x.last, i)
 	name := strings.ToLower(t.Name)
+	if !x.spaced && strings.ContainsAny(name, asciiBlanks) {
+		x.spaced = true
+	}
 	if h, ok := x.first[name]; ok {
 		x.next[x.last[h]] = i
 		x.last[h] = i
@@ -43,9 +49,22 @@ func (x *nameIndex) add(t *catalog.Tool) {
 	x.first[name] = i
 }
 
+// asciiBlanks are the characters that server keys may not have.
+const asciiBlanks = " \t\r\n"
+
+// cannotName reports whether q, lower-cased or not, has a space, tab or
+// line break while no name has one, so that it spells no tool's name: a
+// query of several words is not looked up.
+func (x *nameIndex) cannotName(q string) bool {
+	return !x.spaced && strings.ContainsAny(q, asciiBlanks)
+}
+
 // lookup returns the tools that q names in one of their spellings, in the
 // order they were added. q is lower-cased.
 func (x *nameIndex) lookup(q string) []*catalog.Tool {
+	if x.cannotName(q) {
+		return nil
+	}
 	var found []int32
 	// with adds the tools whose lower-cased name is name and, when
 	// qualified, whose lower-cased server key is server.

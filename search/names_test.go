@@ -31,6 +31,10 @@ func TestNameIndexSpellings(t *testing.T) {
 		{Server: "ü", Name: "Ünïcode"},
 		{Server: "s", Name: "a/b/c"},
 		{Server: "s/a", Name: "b/c"},
+		// Names with blanks: queries of several words are looked up
+		// only once a name has one.
+		{Server: "s", Name: "Send Message"},
+		{Server: "t", Name: "tab\tname"},
 	}
 	want := map[string][]*catalog.Tool{}
 	x := newNameIndex(0)
@@ -41,7 +45,7 @@ func TestNameIndexSpellings(t *testing.T) {
 		}
 		x.add(tl)
 	}
-	queries := []string{"", "_", "__", "/", "mcp__", "mcp____", "a__", "__b", "a___b", "a____b", "zzz", "mcp__a"}
+	queries := []string{"", "_", "__", "/", "mcp__", "mcp____", "a__", "__b", "a___b", "a____b", "zzz", "mcp__a", "a b", "send  message"}
 	for q := range want {
 		queries = append(queries, q, q+"_", "_"+q, q+"/", "mcp__"+q)
 	}
@@ -57,6 +61,9 @@ func TestNameIndexSpellings(t *testing.T) {
 	}
 	if multi < 4 {
 		t.Errorf("only %d spellings name several tools; the test means to check their order", multi)
+	}
+	if !x.spaced {
+		t.Error("names with blanks were added, but the index does not know")
 	}
 }
 

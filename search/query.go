@@ -228,6 +228,9 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // lookupName returns the visible tools that name (in any of its forms)
 // denotes exactly.
 func (ix *Index) lookupName(name string, v func(*catalog.Tool) bool) []*catalog.Tool {
+	if ix.names.cannotName(name) {
+		return nil
+	}
 	var out []*catalog.Tool
 	for _, t := range ix.names.lookup(strings.ToLower(name)) {
 		if v(t) {
@@ -352,6 +355,10 @@ func isIdentifier(w string) bool {
 // serverPrefix recognises "github__", "mcp__github", "mcp__github__",
 // "github/", "github__*" and a server key alone.
 func (ix *Index) serverPrefix(q string) (string, bool) {
+	if strings.ContainsAny(q, asciiBlanks) {
+		// No server key has one.
+		return "", false
+	}
 	s := strings.ToLower(q)
 	s = strings.TrimSuffix(s, "*")
 	if rest, ok := strings.CutPrefix(s, "mcp__"); ok {
