@@ -3,6 +3,7 @@ package search
 import (
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -62,6 +63,28 @@ func TestGallopDocs(t *testing.T) {
 			want, _ := slices.BinarySearch(ds, doc)
 			if got := gallopDocs(ds, doc); got != want {
 				t.Fatalf("n %d doc %d: gallopDocs = %d, want %d", n, doc, got, want)
+			}
+		}
+	}
+}
+
+// TestSearchPostings checks the branch-free search against sort.Search on
+// lists of every length up to 70, for documents before, inside, between
+// and after their postings.
+func TestSearchPostings(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 5))
+	for n := range 70 {
+		ps := make([]posting, 0, n)
+		d := uint32(r.IntN(3))
+		for range n {
+			ps = append(ps, newPosting(d, 1, uint8(r.IntN(1<<fieldBits))))
+			d += 1 + uint32(r.IntN(3))
+		}
+		for doc := range d + 2 {
+			want := sort.Search(len(ps), func(i int) bool { return ps[i].doc() >= doc })
+			if got := searchPostings(ps, doc); got != want {
+				t.Fatalf("%d postings %v: searchPostings(%d) = %d, want %d", n, ps, doc, got, want)
 			}
 		}
 	}

@@ -73,9 +73,10 @@ func (b *blockScratch) size(blocks int) {
 		b.st = make([]blockState, blocks)
 		b.hot = make([]uint64, (blocks+63)/64)
 		// Each block is touched once at most, so the loops that fill
-		// these store by index, without append's call.
-		b.touched = make([]uint32, 0, blocks)
-		b.gTouch = make([]uint32, 0, blocks)
+		// these store by index, without append's call; they store
+		// before they know whether to keep, hence one more.
+		b.touched = make([]uint32, 0, blocks+1)
+		b.gTouch = make([]uint32, 0, blocks+1)
 	}
 }
 
@@ -294,10 +295,10 @@ func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, f
 			e := &f.blocks[k]
 			k++
 			x := &st[i]
-			if x.mask == 0 {
-				all[n] = i
-				n++
-			}
+			// Recorded without a branch: n moves on when the block
+			// had no group yet (masks have at most MaxTerms bits).
+			all[n] = i
+			n += int((x.mask - 1) >> 63)
 			x.sum += e.c
 			x.cov += gidf
 			x.mask |= gbit
@@ -318,10 +319,10 @@ func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []bloc
 		for t := rk.bits; t != 0; t &= t - 1 {
 			i := uint32(wi*64 + bits.TrailingZeros64(t))
 			x := &st[i]
-			if x.mask == 0 {
-				all[n] = i
-				n++
-			}
+			// Recorded without a branch: n moves on when the block
+			// had no group yet (masks have at most MaxTerms bits).
+			all[n] = i
+			n += int((x.mask - 1) >> 63)
 			x.sum += w * blocks[k].sat
 			k++
 			x.cov += gidf
@@ -442,14 +443,18 @@ func popBlock(h []blockBound) (blockBound, []blockBound) {
 	return top, h
 }
 
+// siftDown moves h[i] down to its place in the max-heap h.
 func siftDown(h []blockBound, i int) {
 	for {
 		c := 2*i + 1
 		if c >= len(h) {
 			return
 		}
-		if c+1 < len(h) && h[c+1].bound > h[c].bound {
-			c++
+		if r := c + 1; r < len(h) {
+			// The larger child without a branch: bounds are never
+			// negative, so their bits order as they do, and the borrow of
+			// subtracting them says which is larger.
+			c += int((uint64(math.Float32bits(h[c].bound)) - uint64(math.Float32bits(h[r].bound))) >> 63)
 		}
 		if h[i].bound >= h[c].bound {
 			return
@@ -640,17 +645,18 @@ func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 }
 
 // searchPostings returns the first index of ps whose document is at least
-// doc.
+// doc. It halves the range without branches (the compare's borrow moves
+// the base), so a cold search mispredicts nothing but the loop's end.
 func searchPostings(ps []posting, doc uint32) int {
-	key := docKey(doc)
-	lo, hi := 0, len(ps)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ps[m].key < key {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	if len(ps) == 0 {
+		return 0
 	}
-	return lo
+	key := uint64(docKey(doc))
+	base, n := 0, len(ps)
+	for n > 1 {
+		half := n / 2
+		base += half * int((uint64(ps[base+half].key)-key)>>63)
+		n -= half
+	}
+	return base + int((uint64(ps[base].key)-key)>>63)
 }

@@ -505,9 +505,12 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 		}
 	}
 	// Coverage of the query, each group weighted by its idf.
+	// Every group is visited, so that the loop runs as many times for
+	// every tool of the query and its end is predicted; an unmatched
+	// group adds zero, which leaves the sum as it is.
 	var cov float64
-	for m := matched; m != 0; m &= m - 1 {
-		cov += r.gidf[bits.TrailingZeros64(m)]
+	for gi, idf := range r.gidf {
+		cov += idf * float64(matched>>gi&1)
 	}
 	if r.idfSum > 0 && ix.w.Coordination > 0 {
 		score *= coordination(cov/r.idfSum, ix.w.Coordination)
