@@ -196,6 +196,10 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			if l == nil {
 				continue
 			}
+			// A block's first touch by the group is recorded without a
+			// branch: it is always stored, and kept when the block had no
+			// contribution yet (gmax holds float32 bits, below 1<<32).
+			gt, n := b.gTouch[:cap(b.gTouch)], len(b.gTouch)
 			if l.blocks != nil {
 				k := 0
 				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+nw] {
@@ -204,9 +208,8 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 						c := m.w * l.blocks[k].sat
 						k++
 						x := &st[i]
-						if x.gmax == 0 {
-							b.gTouch = append(b.gTouch, i)
-						}
+						gt[n] = i
+						n += int((uint64(x.gmax) - 1) >> 63)
 						x.gmax = max(x.gmax, math.Float32bits(c))
 						x.lists |= bit
 					}
@@ -214,25 +217,27 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			} else {
 				for _, p := range l.ps {
 					c := m.w * p.wtf / (p.wtf + kf)
-					x := &st[p.doc()>>blockShift]
-					if x.gmax == 0 {
-						b.gTouch = append(b.gTouch, p.doc()>>blockShift)
-					}
+					i := p.doc() >> blockShift
+					x := &st[i]
+					gt[n] = i
+					n += int((uint64(x.gmax) - 1) >> 63)
 					x.gmax = max(x.gmax, math.Float32bits(c))
 					x.lists |= bit
 				}
 			}
+			b.gTouch = gt[:n]
 		}
+		tl, n := b.touched[:cap(b.touched)], len(b.touched)
 		for _, i := range b.gTouch {
 			x := &st[i]
-			if x.mask == 0 {
-				b.touched = append(b.touched, i)
-			}
+			tl[n] = i
+			n += int((x.mask - 1) >> 63)
 			x.sum += math.Float32frombits(x.gmax)
 			x.cov += gidf
 			x.mask |= g.bit
 			x.gmax = 0
 		}
+		b.touched = tl[:n]
 		b.gTouch = b.gTouch[:0]
 	}
 	// Servers the query names: their mention and the groups naming them.
