@@ -89,3 +89,36 @@ func TestSearchPostings(t *testing.T) {
 		}
 	}
 }
+
+// TestLargestSums checks the tools a block offers first: exactly those
+// whose sum is at least the n-th largest, on random blocks with ties.
+func TestLargestSums(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(9, 4))
+	for range 2000 {
+		var acc [blockSize]docAcc
+		docs := r.Uint64()
+		var sums []float32
+		for o := range blockSize {
+			if docs&(1<<o) != 0 {
+				acc[o].acc = float32(r.IntN(20)) / 4 // ties and zeros
+				sums = append(sums, acc[o].acc)
+			}
+		}
+		n := 1 + r.IntN(maxFirst)
+		if len(sums) <= n {
+			continue
+		}
+		slices.Sort(sums)
+		nth := sums[len(sums)-n]
+		var want uint64
+		for o := range blockSize {
+			if docs&(1<<o) != 0 && acc[o].acc >= nth {
+				want |= 1 << o
+			}
+		}
+		if got := largestSums(&acc, docs, n); got != want {
+			t.Fatalf("n %d, sums %v: got %064b, want %064b", n, sums, got, want)
+		}
+	}
+}

@@ -566,7 +566,23 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	if top.full() {
 		theta = top.min()
 	}
-	for t := touched; t != 0; t &= t - 1 {
+	rest := touched
+	if need := top.k - len(top.h); quick && need > 0 && need <= maxFirst && bits.OnesCount64(touched) > need {
+		// The top k is not full: the tools with the largest sums go in
+		// first, so that the k-th score is high before the others are
+		// looked at and most of them are only counted.
+		first := largestSums(acc, touched, need)
+		for t := first; t != 0; t &= t - 1 {
+			o := bits.TrailingZeros64(t)
+			r.offer(top, &acc[o], lo+uint32(o), most, res)
+			acc[o] = docAcc{}
+		}
+		if top.full() {
+			theta = top.min()
+		}
+		rest = touched &^ first
+	}
+	for t := rest; t != 0; t &= t - 1 {
 		o := bits.TrailingZeros64(t)
 		da := &acc[o]
 		if quick && float64(da.acc)*most < theta {
@@ -579,6 +595,43 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		}
 		*da = docAcc{}
 	}
+}
+
+// maxFirst is the most tools a block offers ahead of the others.
+const maxFirst = 8
+
+// largestSums returns the n tools of docs (a block's mask) with the
+// largest sums, or more on ties; n is at most maxFirst.
+func largestSums(acc *[blockSize]docAcc, docs uint64, n int) uint64 {
+	// The n largest sums as float32 bits (sums are never negative, so
+	// bits order as values), smallest first.
+	var top [maxFirst]uint32
+	for t := docs; t != 0; t &= t - 1 {
+		v := math.Float32bits(acc[bits.TrailingZeros64(t)].acc)
+		if v <= top[0] {
+			continue
+		}
+		j := 1
+		for ; j < n && top[j] < v; j++ {
+			top[j-1] = top[j]
+		}
+		top[j-1] = v
+	}
+	var out uint64
+	for t := docs; t != 0; t &= t - 1 {
+		o := bits.TrailingZeros64(t)
+		out |= b2u(math.Float32bits(acc[o].acc) >= top[0]) << o
+	}
+	return out
+}
+
+// b2u is 1 for true and 0 for false, without a branch.
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
+	}
+	return u
 }
 
 // blockRun returns where the postings of block i of l's segment start and
