@@ -45,7 +45,8 @@ type blockScratch struct {
 	named   []uint32     // blocks without a posting that a server mention reached
 	gTouch  []uint32     // blocks the current group touched
 	heap    []blockBound
-	cursors []int // per member list, where name coverage is in its names
+	cursors []int  // per member list, where name coverage is in its names
+	sink    uint32 // what bounding loads ahead for reading, kept so that it is loaded
 }
 
 // blockState is what a query knows of one block before reading it. The
@@ -181,6 +182,16 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 		if f := g.folded; f != nil {
 			// The word and its synonyms' block maxima, folded at build.
 			b.touched = addFolded(st, b.touched, f, g.bit, g.first, gidf)
+			// Reading a block will need each member's list header,
+			// which the folded maxima spared bounding from loading:
+			// loading it now overlaps its cache misses with bounding.
+			sink := b.sink
+			for _, m := range g.members {
+				if m.l != nil {
+					sink += m.l.rankAt + uint32(len(m.l.ps))
+				}
+			}
+			b.sink = sink
 			continue
 		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
