@@ -122,3 +122,28 @@ func TestLargestSums(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverages checks the table of coverage sums against adding each set's
+// idf in group order, bit for bit, since final uses either.
+func TestCoverages(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(2, 7))
+	for n := range covGroups + 1 {
+		idf := make([]float64, n)
+		for i := range idf {
+			idf[i] = r.Float64() * 12
+		}
+		cov := coverages(make([]float64, 1<<n), idf)
+		for m := range cov {
+			var want float64
+			for gi := range n {
+				if m&(1<<gi) != 0 {
+					want += idf[gi]
+				}
+			}
+			if cov[m] != want {
+				t.Fatalf("%d groups, set %b: %v, want %v", n, m, cov[m], want)
+			}
+		}
+	}
+}

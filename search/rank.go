@@ -139,6 +139,7 @@ type scratch struct {
 	rank    ranking
 	rgroups []rgroup
 	gidf    []float64
+	covOf   [1 << covGroups]float64
 	order   []int
 	byGroup [][]float32
 	top     topK
@@ -294,13 +295,34 @@ type ranking struct {
 	namedBy   []uint64  // per server, the query groups naming it (nil when none)
 	mentioned []int32   // the servers with a mention
 	gidf      []float64 // per query group, the idf of its own term
-	idfSum    float64
-	filtered  bool
-	lists     int // the member lists of all groups
+	// covOf is, for a query of at most covGroups groups, the summed idf
+	// of every set of groups (bit i: group i), added in group order as
+	// final would add them.
+	covOf    []float64
+	idfSum   float64
+	filtered bool
+	lists    int // the member lists of all groups
 	// most is the largest factor any tool's summed group scores can be
 	// multiplied by.
 	most float64
 }
+
+// coverages fills cov (of 1<<len(idf) entries) with the summed idf of
+// every set of groups, bit i standing for group i, each added lowest
+// group first as final's loop adds them: a set's sum is its set without
+// its highest group, plus that group. It returns cov.
+func coverages(cov, idf []float64) []float64 {
+	cov[0] = 0
+	for m := 1; m < len(cov); m++ {
+		hi := bits.Len(uint(m)) - 1
+		cov[m] = cov[m&^(1<<hi)] + idf[hi]
+	}
+	return cov
+}
+
+// covGroups is the most groups a query may have for ranking to keep the
+// coverage of every set of them.
+const covGroups = 8
 
 // rmember is one live member term of a query group.
 type rmember struct {
@@ -362,6 +384,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		r.order[g.gi] = i
 		r.groups[i].first = r.lists
 		r.lists += len(g.members)
+	}
+	if len(r.gidf) <= covGroups {
+		r.covOf = coverages(s.covOf[:1<<len(r.gidf)], r.gidf)
 	}
 	r.most = 1 + ix.w.NameCoverage
 	var most float32
@@ -505,12 +530,16 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 		}
 	}
 	// Coverage of the query, each group weighted by its idf.
-	// Every group is visited, so that the loop runs as many times for
-	// every tool of the query and its end is predicted; an unmatched
-	// group adds zero, which leaves the sum as it is.
 	var cov float64
-	for gi, idf := range r.gidf {
-		cov += idf * float64(matched>>gi&1)
+	if matched < uint64(len(r.covOf)) {
+		cov = r.covOf[matched]
+	} else {
+		// Every group is visited, so that the loop runs as many times
+		// for every tool of the query and its end is predicted; an
+		// unmatched group adds zero, which leaves the sum as it is.
+		for gi, idf := range r.gidf {
+			cov += idf * float64(matched>>gi&1)
+		}
 	}
 	if r.idfSum > 0 && ix.w.Coordination > 0 {
 		score *= coordination(cov/r.idfSum, ix.w.Coordination)
