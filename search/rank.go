@@ -95,24 +95,32 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 // fields being runs of non-space characters as strings.Fields finds them;
 // from == to when there is none.
 func nextField(q string, i int) (from, to int) {
-	space := func(j int) (bool, int) {
-		if c := q[j]; c < utf8.RuneSelf {
-			return asciiSpace[c], 1
-		}
-		r, n := utf8.DecodeRuneInString(q[j:])
-		return unicode.IsSpace(r), n
-	}
+	// ASCII is tested inline: a call per byte cost more than the test.
 	for i < len(q) {
-		sp, n := space(i)
-		if !sp {
+		if c := q[i]; c < utf8.RuneSelf {
+			if !asciiSpace[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(q[i:])
+		if !unicode.IsSpace(r) {
 			break
 		}
 		i += n
 	}
 	j := i
 	for j < len(q) {
-		sp, n := space(j)
-		if sp {
+		if c := q[j]; c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				break
+			}
+			j++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(q[j:])
+		if unicode.IsSpace(r) {
 			break
 		}
 		j += n
