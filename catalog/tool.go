@@ -72,10 +72,17 @@ type Tool struct {
 	tokens     int
 	paramsOnce sync.Once
 	params     []Param
+	idOnce     sync.Once
+	id         string
 }
 
-// ID returns the tool's qualified ID, "<server>/<name>".
-func (t *Tool) ID() string { return t.Server + IDSeparator + t.Name }
+// ID returns the tool's qualified ID, "<server>/<name>". It is built on
+// the first call and kept, so a tool's Server and Name must not change
+// once its ID has been asked for (a snapshot's tools never change).
+func (t *Tool) ID() string {
+	t.idOnce.Do(func() { t.id = t.Server + IDSeparator + t.Name })
+	return t.id
+}
 
 // WireName returns the name the tool is exposed under when tools of many
 // servers share one list, "<server>__<name>".

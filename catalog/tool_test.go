@@ -421,3 +421,39 @@ func mustServer(t testing.TB, key string, raws ...string) *Server {
 	}
 	return srv
 }
+
+// TestToolIDCached checks that ID is "<server>/<name>" for a parsed tool and
+// for one written as a literal, that goroutines asking at once all get it
+// (-race checks the cache), and that once built it costs no allocation.
+func TestToolIDCached(t *testing.T) {
+	// Not parallel: AllocsPerRun needs the test alone.
+	parsed, err := ParseTool("srv", json.RawMessage(`{"name":"get_file"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool *Tool
+		want string
+	}{
+		{parsed, "srv/get_file"},
+		{&Tool{Server: "a", Name: "b"}, "a/b"},
+	} {
+		var wg sync.WaitGroup
+		got := make([]string, 8)
+		for i := range got {
+			wg.Go(func() { got[i] = tc.tool.ID() })
+		}
+		wg.Wait()
+		for i, id := range got {
+			if id != tc.want {
+				t.Errorf("goroutine %d: ID() = %q, want %q", i, id, tc.want)
+			}
+		}
+		if n := testing.AllocsPerRun(10, func() { idSink = tc.tool.ID() }); n != 0 {
+			t.Errorf("%s: ID allocates %v times once built, want 0", tc.want, n)
+		}
+	}
+}
+
+// idSink keeps IDs asked for in tests, so that building one allocates.
+var idSink string
