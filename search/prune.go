@@ -19,6 +19,13 @@ import (
 // the hits are exactly those of reading everything; only Result.Total
 // becomes a lower bound when blocks are skipped.
 
+// warmBlocks × k is the least number of blocks read before name coverage
+// is worked out for the rest. Measured at 10k, two indexes queried in
+// turn: 2 gave medians 1-3% lower than 1 in 4 runs, and the same at the
+// real size and 100k; 3 was no better, and never stopping 7-8% slower at
+// the 75th percentile.
+const warmBlocks = 2
+
 // boundSlack widens every bound a little, so that float rounding can never
 // skip a tool that reading everything would have kept.
 const boundSlack = 1.0001
@@ -104,9 +111,9 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	top := s.newTopK(r.req.MaxResults)
 	nameMost := float32(1 + ix.w.NameCoverage)
 	// Read the blocks with the best bounds, counting every tool's name
-	// coverage as full, until k hits are held and at least k blocks are
-	// read: the best tools of a large catalog often sit in different
-	// blocks (near copies on different servers).
+	// coverage as full, until k hits are held and at least warmBlocks×k
+	// blocks are read: the best tools of a large catalog often sit in
+	// different blocks (near copies on different servers).
 	h := b.heap[:0]
 	for _, i := range b.touched {
 		if base := b.st[i].base; base > 0 {
@@ -114,7 +121,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 		}
 	}
 	heapify(h)
-	for n := 0; len(h) > 0 && (!top.full() || n < top.k); n++ {
+	for n := 0; len(h) > 0 && (!top.full() || n < warmBlocks*top.k); n++ {
 		var bb blockBound
 		bb, h = popBlock(h)
 		if top.full() && float64(bb.bound) < top.min() {
