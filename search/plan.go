@@ -41,10 +41,61 @@ type planKey struct {
 	joined bool
 }
 
-// plans caches an index's term plans.
+// plans caches an index's term plans, and the analysis of plain query
+// words with their terms' plans.
 type plans struct {
-	mu sync.RWMutex
-	m  map[planKey]*termPlan
+	mu    sync.RWMutex
+	m     map[planKey]*termPlan
+	words map[string][]wordTerm
+}
+
+// wordTerm is a term a plain query word analyses to, with its plan.
+type wordTerm struct {
+	term string
+	plan *termPlan
+}
+
+// plainWord reports whether w is lower-case ASCII letters only: a word the
+// analyser takes as one part, so that its terms depend on nothing else
+// and can be kept with their plans.
+func plainWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(w) > 0 && len(w) <= maxPlainWord
+}
+
+// maxPlainWord is the longest plain word whose analysis is kept.
+const maxPlainWord = 32
+
+// wordTerms returns the kept terms of the plain word w and whether they
+// are kept.
+func (ix *Index) wordTerms(w string) ([]wordTerm, bool) {
+	ix.plans.mu.RLock()
+	wt, ok := ix.plans.words[w]
+	ix.plans.mu.RUnlock()
+	return wt, ok
+}
+
+// keepWordTerms keeps the terms a plain word analyses to, when every
+// term's plan is kept (a word of unknown terms is not, so that queries
+// cannot grow the cache).
+func (ix *Index) keepWordTerms(w string, wt []wordTerm) {
+	ix.plans.mu.Lock()
+	defer ix.plans.mu.Unlock()
+	for _, t := range wt {
+		if ix.plans.m[planKey{t.term, false}] != t.plan {
+			return
+		}
+	}
+	if ix.plans.words == nil {
+		ix.plans.words = make(map[string][]wordTerm)
+	}
+	if len(ix.plans.words) < maxPlans {
+		ix.plans.words[w] = wt
+	}
 }
 
 // maxPlans bounds the plans an index keeps. Only terms of the index's

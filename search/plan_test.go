@@ -14,15 +14,24 @@ func TestPlansKeepOnlyIndexTerms(t *testing.T) {
 	t.Parallel()
 	snap, ix := fixtureIndex(t)
 	ctx := context.Background()
+	// letters spells i in letters only: a plain word, whose analysis the
+	// index would keep if its terms' plans were kept.
+	letters := func(i int) string {
+		w := []byte("zq")
+		for ; i > 0; i /= 26 {
+			w = append(w, byte('a'+i%26))
+		}
+		return string(w)
+	}
 	for i := range 500 {
-		if _, err := ix.Search(ctx, Request{Query: fmt.Sprintf("zorblax%d quuxified%d", i, i)}); err != nil {
+		if _, err := ix.Search(ctx, Request{Query: fmt.Sprintf("zorblax%d quuxified%d %s", i, i, letters(i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(ix.plans.m); n != 0 {
-		t.Fatalf("after 500 queries of unknown words the index keeps %d plans, want 0", n)
+	if n, w := len(ix.plans.m), len(ix.plans.words); n != 0 || w != 0 {
+		t.Fatalf("after 500 queries of unknown words the index keeps %d plans and %d words, want 0", n, w)
 	}
-	queries := []string{"open a pull request", "post message to slack channel", "+repository file", "k8s pod logs", "delete issue"}
+	queries := []string{"open a pull request", "post message to slack channel", "+repository file", "k8s pod logs", "delete issue", "+on the pr", "list the repo files"}
 	var first [][]string
 	for _, q := range queries {
 		res, err := ix.Search(ctx, Request{Query: q})
@@ -31,9 +40,9 @@ func TestPlansKeepOnlyIndexTerms(t *testing.T) {
 		}
 		first = append(first, ids(res))
 	}
-	kept := len(ix.plans.m)
-	if kept == 0 {
-		t.Fatal("queries of indexed words kept no plan")
+	kept, words := len(ix.plans.m), len(ix.plans.words)
+	if kept == 0 || words == 0 {
+		t.Fatalf("queries of indexed words kept %d plans and %d words", kept, words)
 	}
 	fresh := Build(snap)
 	for i, q := range queries {
@@ -49,8 +58,8 @@ func TestPlansKeepOnlyIndexTerms(t *testing.T) {
 			t.Errorf("%q: first %v, again %v, on a fresh index %v", q, first[i], ids(again), ids(cold))
 		}
 	}
-	if n := len(ix.plans.m); n != kept {
-		t.Errorf("asking the same queries again grew the plans from %d to %d", kept, n)
+	if n, w := len(ix.plans.m), len(ix.plans.words); n != kept || w != words {
+		t.Errorf("asking the same queries again grew the plans from %d to %d, the words from %d to %d", kept, n, words, w)
 	}
 }
 

@@ -59,20 +59,45 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 		if len(raw) > 1 && raw[0] == '+' {
 			req, raw = true, raw[1:]
 		}
-		buf = analyzeWith(s.stems(), raw, buf[:0])
+		// A plain word's terms and their plans are kept by the index:
+		// one lookup instead of the analyser's and each term's.
+		var kept []wordTerm
+		if plainWord(raw) {
+			var ok bool
+			if kept, ok = ix.wordTerms(raw); !ok {
+				buf = analyzeWith(s.stems(), raw, buf[:0])
+				kept = make([]wordTerm, len(buf))
+				for k, tk := range buf {
+					kept[k] = wordTerm{tk.term, ix.plan(tk.term, tk.joined)}
+				}
+				ix.keepWordTerms(raw, kept)
+			}
+			buf = buf[:0]
+			for _, t := range kept {
+				buf = append(buf, token{term: t.term})
+			}
+		} else {
+			buf = analyzeWith(s.stems(), raw, buf[:0])
+		}
 		if req && len(buf) == 0 {
 			// A required stop word ("+on") is kept as it is.
 			buf = append(buf, token{term: strings.ToLower(raw)})
+			kept = nil
 		}
 		var mask, joinedMask uint64
-		for _, tk := range buf {
+		for k, tk := range buf {
 			gi := slices.IndexFunc(pq.groups, func(g group) bool { return g.term == tk.term })
 			if gi < 0 {
 				if len(pq.groups) == MaxTerms {
 					return pq, badQuery("the query has more than %d distinct terms", MaxTerms)
 				}
 				gi = len(pq.groups)
-				plan := ix.plan(tk.term, tk.joined)
+				var plan *termPlan
+				if k < len(kept) {
+					plan = kept[k].plan
+				} else {
+					plan = ix.plan(tk.term, tk.joined)
+				}
 				pq.groups = append(pq.groups, group{word: raw, term: tk.term, plan: plan, idf: plan.idf, joined: tk.joined})
 			}
 			if tk.joined {
