@@ -54,7 +54,7 @@ const asciiBlanks = " \t\r\n"
 
 // cannotName reports whether q, lower-cased or not, has a space, tab or
 // line break while no name has one, so that it spells no tool's name: a
-// query of several words is not looked up.
+// query of several words need not be lower-cased and looked up.
 func (x *nameIndex) cannotName(q string) bool {
 	return !x.spaced && strings.ContainsAny(q, asciiBlanks)
 }
@@ -62,9 +62,6 @@ func (x *nameIndex) cannotName(q string) bool {
 // lookup returns the tools that q names in one of their spellings, in the
 // order they were added. q is lower-cased.
 func (x *nameIndex) lookup(q string) []*catalog.Tool {
-	if x.cannotName(q) {
-		return nil
-	}
 	var found []int32
 	// with adds the tools whose lower-cased name is name and, when
 	// qualified, whose lower-cased server key is server.

@@ -62,8 +62,15 @@ func TestNameIndexSpellings(t *testing.T) {
 	if multi < 4 {
 		t.Errorf("only %d spellings name several tools; the test means to check their order", multi)
 	}
-	if !x.spaced {
+	if !x.spaced || x.cannotName("send message") {
 		t.Error("names with blanks were added, but the index does not know")
+	}
+	plain := newNameIndex(0)
+	plain.add(&catalog.Tool{Server: "a", Name: "b_c"})
+	for q, want := range map[string]bool{"a b": true, "b_c\t": true, "b_c": false, "a/b_c": false} {
+		if got := plain.cannotName(q); got != want {
+			t.Errorf("without names with blanks, cannotName(%q) = %v, want %v", q, got, want)
+		}
 	}
 }
 

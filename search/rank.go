@@ -62,22 +62,25 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 		// A plain word's terms and their plans are kept by the index:
 		// one lookup instead of the analyser's and each term's.
 		var kept []wordTerm
-		if plainWord(raw) {
-			var ok bool
-			if kept, ok = ix.wordTerms(raw); !ok {
-				buf = analyzeWith(s.stems(), raw, buf[:0])
-				kept = make([]wordTerm, len(buf))
-				for k, tk := range buf {
-					kept[k] = wordTerm{tk.term, ix.plan(tk.term, tk.joined)}
-				}
-				ix.keepWordTerms(raw, kept)
-			}
+		var ok bool
+		plain := plainWord(raw)
+		if plain {
+			kept, ok = ix.wordTerms(raw)
+		}
+		if ok {
 			buf = buf[:0]
 			for _, t := range kept {
 				buf = append(buf, token{term: t.term})
 			}
 		} else {
 			buf = analyzeWith(s.stems(), raw, buf[:0])
+			if plain {
+				kept = make([]wordTerm, len(buf))
+				for k, tk := range buf {
+					kept[k] = wordTerm{tk.term, ix.plan(tk.term, tk.joined)}
+				}
+				ix.keepWordTerms(raw, kept)
+			}
 		}
 		if req && len(buf) == 0 {
 			// A required stop word ("+on") is kept as it is.
