@@ -47,27 +47,6 @@ func TestBlockRun(t *testing.T) {
 	}
 }
 
-// TestGallopDocs checks gallopDocs against a plain search, for targets
-// before, inside and after lists of every length.
-func TestGallopDocs(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 11))
-	for _, n := range []int{0, 1, 2, 3, 5, 8, 33, 100, 1000} {
-		ds := make([]uint32, 0, n)
-		d := uint32(0)
-		for range n {
-			d += 1 + uint32(rng.IntN(4))
-			ds = append(ds, d)
-		}
-		for doc := uint32(0); doc <= d+2; doc++ {
-			want, _ := slices.BinarySearch(ds, doc)
-			if got := gallopDocs(ds, doc); got != want {
-				t.Fatalf("n %d doc %d: gallopDocs = %d, want %d", n, doc, got, want)
-			}
-		}
-	}
-}
-
 // TestSearchPostings checks the branch-free search against sort.Search on
 // lists of every length up to 70, for documents before, inside, between
 // and after their postings.

@@ -29,13 +29,15 @@ var _ [64 - blockSize]struct{} // blockSize is at most 64
 const minBlockList = 2 * blockSize
 
 // blockMax is, for the documents of one block, a posting list's largest
-// saturated term frequency (wtf / (wtf + k1)) and where the block's
-// postings start in the list (they end where the next entry's start). The
-// list's block ranks say which block each entry is for: the k-th entry is
-// for the block of the k-th bit set.
+// saturated term frequency (wtf / (wtf + k1)), where the block's postings
+// start in the list (they end where the next entry's start), and the
+// largest invName of the block's tools with the term in their name (0 when
+// none has it). The list's block ranks say which block each entry is for:
+// the k-th entry is for the block of the k-th bit set.
 type blockMax struct {
 	sat   float32
 	start uint32
+	name  float32
 }
 
 // blockRank is one word of a long list's block bitmap: bit j is set when
@@ -155,9 +157,12 @@ type groupBlocks struct {
 	present []uint64
 }
 
-// groupBlock is one block's entry of a groupBlocks.
+// groupBlock is one block's entry of a groupBlocks: the largest
+// contribution of a member, the largest share of a tool's name coverage a
+// member gives, and the members present.
 type groupBlock struct {
 	c       float32
+	name    float32
 	members uint32 // bit i: the i-th live member has postings in the block
 }
 
@@ -168,11 +173,12 @@ const maxFoldedMembers = 32
 // indexGroups folds, for every word with synonyms, the block maxima of the
 // word and its synonyms into one list, so that bounding a query's blocks
 // reads one list per query word. It needs the index's document frequencies
-// and size, and seg's block maxima.
+// and size, seg's block maxima and seg.invName.
 func (ix *Index) indexGroups(seg *segment) {
 	nb := (len(seg.docs) + blockSize - 1) >> blockShift
 	kf := float32(ix.w.K1)
 	c := make([]float32, nb)
+	name := make([]float32, nb)
 	mask := make([]uint32, nb)
 	seen := make([]uint64, (nb+63)/64) // blocks with an entry, in order
 	nw := rankWords(len(seg.docs))
@@ -211,7 +217,11 @@ func (ix *Index) indexGroups(seg *segment) {
 			if mi > 0 {
 				weight = ix.w.Synonym
 			}
-			w := float32(weight * ix.idf(int32(len(l.ps))) * (ix.w.K1 + 1))
+			idf := weight * ix.idf(int32(len(l.ps)))
+			w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
+			for _, d := range l.names {
+				name[d>>blockShift] = max(name[d>>blockShift], fidf*seg.invName[d])
+			}
 			bit := uint32(1) << live
 			live++
 			if l.blocks != nil {
@@ -232,12 +242,28 @@ func (ix *Index) indexGroups(seg *segment) {
 		for wi, word := range seen {
 			for ; word != 0; word &= word - 1 {
 				i := uint32(wi*64 + bits.TrailingZeros64(word))
-				gb.blocks = append(gb.blocks, groupBlock{c: c[i] * foldSlack, members: mask[i]})
-				c[i], mask[i] = 0, 0
+				gb.blocks = append(gb.blocks, groupBlock{c: c[i] * foldSlack, name: name[i] * foldSlack, members: mask[i]})
+				c[i], name[i], mask[i] = 0, 0, 0
 			}
 			seen[wi] = 0
 		}
 		seg.groups[head] = gb
+	}
+}
+
+// indexBlockNames sets the name of every long list's block entries from
+// seg.invName.
+func indexBlockNames(seg *segment) {
+	for _, l := range seg.post {
+		if l.blocks == nil {
+			continue
+		}
+		for _, d := range l.names {
+			b := d >> blockShift
+			w := seg.ranks[int(l.rankAt)+int(b/64)]
+			k := int(w.before) + bits.OnesCount64(w.bits&(1<<(b%64)-1))
+			l.blocks[k].name = max(l.blocks[k].name, seg.invName[d])
+		}
 	}
 }
 

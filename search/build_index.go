@@ -116,11 +116,12 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	ix.segs = []*segment{seg}
 	ix.n = len(docs)
 	ix.total = len(docs)
+	ix.setNameIDF(seg)
 	each(2, func(i int) {
 		if i == 0 {
 			ix.indexGroups(seg)
 		} else {
-			ix.setNameIDF(seg)
+			indexBlockNames(seg)
 		}
 	})
 	ix.names = <-names

@@ -10,7 +10,9 @@ import (
 
 // TestBuildListsMatchIndexBlocks checks that a build gives every posting
 // list the block maxima, name postings, largest wtf and top server that
-// indexBlocks and topServer, which a loaded index uses, give it.
+// indexBlocks, indexBlockNames and topServer, which a loaded index uses,
+// give it, and that each block entry's name is the largest invName of the
+// block's tools with the term in their name.
 func TestBuildListsMatchIndexBlocks(t *testing.T) {
 	t.Parallel()
 	words := []string{"create", "issue", "list", "file", "message", "deploy", "report", "channel"}
@@ -38,7 +40,9 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 		want.post[term] = &plist{ps: l.ps}
 	}
 	indexBlocks(want, ix.w.K1)
-	long := 0
+	want.invName = seg.invName
+	indexBlockNames(want)
+	long, named := 0, 0
 	for term, l := range seg.post {
 		w := want.post[term]
 		var mx float32
@@ -56,6 +60,25 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 		}
 		if l.blocks != nil {
 			long++
+			// Each entry's name from the postings' fields.
+			names := make([]float32, len(l.blocks))
+			k, last := -1, ^uint32(0)
+			for _, p := range l.ps {
+				if b := p.doc() >> blockShift; b != last {
+					k, last = k+1, b
+				}
+				if p.fields()&(1<<FieldName) != 0 {
+					names[k] = max(names[k], seg.invName[p.doc()])
+				}
+			}
+			for k, e := range l.blocks {
+				if e.name != names[k] {
+					t.Errorf("%q: entry %d name %v, want %v", term, k, e.name, names[k])
+				}
+				if e.name > 0 {
+					named++
+				}
+			}
 			n := rankWords(len(seg.docs))
 			got, exp := seg.ranks[l.rankAt:int(l.rankAt)+n], want.ranks[w.rankAt:int(w.rankAt)+n]
 			if !slices.Equal(got, exp) {
@@ -63,7 +86,7 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 			}
 		}
 	}
-	if long < 5 {
-		t.Errorf("only %d lists have block maxima; the test means to check them", long)
+	if long < 5 || named < 5 {
+		t.Errorf("only %d lists have block maxima, %d entries a name bound; the test means to check them", long, named)
 	}
 }

@@ -10,6 +10,7 @@ package search
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -143,6 +144,10 @@ type segment struct {
 	// nameIDF is, per document, the summed idf of its nameTerms, kept
 	// apart for the same reason.
 	nameIDF []float32
+	// invName is, per document, 1/nameIDF rounded up, or 0 when nameIDF
+	// is 0: a name posting's largest share of its tool's name coverage,
+	// per unit of idf, for bounding blocks.
+	invName []float32
 	post    map[string]*plist
 	dead    map[string]bool
 	// deadDoc marks, per document, a retired server's tool; nil when the
@@ -352,13 +357,20 @@ func (ix *Index) indexServerTerms() {
 // document frequencies.
 func (ix *Index) setNameIDF(seg *segment) {
 	seg.nameIDF = make([]float32, len(seg.docs))
-	for i := range seg.docs {
-		var sum float64
-		for _, t := range seg.docs[i].nameTerms {
-			sum += ix.idf(ix.df[t])
+	seg.invName = make([]float32, len(seg.docs))
+	par := min(runtime.GOMAXPROCS(0), max(1, len(seg.docs)/4096))
+	each(par, func(w int) {
+		for i := w * len(seg.docs) / par; i < (w+1)*len(seg.docs)/par; i++ {
+			var sum float64
+			for _, t := range seg.docs[i].nameTerms {
+				sum += ix.idf(ix.df[t])
+			}
+			seg.nameIDF[i] = float32(sum)
+			if n := seg.nameIDF[i]; n > 0 {
+				seg.invName[i] = math.Nextafter32(1/n, float32(math.Inf(1)))
+			}
 		}
-		seg.nameIDF[i] = float32(sum)
-	}
+	})
 }
 
 // Update returns an index that reflects snap for the named servers: their

@@ -207,12 +207,13 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 		info.seg = seg
 	}
 	ix.n, ix.total = len(docs), len(docs)
+	ix.setNameIDF(seg)
 	ix.indexGroups(seg)
+	indexBlockNames(seg)
 	ix.names = newNameIndex(len(docs))
 	for _, d := range docs {
 		ix.names.add(d.tool)
 	}
-	ix.setNameIDF(seg)
 	ix.indexServerTerms()
 	return ix, nil
 }

@@ -11,20 +11,15 @@ import (
 // bounds the score of every tool in each block (see blocks.go): the sum of
 // each group's largest contribution in the block, scaled by the share of the
 // query the groups present in the block cover, by the largest name coverage
-// of a tool in the block (computed exactly from the name postings) and by
-// the strongest mention of a server in the block. It then reads the blocks
-// with the best bounds until it holds k hits, and after that only the blocks
-// whose bound reaches the k-th best score. A block is read like the whole
-// index is, group by group in the same order, so the scores and the order of
-// the hits are exactly those of reading everything; only Result.Total
-// becomes a lower bound when blocks are skipped.
-
-// warmBlocks × k is the least number of blocks read before name coverage
-// is worked out for the rest. Measured at 10k, two indexes queried in
-// turn: 2 gave medians 1-3% lower than 1 in 4 runs, and the same at the
-// real size and 100k; 3 was no better, and never stopping 7-8% slower at
-// the 75th percentile.
-const warmBlocks = 2
+// a tool of the block can get and by the strongest mention of a server in
+// the block. The name coverage bound sums, per group, the largest share of
+// a tool's name a member's term covers in the block (the term's idf over the
+// tool's name idf, kept per block at build). It then reads the blocks from
+// the best bound down until it holds k hits and the next bound is below the
+// k-th best score. A block is read like the whole index is, group by group in
+// the same order, so the scores and the order of the hits are exactly those
+// of reading everything; only Result.Total becomes a lower bound when blocks
+// are skipped.
 
 // boundSlack widens every bound a little, so that float rounding can never
 // skip a tool that reading everything would have kept.
@@ -47,12 +42,10 @@ func (ix *Index) Compact() bool { return ix.prunable() }
 // blockScratch is a query's per-block state.
 type blockScratch struct {
 	st      []blockState // per block
-	hot     []uint64     // bitmap of the blocks whose name coverage counts
 	touched []uint32     // blocks with a posting
 	named   []uint32     // blocks without a posting that a server mention reached
 	gTouch  []uint32     // blocks the current group touched
 	heap    []blockBound
-	cursors []int  // per member list, where name coverage is in its names
 	sink    uint32 // what bounding loads ahead for reading, kept so that it is loaded
 }
 
@@ -65,9 +58,10 @@ type blockState struct {
 	sum     float32 // summed largest group contributions
 	cov     float32 // summed idf of the groups present
 	base    float32 // the bound without name coverage
-	name    float32 // largest name coverage of a tool
+	name    float32 // summed largest name coverage shares of the groups present
 	mention float32 // strongest server mention
 	gmax    uint32  // the current group's largest contribution, as float32 bits
+	gname   uint32  // the current group's largest name coverage share, as float32 bits
 }
 
 // blockBound is a block and the bound of its tools' scores.
@@ -79,7 +73,6 @@ type blockBound struct {
 func (b *blockScratch) size(blocks int) {
 	if len(b.st) < blocks {
 		b.st = make([]blockState, blocks)
-		b.hot = make([]uint64, (blocks+63)/64)
 		// Each block is touched once at most, so the loops that fill
 		// these store by index, without append's call; they store
 		// before they know whether to keep, hence one more.
@@ -96,7 +89,6 @@ func (b *blockScratch) reset() {
 	for _, i := range b.named {
 		b.st[i] = blockState{}
 	}
-	clear(b.hot)
 	b.touched, b.named, b.gTouch, b.heap = b.touched[:0], b.named[:0], b.gTouch[:0], b.heap[:0]
 }
 
@@ -109,23 +101,18 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	defer b.reset()
 	r.bounds(seg, b)
 	top := s.newTopK(r.req.MaxResults)
-	nameMost := float32(1 + ix.w.NameCoverage)
-	// Read the blocks with the best bounds, counting every tool's name
-	// coverage as full, until k hits are held and at least warmBlocks×k
-	// blocks are read: the best tools of a large catalog often sit in
-	// different blocks (near copies on different servers).
+	nc := float32(ix.w.NameCoverage)
 	h := b.heap[:0]
 	for _, i := range b.touched {
-		if base := b.st[i].base; base > 0 {
-			h = append(h, blockBound{base * nameMost, i})
+		if st := &b.st[i]; st.base > 0 {
+			h = append(h, blockBound{st.base * (1 + nc*unitShare(st.name)), i})
 		}
 	}
 	heapify(h)
-	for n := 0; len(h) > 0 && (!top.full() || n < warmBlocks*top.k); n++ {
+	for n := 0; len(h) > 0; n++ {
 		var bb blockBound
 		bb, h = popBlock(h)
 		if top.full() && float64(bb.bound) < top.min() {
-			h = h[:0]
 			res.TotalAtLeast = true
 			break
 		}
@@ -133,47 +120,9 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 			// A filter that hides most tools can keep this loop going.
 			return nil, ctx.Err()
 		}
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, 1), top, res)
+		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, unitShare(b.st[bb.block].name)), top, res)
 	}
 	b.heap = h
-	if len(h) == 0 {
-		return top, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	// The blocks left that could reach the k-th score are bounded again
-	// with the name coverage their tools really get, then read from the
-	// best bound down while it reaches the k-th score.
-	theta := top.min()
-	hot := h[:0]
-	for _, bb := range h {
-		if float64(bb.bound) >= theta {
-			b.hot[bb.block/64] |= 1 << (bb.block % 64)
-			hot = append(hot, bb)
-		} else {
-			res.TotalAtLeast = true
-		}
-	}
-	r.nameCoverage(seg, b)
-	nc := float32(ix.w.NameCoverage)
-	for j, bb := range hot {
-		st := &b.st[bb.block]
-		hot[j].bound = st.base * (1 + nc*st.name)
-	}
-	heapify(hot)
-	for n := 0; len(hot) > 0; n++ {
-		var bb blockBound
-		bb, hot = popBlock(hot)
-		if float64(bb.bound) < top.min() {
-			res.TotalAtLeast = true
-			break
-		}
-		if n%64 == 63 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, b.st[bb.block].name), top, res)
-	}
 	return top, nil
 }
 
@@ -205,7 +154,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]
 			l := m.l
-			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, g.bit, 1<<(g.first&63), gidf)
+			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, m.fidf, g.bit, 1<<(g.first&63), gidf)
 			continue
 		}
 		for x, m := range g.members {
@@ -223,23 +172,26 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+nw] {
 					for t := rk.bits; t != 0; t &= t - 1 {
 						i := uint32(wi*64 + bits.TrailingZeros64(t))
-						c := m.w * l.blocks[k].sat
+						e := &l.blocks[k]
 						k++
 						x := &st[i]
 						gt[n] = i
 						n += int((uint64(x.gmax) - 1) >> 63)
-						x.gmax = max(x.gmax, math.Float32bits(c))
+						x.gmax = max(x.gmax, math.Float32bits(m.w*e.sat))
+						x.gname = max(x.gname, math.Float32bits(m.fidf*e.name))
 						x.lists |= bit
 					}
 				}
 			} else {
 				for _, p := range l.ps {
 					c := m.w * p.wtf / (p.wtf + kf)
-					i := p.doc() >> blockShift
+					d := p.doc()
+					i := d >> blockShift
 					x := &st[i]
 					gt[n] = i
 					n += int((uint64(x.gmax) - 1) >> 63)
 					x.gmax = max(x.gmax, math.Float32bits(c))
+					x.gname = max(x.gname, inNameBits(p, m.fidf*seg.invName[d]))
 					x.lists |= bit
 				}
 			}
@@ -251,9 +203,10 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			tl[n] = i
 			n += int((x.mask - 1) >> 63)
 			x.sum += math.Float32frombits(x.gmax)
+			x.name += math.Float32frombits(x.gname)
 			x.cov += gidf
 			x.mask |= g.bit
-			x.gmax = 0
+			x.gmax, x.gname = 0, 0
 		}
 		b.touched = tl[:n]
 		b.gTouch = b.gTouch[:0]
@@ -323,6 +276,7 @@ func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, f
 			all[n] = i
 			n += int((x.mask - 1) >> 63)
 			x.sum += e.c
+			x.name += e.name
 			x.cov += gidf
 			x.mask |= gbit
 			x.lists |= bits.RotateLeft64(uint64(e.members), first)
@@ -332,10 +286,10 @@ func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, f
 }
 
 // addLong adds to the blocks' states the block maxima of a long list with
-// the given ranks and entries, weighted by w, as the one member (list bit
-// list) of the group with bit gbit and idf gidf, and returns touched with
-// the blocks it touched first appended.
-func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w float32, gbit, list uint64, gidf float32) []uint32 {
+// the given ranks and entries, weighted by w (and fidf for name coverage),
+// as the one member (list bit list) of the group with bit gbit and idf gidf,
+// and returns touched with the blocks it touched first appended.
+func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w, fidf float32, gbit, list uint64, gidf float32) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
 	for wi, rk := range ranks {
@@ -346,107 +300,16 @@ func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []bloc
 			// had no group yet (masks have at most MaxTerms bits).
 			all[n] = i
 			n += int((x.mask - 1) >> 63)
-			x.sum += w * blocks[k].sat
+			e := &blocks[k]
 			k++
+			x.sum += w * e.sat
+			x.name += fidf * e.name
 			x.cov += gidf
 			x.mask |= gbit
 			x.lists |= list
 		}
 	}
 	return all[:n]
-}
-
-// nameCoverage sets, for every hot block, the largest share of a tool's
-// name the query covers, from the name postings. It goes through the hot
-// blocks in order with a cursor in each member's name list, so that the
-// sums are kept per block, as reading a block keeps its scores.
-func (r *ranking) nameCoverage(seg *segment, b *blockScratch) {
-	cur := slices.Grow(b.cursors[:0], r.lists)[:r.lists]
-	clear(cur)
-	b.cursors = cur
-	// Per tool of the block: the name idf matched, and the current
-	// group's best member; entries are cleared as they are used.
-	var acc [blockSize]float32
-	var best [blockSize]uint32 // float32 bits, which order as the (non-negative) values do
-	for w, word := range b.hot {
-		for m := word; m != 0; m &= m - 1 {
-			i := uint32(w*64 + bits.TrailingZeros64(m))
-			lo, hi := i<<blockShift, (i+1)<<blockShift
-			lists := b.st[i].lists
-			var any uint64
-			for gi := range r.groups {
-				g := &r.groups[gi]
-				present := r.present(g, lists)
-				if present == 0 {
-					continue
-				}
-				// With one member here, its idf goes straight into the
-				// sums, as through the group's best.
-				one := present&(present-1) == 0
-				var seen uint64
-				for t := present; t != 0; t &= t - 1 {
-					k := bits.TrailingZeros64(t)
-					mem := &g.members[k]
-					c := &cur[g.first+k]
-					names := mem.l.names
-					j := *c
-					if j == len(names) || names[j] >= hi {
-						// Nothing in this block.
-						continue
-					}
-					if names[j] < lo {
-						j += gallopDocs(names[j:], lo)
-					}
-					fidf := mem.fidf
-					fbits := math.Float32bits(fidf)
-					for ; j < len(names) && names[j] < hi; j++ {
-						o := (names[j] - lo) & (blockSize - 1)
-						seen |= 1 << o
-						if one {
-							acc[o] += fidf
-						} else {
-							best[o] = max(best[o], fbits)
-						}
-					}
-					*c = j
-				}
-				any |= seen
-				if one {
-					continue
-				}
-				for t := seen; t != 0; t &= t - 1 {
-					o := bits.TrailingZeros64(t)
-					acc[o] += math.Float32frombits(best[o])
-					best[o] = 0
-				}
-			}
-			for t := any; t != 0; t &= t - 1 {
-				o := bits.TrailingZeros64(t)
-				a := acc[o]
-				acc[o] = 0
-				if nidf := seg.nameIDF[lo+uint32(o)]; nidf > 0 {
-					// Shares are never negative or NaN, so a plain
-					// comparison gives what max would.
-					if c := unitShare(a / nidf); c > b.st[i].name {
-						b.st[i].name = c
-					}
-				}
-			}
-		}
-	}
-}
-
-// gallopDocs returns the first index of ds whose document is at least
-// doc, looking near the start first: the cursor of a name list moves
-// forward a little at a time.
-func gallopDocs(ds []uint32, doc uint32) int {
-	hi := 1
-	for hi < len(ds) && ds[hi-1] < doc {
-		hi *= 2
-	}
-	lo := hi / 2
-	i, _ := slices.BinarySearch(ds[lo:min(hi, len(ds))], doc)
-	return lo + i
 }
 
 // heapify orders h as a max-heap by bound.
@@ -713,7 +576,7 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 }
 
 // blockMost is the largest factor the name coverage and the server
-// mention give a tool of block i, name being the block's largest name
+// mention give a tool of block i, name being the bound of its tools' name
 // coverage, widened by boundSlack.
 func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
 	w := &r.ix.w
