@@ -29,15 +29,14 @@ var _ [64 - blockSize]struct{} // blockSize is at most 64
 const minBlockList = 2 * blockSize
 
 // blockMax is, for the documents of one block, a posting list's largest
-// saturated term frequency (wtf / (wtf + k1)), where the block's postings
-// start in the list (they end where the next entry's start), and the
-// largest invName of the block's tools with the term in their name (0 when
-// none has it). The list's block ranks say which block each entry is for:
-// the k-th entry is for the block of the k-th bit set.
+// saturated term frequency (wtf / (wtf + k1)) and the largest invName of
+// the block's tools with the term in their name (0 when none has it). The
+// list's block ranks say which block each entry is for: the k-th entry is
+// for the block of the k-th bit set, and the list's k-th start says where
+// the block's postings start (they end where the next block's start).
 type blockMax struct {
-	sat   float32
-	start uint32
-	name  float32
+	sat  float32
+	name float32
 }
 
 // blockRank is one word of a long list's block bitmap: bit j is set when
@@ -56,14 +55,15 @@ func rankWords(n int) int {
 	return (nb + 63) / 64
 }
 
-// appendBlocks appends to blocks the block entries of the long list ps,
-// saturating with kf, and sets its ranks.
-func appendBlocks(blocks []blockMax, ranks []blockRank, ps []posting, kf float32) []blockMax {
+// appendBlocks appends to blocks and starts the block entries of the long
+// list ps, saturating with kf, and sets its ranks.
+func appendBlocks(blocks []blockMax, starts []uint32, ranks []blockRank, ps []posting, kf float32) ([]blockMax, []uint32) {
 	last := ^uint32(0)
 	for j, p := range ps {
 		sat := p.wtf / (p.wtf + kf)
 		if b := p.doc() >> blockShift; b != last {
-			blocks = append(blocks, blockMax{sat: sat, start: uint32(j)})
+			blocks = append(blocks, blockMax{sat: sat})
+			starts = append(starts, uint32(j))
 			ranks[b/64].bits |= 1 << (b % 64)
 			last = b
 		} else if e := &blocks[len(blocks)-1]; sat > e.sat {
@@ -75,7 +75,7 @@ func appendBlocks(blocks []blockMax, ranks []blockRank, ps []posting, kf float32
 		ranks[w].before = before
 		before += uint32(bits.OnesCount64(ranks[w].bits))
 	}
-	return blocks
+	return blocks, starts
 }
 
 // assignRanks gives every long list of lists its place in a new ranks
@@ -112,6 +112,7 @@ func indexBlocks(seg *segment, k1 float64) {
 	}
 	// One backing array each, carved into the lists.
 	blocks := make([]blockMax, 0, nBlocks)
+	starts := make([]uint32, 0, nBlocks)
 	names := make([]uint32, 0, nNames)
 	for _, l := range seg.post {
 		start := len(names)
@@ -125,8 +126,9 @@ func indexBlocks(seg *segment, k1 float64) {
 			continue
 		}
 		start = len(blocks)
-		blocks = appendBlocks(blocks, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps, kf)
+		blocks, starts = appendBlocks(blocks, starts, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps, kf)
 		l.blocks = blocks[start:len(blocks):len(blocks)]
+		l.starts = starts[start:len(starts):len(starts)]
 	}
 }
 

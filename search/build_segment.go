@@ -210,7 +210,7 @@ const listArenaChunk = 1 << 12
 // scratch space, then carved out of arenas.
 func indexListBlocks(seg *segment, lists []plist, kf float32) {
 	var blockArena, blocks []blockMax
-	var nameArena, names []uint32
+	var startArena, starts, nameArena, names []uint32
 	srvs := seg.srv
 	w := rankWords(len(seg.docs))
 	for i := range lists {
@@ -242,7 +242,8 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 		if len(ps) < minBlockList {
 			continue
 		}
-		blocks = appendBlocks(blocks[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps, kf)
+		blocks, starts = appendBlocks(blocks[:0], starts[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps, kf)
 		l.blocks = carve(&blockArena, blocks, listArenaChunk)
+		l.starts = carve(&startArena, starts, listArenaChunk)
 	}
 }

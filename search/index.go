@@ -172,9 +172,11 @@ type plist struct {
 	// this segment, and how many.
 	top serverCount
 	// blocks are the list's block maxima (long lists of a one-segment
-	// index only) and names the documents with the term in their name;
-	// see indexBlocks.
+	// index only), starts where each block's postings start in ps (apart
+	// from blocks, which bounding reads alone) and names the documents
+	// with the term in their name; see indexBlocks.
 	blocks []blockMax
+	starts []uint32
 	names  []uint32
 }
 

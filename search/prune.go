@@ -520,16 +520,16 @@ func b2u(b bool) uint64 {
 // block's entry through its ranks, a short one searches its postings.
 func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 	ps := l.ps
-	if bl := l.blocks; bl != nil {
+	if st := l.starts; st != nil {
 		w := ranks[int(l.rankAt)+int(i/64)]
 		bit := uint64(1) << (i % 64)
 		if w.bits&bit == 0 {
 			return 0, 0
 		}
 		k := int(w.before) + bits.OnesCount64(w.bits&(bit-1))
-		from, to = int(bl[k].start), len(ps)
-		if k+1 < len(bl) {
-			to = int(bl[k+1].start)
+		from, to = int(st[k]), len(ps)
+		if k+1 < len(st) {
+			to = int(st[k+1])
 		}
 		return from, to
 	}
