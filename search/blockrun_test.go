@@ -26,7 +26,7 @@ func TestBlockRun(t *testing.T) {
 			}
 			l := &plist{ps: ps}
 			seg := &segment{docs: make([]doc, n), post: map[string]*plist{"t": l}}
-			indexBlocks(seg, 1.2)
+			indexBlocks(seg)
 			if (l.blocks != nil) != (len(ps) >= minBlockList) || len(l.starts) != len(l.blocks) {
 				t.Fatalf("n %d density %v: %d postings, block entries %v", n, density, len(ps), l.blocks != nil)
 			}

@@ -29,7 +29,7 @@ var _ [64 - blockSize]struct{} // blockSize is at most 64
 const minBlockList = 2 * blockSize
 
 // blockMax is, for the documents of one block, a posting list's largest
-// saturated term frequency (wtf / (wtf + k1)) and the largest invName of
+// saturated term frequency and the largest invName of
 // the block's tools with the term in their name (0 when none has it). The
 // list's block ranks say which block each entry is for: the k-th entry is
 // for the block of the k-th bit set, and the list's k-th start says where
@@ -56,11 +56,11 @@ func rankWords(n int) int {
 }
 
 // appendBlocks appends to blocks and starts the block entries of the long
-// list ps, saturating with kf, and sets its ranks.
-func appendBlocks(blocks []blockMax, starts []uint32, ranks []blockRank, ps []posting, kf float32) ([]blockMax, []uint32) {
+// list ps, and sets its ranks.
+func appendBlocks(blocks []blockMax, starts []uint32, ranks []blockRank, ps []posting) ([]blockMax, []uint32) {
 	last := ^uint32(0)
 	for j, p := range ps {
-		sat := p.wtf / (p.wtf + kf)
+		sat := p.sat
 		if b := p.doc() >> blockShift; b != last {
 			blocks = append(blocks, blockMax{sat: sat})
 			starts = append(starts, uint32(j))
@@ -95,8 +95,7 @@ func assignRanks(n int, lists iter.Seq[*plist]) []blockRank {
 // indexBlocks computes, for every posting list of seg, the block maxima of
 // a long list (saturated with k1) with their ranks, and the documents with
 // the term in their name.
-func indexBlocks(seg *segment, k1 float64) {
-	kf := float32(k1)
+func indexBlocks(seg *segment) {
 	var nBlocks, nNames int
 	seg.ranks = assignRanks(len(seg.docs), maps.Values(seg.post))
 	w := rankWords(len(seg.docs))
@@ -126,7 +125,7 @@ func indexBlocks(seg *segment, k1 float64) {
 			continue
 		}
 		start = len(blocks)
-		blocks, starts = appendBlocks(blocks, starts, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps, kf)
+		blocks, starts = appendBlocks(blocks, starts, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps)
 		l.blocks = blocks[start:len(blocks):len(blocks)]
 		l.starts = starts[start:len(starts):len(starts)]
 	}
@@ -178,7 +177,6 @@ const maxFoldedMembers = 32
 // and size, seg's block maxima and seg.invName.
 func (ix *Index) indexGroups(seg *segment) {
 	nb := (len(seg.docs) + blockSize - 1) >> blockShift
-	kf := float32(ix.w.K1)
 	c := make([]float32, nb)
 	name := make([]float32, nb)
 	mask := make([]uint32, nb)
@@ -236,7 +234,7 @@ func (ix *Index) indexGroups(seg *segment) {
 				}
 			} else {
 				for _, p := range l.ps {
-					add(p.doc()>>blockShift, w*(p.wtf/(p.wtf+kf)), bit)
+					add(p.doc()>>blockShift, w*p.sat, bit)
 				}
 			}
 		}

@@ -21,7 +21,7 @@ const minParallelDocs = 2048
 //
 // With blocks set, the lists get their block maxima and name postings as
 // indexBlocks gives them, in the same pass over each list that finds its
-// largest wtf.
+// largest sat.
 func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[string]int32, blocks bool) *segment {
 	seg := &segment{base: base, docs: make([]doc, len(docs)), srv: make([]int32, len(docs))}
 	n := parallelism(len(docs))
@@ -63,18 +63,18 @@ func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[st
 			}
 		})
 	}
-	// Each list's largest wtf and top server, lists spread over the
+	// Each list's largest sat and top server, lists spread over the
 	// goroutines.
 	each(len(parts), func(r int) {
 		lo, hi := r*len(lists)/len(parts), (r+1)*len(lists)/len(parts)
 		if blocks {
-			indexListBlocks(seg, lists[lo:hi], float32(ix.w.K1))
+			indexListBlocks(seg, lists[lo:hi])
 			return
 		}
 		for id := lo; id < hi; id++ {
 			l := &lists[id]
 			for _, p := range l.ps {
-				l.max = max(l.max, p.wtf)
+				l.max = max(l.max, p.sat)
 			}
 			l.top = topRun(seg, l.ps)
 		}
@@ -150,9 +150,10 @@ func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi, nterms int) *
 }
 
 // fillRange writes the postings of the documents lo to hi into backing,
-// each where p.at says, and notes per term the largest wtf and the longest
+// each where p.at says, and notes per term the largest sat and the longest
 // run of one server.
 func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing []posting) {
+	k1 := float32(ix.w.K1)
 	for i := lo; i < hi; i++ {
 		a := &docs[i]
 		var norm [numFields]float64
@@ -172,7 +173,7 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 					fields |= 1 << f
 				}
 			}
-			backing[p.at[tfr.id]] = newPosting(uint32(i), float32(wtf), fields)
+			backing[p.at[tfr.id]] = newPosting(uint32(i), saturate(wtf, k1), fields)
 			p.at[tfr.id]++
 		}
 	}
@@ -204,11 +205,11 @@ func topRun(seg *segment, ps []posting) serverCount {
 // time.
 const listArenaChunk = 1 << 12
 
-// indexListBlocks sets, for each list, its largest wtf, its top server, and
+// indexListBlocks sets, for each list, its largest sat, its top server, and
 // its block maxima and name postings as indexBlocks does, reading each
 // list's postings once. The block maxima and name postings are gathered in
 // scratch space, then carved out of arenas.
-func indexListBlocks(seg *segment, lists []plist, kf float32) {
+func indexListBlocks(seg *segment, lists []plist) {
 	var blockArena, blocks []blockMax
 	var startArena, starts, nameArena, names []uint32
 	srvs := seg.srv
@@ -222,7 +223,7 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 		var bestDoc uint32
 		runSrv := int32(-1)
 		for _, p := range ps {
-			mx = max(mx, p.wtf)
+			mx = max(mx, p.sat)
 			if srv := srvs[p.doc()]; srv != runSrv {
 				run, runSrv = 0, srv
 			}
@@ -242,7 +243,7 @@ func indexListBlocks(seg *segment, lists []plist, kf float32) {
 		if len(ps) < minBlockList {
 			continue
 		}
-		blocks, starts = appendBlocks(blocks[:0], starts[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps, kf)
+		blocks, starts = appendBlocks(blocks[:0], starts[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps)
 		l.blocks = carve(&blockArena, blocks, listArenaChunk)
 		l.starts = carve(&startArena, starts, listArenaChunk)
 	}

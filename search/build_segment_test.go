@@ -39,7 +39,7 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 	for term, l := range seg.post {
 		want.post[term] = &plist{ps: l.ps}
 	}
-	indexBlocks(want, ix.w.K1)
+	indexBlocks(want)
 	want.invName = seg.invName
 	indexBlockNames(want)
 	long, named := 0, 0
@@ -47,7 +47,7 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 		w := want.post[term]
 		var mx float32
 		for _, p := range l.ps {
-			mx = max(mx, p.wtf)
+			mx = max(mx, p.sat)
 		}
 		if l.max != mx || l.top != topServer(seg, l.ps) {
 			t.Errorf("%q: max %v, top %v; want %v, %v", term, l.max, l.top, mx, topServer(seg, l.ps))

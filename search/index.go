@@ -93,7 +93,7 @@ var DefaultWeights = Weights{
 // order are also in key order.
 type posting struct {
 	key uint32  // doc<<fieldBits | fields
-	wtf float32 // BM25F weighted, length-normalised term frequency
+	sat float32 // saturated term frequency: wtf / (wtf + k1), see newPosting
 }
 
 // fieldBits is the number of low bits of a posting's key that hold its
@@ -108,9 +108,19 @@ const MaxSegmentTools = 1 << (32 - fieldBits)
 
 var _ [MaxSegmentTools - catalog.MaxTools]struct{} // a catalog fits a segment
 
-// newPosting returns the posting of document doc (below MaxSegmentTools).
-func newPosting(doc uint32, wtf float32, fields uint8) posting {
-	return posting{key: doc<<fieldBits | uint32(fields), wtf: wtf}
+// newPosting returns the posting of document doc (below MaxSegmentTools)
+// with saturated term frequency sat. A term's BM25F weighted,
+// length-normalised frequency wtf saturates as wtf / (wtf + k1), k1 being
+// the index's; it is worked out once, at build, so that scoring a posting
+// is one multiplication by the term's weight.
+func newPosting(doc uint32, sat float32, fields uint8) posting {
+	return posting{key: doc<<fieldBits | uint32(fields), sat: sat}
+}
+
+// saturate returns wtf / (wtf + k1) in float32, as postings keep it.
+func saturate(wtf float64, k1 float32) float32 {
+	w := float32(wtf)
+	return w / (w + k1)
 }
 
 // doc is the posting's document number in its segment.
@@ -164,7 +174,7 @@ type segment struct {
 // plist is one term's postings in a segment.
 type plist struct {
 	ps  []posting // in document order
-	max float32   // the largest wtf, for bounds
+	max float32   // the largest sat, for bounds
 	// rankAt is where a long list's block ranks start in its segment's
 	// ranks.
 	rankAt uint32

@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 1
+const analysisVersion = 2
 
 const savedMagic = "toolsearch index\n"
 
@@ -87,7 +87,7 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 		for _, p := range ps {
 			b = binary.AppendUvarint(b, uint64(p.doc()-prev))
 			prev = p.doc()
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p.wtf))
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p.sat))
 			b = append(b, p.fields())
 		}
 	}
@@ -179,17 +179,21 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 				r.fail("posting for tool %d of %d", doc, len(docs))
 				break
 			}
-			wtf, fields := math.Float32frombits(r.u32()), r.byte()
+			sat, fields := math.Float32frombits(r.u32()), r.byte()
 			if fields >= 1<<fieldBits {
 				r.fail("posting for tool %d names fields %#x", doc, fields)
 				break
 			}
-			ps[j] = newPosting(doc, wtf, fields)
+			if !(sat >= 0 && sat <= 1) {
+				r.fail("posting for tool %d has saturated term frequency %v, outside [0, 1]", doc, sat)
+				break
+			}
+			ps[j] = newPosting(doc, sat, fields)
 		}
 		l := &lists[i]
 		l.ps = ps
 		for _, p := range ps {
-			l.max = max(l.max, p.wtf)
+			l.max = max(l.max, p.sat)
 		}
 		l.top = topServer(seg, ps)
 		seg.post[terms[i]] = l
@@ -201,7 +205,7 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 	if r.err != nil {
 		return nil, fmt.Errorf("search: loading a saved index: %w", r.err)
 	}
-	indexBlocks(seg, ix.w.K1)
+	indexBlocks(seg)
 	ix.segs = []*segment{seg}
 	for _, info := range ix.servers {
 		info.seg = seg

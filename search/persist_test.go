@@ -3,9 +3,12 @@ package search_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"math"
 	"strings"
 	"testing"
 
@@ -203,6 +206,28 @@ func TestSavedIndexDamaged(t *testing.T) {
 		bad[at] ^= 0x10
 		if _, err := search.Load(snap, bad); err == nil || !strings.Contains(err.Error(), "damaged") {
 			t.Errorf("a flipped bit at %d: %v", at, err)
+		}
+	}
+}
+
+// TestSavedIndexBadFrequency checks that Load names a posting whose
+// saturated term frequency is out of range, in a saved index whose
+// checksum is right.
+func TestSavedIndexBadFrequency(t *testing.T) {
+	t.Parallel()
+	snap := fuzzSnapshot(t)
+	data, err := search.Build(snap).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float32{float32(math.NaN()), -0.5, 1.5} {
+		// The last posting ends the data before the checksum: its
+		// frequency (4 bytes), then its fields (1 byte).
+		bad := append([]byte(nil), data[:len(data)-4]...)
+		binary.LittleEndian.PutUint32(bad[len(bad)-5:], math.Float32bits(v))
+		bad = binary.LittleEndian.AppendUint32(bad, crc32.Checksum(bad, crc32.MakeTable(crc32.Castagnoli)))
+		if _, err := search.Load(snap, bad); err == nil || !strings.Contains(err.Error(), "saturated term frequency") {
+			t.Errorf("frequency %v: %v", v, err)
 		}
 	}
 }

@@ -135,7 +135,6 @@ func (ix *Index) plan(term string, joined bool) *termPlan {
 func (ix *Index) makePlan(term string, joined bool) *termPlan {
 	p := &termPlan{df: ix.df[term], implicit: -1}
 	p.idf = ix.idf(p.df)
-	k1 := float32(ix.w.K1)
 	single := ix.prunable()
 	consider := func(mi int, term string, weight float64) {
 		var df int32
@@ -165,7 +164,7 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 				}
 			}
 		}
-		p.ub = max(p.ub, rm.w*most/(most+k1))
+		p.ub = max(p.ub, rm.w*most)
 		p.nameUB = max(p.nameUB, rm.fidf)
 		p.members = append(p.members, rm)
 	}

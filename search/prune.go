@@ -130,7 +130,6 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 // of its tools' scores without name coverage.
 func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	ix := r.ix
-	kf := float32(ix.w.K1)
 	nw := rankWords(len(seg.docs))
 	st := b.st
 	for _, g := range r.groups {
@@ -184,7 +183,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				}
 			} else {
 				for _, p := range l.ps {
-					c := m.w * p.wtf / (p.wtf + kf)
+					c := m.w * p.sat
 					d := p.doc()
 					i := d >> blockShift
 					x := &st[i]
@@ -356,7 +355,6 @@ func siftDown(h []blockBound, i int) {
 // most is the largest factor a tool of the block can get from name
 // coverage and server mention.
 func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, top *topK, res *Result) {
-	kf := float32(r.ix.w.K1)
 	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
@@ -387,7 +385,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				da := &acc[o]
 				gTouched |= 1 << o
 				da.exact |= exact
-				da.acc += w * p.wtf / (p.wtf + kf)
+				da.acc += w * p.sat
 				da.nameAcc += inName(p, fidf)
 			}
 			touched |= gTouched
@@ -417,7 +415,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 				// them often. Scores are never negative, so their bits
 				// order as they do, and an integer max is a compare and a
 				// conditional move where a float max is nine instructions.
-				da.best = max(da.best, math.Float32bits(w*p.wtf/(p.wtf+kf)))
+				da.best = max(da.best, math.Float32bits(w*p.sat))
 				da.nameBest = max(da.nameBest, inNameBits(p, fidf))
 			}
 		}

@@ -436,7 +436,6 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 // read reads every posting of group g into the accumulators of s.
 func (r *ranking) read(s *scratch, g *rgroup) {
 	ix := r.ix
-	kf := float32(ix.w.K1)
 	named := r.byGroup[g.gi]
 	for _, m := range g.members {
 		for _, seg := range ix.segs {
@@ -447,7 +446,7 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 			if len(g.members) == 1 {
 				// One list: each tool's group score is its one
 				// posting's, added at once.
-				ix.addOnly(s, seg, l, g.bit, m.w, kf, m.fidf, named, m.own)
+				ix.addOnly(s, seg, l, g.bit, m.w, m.fidf, named, m.own)
 				continue
 			}
 			base := uint32(seg.base)
@@ -456,7 +455,7 @@ func (r *ranking) read(s *scratch, g *rgroup) {
 					continue
 				}
 				da := &s.docs[base+p.doc()]
-				c := m.w * p.wtf / (p.wtf + kf)
+				c := m.w * p.sat
 				// The server boost already counts a word that names
 				// the tool's own server, as far as it names it.
 				if named != nil {
@@ -614,14 +613,14 @@ func (ix *Index) live(mi int, df int32) bool {
 // addOnly reads the postings of a group that has a single list: a tool's
 // group score is its one posting's, so it goes straight into the sums (the
 // same sums, in the same order, as through the group's best).
-func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, kf, fidf float32, named []float32, own bool) {
+func (ix *Index) addOnly(s *scratch, seg *segment, l *plist, bit uint64, w, fidf float32, named []float32, own bool) {
 	base := uint32(seg.base)
 	for _, p := range l.ps {
 		if seg.deadDoc != nil && seg.deadDoc[p.doc()] {
 			continue
 		}
 		da := &s.docs[base+p.doc()]
-		c := w * p.wtf / (p.wtf + kf)
+		c := w * p.sat
 		if named != nil {
 			c *= 1 - named[seg.srv[p.doc()]]
 		}
