@@ -103,9 +103,36 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	top := s.newTopK(r.req.MaxResults)
 	nc := float32(ix.w.NameCoverage)
 	h := b.heap[:0]
+	first := 0
 	for _, i := range b.touched {
 		if st := &b.st[i]; st.base > 0 {
-			h = append(h, blockBound{st.base * (1 + nc*unitShare(st.name)), i})
+			bound := st.base * (1 + nc*unitShare(st.name))
+			if len(h) > 0 && bound > h[first].bound {
+				first = len(h)
+			}
+			h = append(h, blockBound{bound, i})
+		}
+	}
+	if len(h) > 0 {
+		// The block with the best bound is read first, found without a
+		// heap; the k-th score it gives (when it gives k hits) then keeps
+		// most blocks out of the heap.
+		bb := h[first]
+		h[first] = h[len(h)-1]
+		h = h[:len(h)-1]
+		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, unitShare(b.st[bb.block].name)), top, res)
+		if top.full() {
+			theta := top.min()
+			kept := h[:0]
+			for _, c := range h {
+				if float64(c.bound) >= theta {
+					kept = append(kept, c)
+				}
+			}
+			if len(kept) < len(h) {
+				res.TotalAtLeast = true
+			}
+			h = kept
 		}
 	}
 	heapify(h)
