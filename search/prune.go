@@ -210,15 +210,17 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 				}
 			} else {
 				for _, p := range l.ps {
-					c := m.w * p.sat
-					d := p.doc()
-					i := d >> blockShift
+					i := p.doc() >> blockShift
 					x := &st[i]
 					gt[n] = i
 					n += int((uint64(x.gmax) - 1) >> 63)
-					x.gmax = max(x.gmax, math.Float32bits(c))
-					x.gname = max(x.gname, inNameBits(p, m.fidf*seg.invName[d]))
+					x.gmax = max(x.gmax, math.Float32bits(m.w*p.sat))
 					x.lists |= bit
+				}
+				// The tools with the term in their name, among those.
+				for _, d := range l.names {
+					x := &st[d>>blockShift]
+					x.gname = max(x.gname, math.Float32bits(m.fidf*seg.invName[d]))
 				}
 			}
 			b.gTouch = gt[:n]
