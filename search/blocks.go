@@ -111,23 +111,20 @@ func indexBlocks(seg *segment) {
 	}
 	// One backing array each, carved into the lists.
 	blocks := make([]blockMax, 0, nBlocks)
-	starts := make([]uint32, 0, nBlocks)
-	names := make([]uint32, 0, nNames)
+	aux := make([]uint32, 0, nBlocks+nNames)
 	for _, l := range seg.post {
-		start := len(names)
+		start := len(aux)
+		if len(l.ps) >= minBlockList {
+			b := len(blocks)
+			blocks, aux = appendBlocks(blocks, aux, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps)
+			l.blocks = blocks[b:len(blocks):len(blocks)]
+		}
 		for _, p := range l.ps {
 			if p.fields()&(1<<FieldName) != 0 {
-				names = append(names, p.doc())
+				aux = append(aux, p.doc())
 			}
 		}
-		l.names = names[start:len(names):len(names)]
-		if len(l.ps) < minBlockList {
-			continue
-		}
-		start = len(blocks)
-		blocks, starts = appendBlocks(blocks, starts, seg.ranks[l.rankAt:int(l.rankAt)+w], l.ps)
-		l.blocks = blocks[start:len(blocks):len(blocks)]
-		l.starts = starts[start:len(starts):len(starts)]
+		l.aux = aux[start:len(aux):len(aux)]
 	}
 }
 
@@ -219,7 +216,7 @@ func (ix *Index) indexGroups(seg *segment) {
 			}
 			idf := weight * ix.idf(int32(len(l.ps)))
 			w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
-			for _, d := range l.names {
+			for _, d := range l.names() {
 				name[d>>blockShift] = max(name[d>>blockShift], fidf*seg.invName[d])
 			}
 			bit := uint32(1) << live
@@ -258,7 +255,7 @@ func indexBlockNames(seg *segment) {
 		if l.blocks == nil {
 			continue
 		}
-		for _, d := range l.names {
+		for _, d := range l.names() {
 			b := d >> blockShift
 			w := seg.ranks[int(l.rankAt)+int(b/64)]
 			k := int(w.before) + bits.OnesCount64(w.bits&(1<<(b%64)-1))

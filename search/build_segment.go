@@ -211,7 +211,7 @@ const listArenaChunk = 1 << 12
 // scratch space, then carved out of arenas.
 func indexListBlocks(seg *segment, lists []plist) {
 	var blockArena, blocks []blockMax
-	var startArena, starts, nameArena, names []uint32
+	var auxArena, aux, names []uint32
 	srvs := seg.srv
 	w := rankWords(len(seg.docs))
 	for i := range lists {
@@ -239,12 +239,12 @@ func indexListBlocks(seg *segment, lists []plist) {
 		if best > 0 {
 			l.top = serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
 		}
-		l.names = carve(&nameArena, names, listArenaChunk)
-		if len(ps) < minBlockList {
-			continue
+		aux = aux[:0]
+		if len(ps) >= minBlockList {
+			blocks, aux = appendBlocks(blocks[:0], aux, seg.ranks[l.rankAt:int(l.rankAt)+w], ps)
+			l.blocks = carve(&blockArena, blocks, listArenaChunk)
 		}
-		blocks, starts = appendBlocks(blocks[:0], starts[:0], seg.ranks[l.rankAt:int(l.rankAt)+w], ps)
-		l.blocks = carve(&blockArena, blocks, listArenaChunk)
-		l.starts = carve(&startArena, starts, listArenaChunk)
+		aux = append(aux, names...)
+		l.aux = carve(&auxArena, aux, listArenaChunk)
 	}
 }

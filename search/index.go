@@ -182,13 +182,21 @@ type plist struct {
 	// this segment, and how many.
 	top serverCount
 	// blocks are the list's block maxima (long lists of a one-segment
-	// index only), starts where each block's postings start in ps (apart
-	// from blocks, which bounding reads alone) and names the documents
-	// with the term in their name; see indexBlocks.
+	// index only; see indexBlocks). aux holds, one after the other, where
+	// each block's postings start in ps (one per entry of blocks, apart
+	// from them because bounding reads blocks alone) and the documents
+	// with the term in their name: one slice for both keeps the list
+	// header small.
 	blocks []blockMax
-	starts []uint32
-	names  []uint32
+	aux    []uint32
 }
+
+// starts returns where each of the list's blocks starts in ps, one per
+// entry of blocks.
+func (l *plist) starts() []uint32 { return l.aux[:len(l.blocks)] }
+
+// names returns the documents with the term in their name.
+func (l *plist) names() []uint32 { return l.aux[len(l.blocks):] }
 
 // serverCount is a number of documents of one server.
 type serverCount struct {

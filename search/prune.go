@@ -218,7 +218,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 					x.lists |= bit
 				}
 				// The tools with the term in their name, among those.
-				for _, d := range l.names {
+				for _, d := range l.names() {
 					x := &st[d>>blockShift]
 					x.gname = max(x.gname, math.Float32bits(m.fidf*seg.invName[d]))
 				}
@@ -547,7 +547,8 @@ func b2u(b bool) uint64 {
 // block's entry through its ranks, a short one searches its postings.
 func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 	ps := l.ps
-	if st := l.starts; st != nil {
+	if l.blocks != nil {
+		st := l.starts()
 		w := ranks[int(l.rankAt)+int(i/64)]
 		bit := uint64(1) << (i % 64)
 		if w.bits&bit == 0 {
