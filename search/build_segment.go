@@ -182,7 +182,7 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 // topRun is the server with the most documents in a row among ps: a
 // segment's documents come grouped by server, so this is the server with
 // the most documents, the first of them on a tie.
-func topRun(seg *segment, ps []posting) serverCount {
+func topRun(seg *segment, ps []posting) serverRun {
 	var best, run int32
 	var bestDoc uint32
 	runSrv := int32(-1)
@@ -195,10 +195,7 @@ func topRun(seg *segment, ps []posting) serverCount {
 			best, bestDoc = run, p.doc()
 		}
 	}
-	if best == 0 {
-		return serverCount{}
-	}
-	return serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
+	return serverRun{doc: bestDoc, count: best}
 }
 
 // listArenaChunk is how many entries the arenas of indexListBlocks get at a
@@ -236,9 +233,7 @@ func indexListBlocks(seg *segment, lists []plist) {
 			}
 		}
 		l.max = mx
-		if best > 0 {
-			l.top = serverCount{server: seg.docs[bestDoc].tool.Server, count: best}
-		}
+		l.top = serverRun{doc: bestDoc, count: best}
 		aux = aux[:0]
 		if len(ps) >= minBlockList {
 			blocks, aux = appendBlocks(blocks[:0], aux, seg.ranks[l.rankAt:int(l.rankAt)+w], ps)

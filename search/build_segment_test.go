@@ -49,8 +49,9 @@ func TestBuildListsMatchIndexBlocks(t *testing.T) {
 		for _, p := range l.ps {
 			mx = max(mx, p.sat)
 		}
-		if l.max != mx || l.top != topServer(seg, l.ps) {
-			t.Errorf("%q: max %v, top %v; want %v, %v", term, l.max, l.top, mx, topServer(seg, l.ps))
+		top := topServer(seg, l.ps)
+		if l.max != mx || l.top.count != top.count || seg.server(l.top) != seg.server(top) {
+			t.Errorf("%q: max %v, top %s×%d; want %v, %s×%d", term, l.max, seg.server(l.top), l.top.count, mx, seg.server(top), top.count)
 		}
 		if !slices.Equal(l.blocks, w.blocks) || (l.blocks == nil) != (w.blocks == nil) {
 			t.Errorf("%q: blocks %v, want %v", term, l.blocks, w.blocks)

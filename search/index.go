@@ -179,8 +179,8 @@ type plist struct {
 	// ranks.
 	rankAt uint32
 	// top is the server with the most documents containing the term in
-	// this segment, and how many.
-	top serverCount
+	// this segment (one of their documents), and how many.
+	top serverRun
 	// blocks are the list's block maxima (long lists of a one-segment
 	// index only; see indexBlocks). aux holds, one after the other, where
 	// each block's postings start in ps (one per entry of blocks, apart
@@ -203,6 +203,17 @@ type serverCount struct {
 	server string
 	count  int32
 }
+
+// serverRun is a number of documents of one server in a segment, with one
+// of them (doc) to name the server: 8 bytes where a serverCount, kept in
+// every posting list, takes 24.
+type serverRun struct {
+	doc   uint32
+	count int32
+}
+
+// server returns the key of run's server in seg.
+func (seg *segment) server(run serverRun) string { return seg.docs[run.doc].tool.Server }
 
 // Index is an immutable search index over a set of tools. Its methods are
 // safe for concurrent use.

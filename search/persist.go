@@ -224,8 +224,9 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 
 // topServer is the server with the most documents among ps, which come
 // grouped by server.
-func topServer(seg *segment, ps []posting) serverCount {
+func topServer(seg *segment, ps []posting) serverRun {
 	var top, run serverCount
+	var doc uint32
 	for _, p := range ps {
 		srv := seg.docs[p.doc()].tool.Server
 		if srv != run.server {
@@ -233,10 +234,10 @@ func topServer(seg *segment, ps []posting) serverCount {
 		}
 		run.count++
 		if run.count > top.count {
-			top = run
+			top, doc = run, p.doc()
 		}
 	}
-	return top
+	return serverRun{doc: doc, count: top.count}
 }
 
 // SavedFingerprint is, for an index made by Load, the Fingerprint of the

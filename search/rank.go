@@ -716,12 +716,12 @@ func (ix *Index) concentration(term string, df int32) (string, float64) {
 		if l == nil || l.top.count < 3 {
 			return "", 0
 		}
-		return l.top.server, float64(l.top.count) / float64(df)
+		return ix.segs[0].server(l.top), float64(l.top.count) / float64(df)
 	}
 	counts := map[string]int32{}
 	for _, seg := range ix.segs {
-		if l := seg.post[term]; l != nil && !seg.dead[l.top.server] {
-			counts[l.top.server] += l.top.count
+		if l := seg.post[term]; l != nil && l.top.count > 0 && !seg.dead[seg.server(l.top)] {
+			counts[seg.server(l.top)] += l.top.count
 		}
 	}
 	var best serverCount
