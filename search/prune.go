@@ -120,7 +120,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 		bb := h[first]
 		h[first] = h[len(h)-1]
 		h = h[:len(h)-1]
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, unitShare(b.st[bb.block].name)), top, res)
+		r.readBlock(s, seg, bb.block, r.blockMost(&b.st[bb.block]), top, res)
 		if top.full() {
 			theta := top.min()
 			kept := h[:0]
@@ -147,7 +147,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 			// A filter that hides most tools can keep this loop going.
 			return nil, ctx.Err()
 		}
-		r.readBlock(s, seg, bb.block, r.blockMost(b, bb.block, unitShare(b.st[bb.block].name)), top, res)
+		r.readBlock(s, seg, bb.block, r.blockMost(&b.st[bb.block]), top, res)
 	}
 	b.heap = h
 	return top, nil
@@ -604,11 +604,11 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 }
 
 // blockMost is the largest factor the name coverage and the server
-// mention give a tool of block i, name being the bound of its tools' name
-// coverage, widened by boundSlack.
-func (r *ranking) blockMost(b *blockScratch, i uint32, name float32) float64 {
+// mention give a tool of the block whose state is st, widened by
+// boundSlack.
+func (r *ranking) blockMost(st *blockState) float64 {
 	w := &r.ix.w
-	return (1 + w.NameCoverage*float64(name)) * (1 + w.ServerMention*float64(b.st[i].mention)) * boundSlack
+	return (1 + w.NameCoverage*float64(unitShare(st.name))) * (1 + w.ServerMention*float64(st.mention)) * boundSlack
 }
 
 // searchPostings returns the first index of ps whose document is at least
