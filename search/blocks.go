@@ -3,7 +3,12 @@ package search
 import (
 	"iter"
 	"maps"
+	"math"
 	"math/bits"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/catalog"
 )
 
 // Block bounds. A one-segment index divides its documents into blocks of
@@ -141,111 +146,206 @@ func blockCount(ps []posting) int {
 	return n
 }
 
-// groupBlocks are the block maxima of a word and its synonyms together: for
-// each block with a posting of any of them, the largest contribution any of
-// them can give a tool of the block (weight × idf × (k1+1) × saturated term
-// frequency, as ranking computes it) and which of them have postings there.
-// live is how many of the group's members have postings at all; members are
-// numbered in that order, as ranking numbers a query group's lists.
-// present is the bitmap of the blocks with an entry: the k-th entry is for
-// the block of the k-th bit set.
+// groupBlocks are a word and its synonyms (its group's members) read as
+// one list. For each tool with a posting of any member, its merged posting
+// keeps what ranking takes from the group: the best member's score, whether
+// the word itself is there and the best member in the tool's name. For each
+// block with such a tool, its entry keeps the largest score and the largest
+// share of a tool's name coverage the group can give there. live is how
+// many of the group's members have postings at all; members are numbered
+// in that order, as ranking numbers a query group's members. ranks say
+// which block each entry is for (as a long list's do), and starts where
+// each entry's postings start in ps, the last start being len(ps).
 type groupBlocks struct {
-	live    int
-	blocks  []groupBlock
-	present []uint64
+	live   int
+	blocks []groupBlock
+	ranks  []blockRank
+	starts []uint32
+	ps     []gposting
+	// nameIDF is, per name code of a merged posting, the idf it adds to
+	// the tool's name coverage: 0 for none, then each live member's.
+	nameIDF []float32
 }
 
 // groupBlock is one block's entry of a groupBlocks: the largest
-// contribution of a member, the largest share of a tool's name coverage a
-// member gives, and the members present.
+// contribution of a member and the largest share of a tool's name coverage
+// a member gives.
 type groupBlock struct {
-	c       float32
-	name    float32
-	members uint32 // bit i: the i-th live member has postings in the block
+	c    float32
+	name float32
 }
 
-// maxFoldedMembers bounds the size of a group whose block maxima are
-// folded (members are bits of a uint32).
-const maxFoldedMembers = 32
+// gposting is a tool's merged posting in a groupBlocks: best is the largest
+// weight × idf × (k1+1) × saturated term frequency of the group's members,
+// computed as ranking computes it, and key holds the document, whether the
+// word itself has a posting (bit gOwnBit) and the name code (the low
+// gNameBits: 0 when no member is in the tool's name, else 1 + the live
+// member in it with the largest idf).
+type gposting struct {
+	key  uint32
+	best float32
+}
 
-// indexGroups folds, for every word with synonyms, the block maxima of the
-// word and its synonyms into one list, so that bounding a query's blocks
-// reads one list per query word. It needs the index's document frequencies
-// and size, seg's block maxima and seg.invName.
+const (
+	gNameBits = 5
+	gOwnBit   = gNameBits
+	gDocShift = gNameBits + 1
+)
+
+var _ [1<<(32-gDocShift) - catalog.MaxTools]struct{} // a document fits a key
+
+// maxMergedMembers bounds the size of a group read as one list: its name
+// codes count live members from 1 in gNameBits bits.
+const maxMergedMembers = 1<<gNameBits - 1
+
+// run returns where the merged postings of block i start and end in ps.
+func (g *groupBlocks) run(i uint32) (from, to int) {
+	w := g.ranks[i/64]
+	bit := uint64(1) << (i % 64)
+	if w.bits&bit == 0 {
+		return 0, 0
+	}
+	k := int(w.before) + bits.OnesCount64(w.bits&(bit-1))
+	return int(g.starts[k]), int(g.starts[k+1])
+}
+
+// groupMerge is the per-document state of merging a group's members.
+type groupMerge struct {
+	best  []uint32 // float32 bits of the best member score
+	name  []uint32 // float32 bits of the largest idf of a member in the name
+	code  []uint8  // that member's name code
+	own   []uint64 // bit d: the word itself has a posting for document d
+	seen  []uint64 // bit d: some member has
+	arena []gposting
+}
+
+// indexGroups makes, for every word with synonyms two or more of which are
+// long lists, the merged list of the word and its synonyms (see
+// groupBlocks), so that bounding and reading a query word's blocks read one
+// list. It needs the index's document frequencies and size, and
+// seg.invName.
 func (ix *Index) indexGroups(seg *segment) {
-	nb := (len(seg.docs) + blockSize - 1) >> blockShift
-	c := make([]float32, nb)
-	name := make([]float32, nb)
-	mask := make([]uint32, nb)
-	seen := make([]uint64, (nb+63)/64) // blocks with an entry, in order
-	nw := rankWords(len(seg.docs))
-	var presentArena []uint64
-	seg.groups = make(map[string]*groupBlocks, len(synonyms))
+	var heads []string
 	for head, syns := range synonyms {
-		if len(syns)+1 > maxFoldedMembers {
+		if len(syns)+1 > maxMergedMembers {
 			continue
 		}
-		// Folding pays when two members or more are long lists; short
-		// lists are cheap to bound one by one.
+		// Merging pays when two members or more are long lists; short
+		// lists are cheap to read one by one.
 		long := 0
 		for mi := range len(syns) + 1 {
 			if l := seg.post[groupMember(head, syns, mi)]; l != nil && l.blocks != nil && ix.live(mi, int32(len(l.ps))) {
 				long++
 			}
 		}
-		if long < 2 {
+		if long >= 2 {
+			heads = append(heads, head)
+		}
+	}
+	seg.groups = make(map[string]*groupBlocks, len(heads))
+	if len(heads) == 0 {
+		return
+	}
+	out := make([]*groupBlocks, len(heads))
+	n := len(seg.docs)
+	var next atomic.Int64
+	each(min(runtime.GOMAXPROCS(0), len(heads)), func(int) {
+		m := &groupMerge{best: make([]uint32, n), name: make([]uint32, n), code: make([]uint8, n),
+			own: make([]uint64, (n+63)/64), seen: make([]uint64, (n+63)/64)}
+		for {
+			h := int(next.Add(1) - 1)
+			if h >= len(heads) {
+				return
+			}
+			out[h] = ix.mergeGroup(seg, m, heads[h])
+		}
+	})
+	for h, head := range heads {
+		seg.groups[head] = out[h]
+	}
+}
+
+// mergeGroup returns the merged list of head and its synonyms, using (and
+// leaving clear) m's per-document state.
+func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBlocks {
+	syns := synonyms[head]
+	g := &groupBlocks{nameIDF: []float32{0}}
+	for mi := range len(syns) + 1 {
+		l := seg.post[groupMember(head, syns, mi)]
+		if l == nil || !ix.live(mi, int32(len(l.ps))) {
 			continue
 		}
-		live, n := 0, 0
-		add := func(i uint32, v float32, bit uint32) {
-			if mask[i] == 0 {
-				seen[i/64] |= 1 << (i % 64)
-				n++
-			}
-			c[i] = max(c[i], v)
-			mask[i] |= bit
+		weight := 1.0
+		if mi > 0 {
+			weight = ix.w.Synonym
 		}
-		for mi := range len(syns) + 1 {
-			l := seg.post[groupMember(head, syns, mi)]
-			if l == nil || !ix.live(mi, int32(len(l.ps))) {
-				continue
-			}
-			weight := 1.0
-			if mi > 0 {
-				weight = ix.w.Synonym
-			}
-			idf := weight * ix.idf(int32(len(l.ps)))
-			w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
-			for _, d := range l.names() {
-				name[d>>blockShift] = max(name[d>>blockShift], fidf*seg.invName[d])
-			}
-			bit := uint32(1) << live
-			live++
-			if l.blocks != nil {
-				k := 0
-				for wi, rk := range seg.ranks[l.rankAt : int(l.rankAt)+nw] {
-					for t := rk.bits; t != 0; t &= t - 1 {
-						add(uint32(wi*64+bits.TrailingZeros64(t)), w*l.blocks[k].sat, bit)
-						k++
-					}
-				}
-			} else {
-				for _, p := range l.ps {
-					add(p.doc()>>blockShift, w*p.sat, bit)
-				}
+		// As makePlan weighs a member, so that scores are bit for bit
+		// those of reading the members one by one.
+		idf := weight * ix.idf(int32(len(l.ps)))
+		w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
+		g.nameIDF = append(g.nameIDF, fidf)
+		code, fbits := uint8(len(g.nameIDF)-1), math.Float32bits(fidf)
+		for _, p := range l.ps {
+			d := p.doc()
+			m.seen[d/64] |= 1 << (d % 64)
+			m.best[d] = max(m.best[d], math.Float32bits(w*p.sat))
+			if p.fields()&(1<<FieldName) != 0 && fbits > m.name[d] {
+				m.name[d], m.code[d] = fbits, code
 			}
 		}
-		gb := &groupBlocks{live: live, blocks: make([]groupBlock, 0, n), present: carve(&presentArena, seen, 1<<10)}
-		for wi, word := range seen {
-			for ; word != 0; word &= word - 1 {
-				i := uint32(wi*64 + bits.TrailingZeros64(word))
-				gb.blocks = append(gb.blocks, groupBlock{c: c[i] * foldSlack, name: name[i] * foldSlack, members: mask[i]})
-				c[i], name[i], mask[i] = 0, 0, 0
+		if mi == 0 {
+			for _, p := range l.ps {
+				d := p.doc()
+				m.own[d/64] |= 1 << (d % 64)
 			}
-			seen[wi] = 0
 		}
-		seg.groups[head] = gb
 	}
+	g.live = len(g.nameIDF) - 1
+	count, blocks := 0, 0
+	last := -1
+	for wi, word := range m.seen {
+		count += bits.OnesCount64(word)
+		for t := word; t != 0; t &= t - 1 {
+			if b := (wi*64 + bits.TrailingZeros64(t)) >> blockShift; b != last {
+				blocks, last = blocks+1, b
+			}
+		}
+	}
+	if len(m.arena)+count > cap(m.arena) {
+		m.arena = make([]gposting, 0, max(count, 1<<14))
+	}
+	at := len(m.arena)
+	g.ranks = make([]blockRank, rankWords(len(seg.docs)))
+	g.blocks = make([]groupBlock, 0, blocks)
+	g.starts = make([]uint32, 0, blocks+1)
+	last = -1
+	for wi, word := range m.seen {
+		for t := word; t != 0; t &= t - 1 {
+			d := uint32(wi*64 + bits.TrailingZeros64(t))
+			if b := int(d >> blockShift); b != last {
+				g.ranks[b/64].bits |= 1 << (b % 64)
+				g.starts = append(g.starts, uint32(len(m.arena)-at))
+				g.blocks = append(g.blocks, groupBlock{})
+				last = b
+			}
+			e := &g.blocks[len(g.blocks)-1]
+			best := math.Float32frombits(m.best[d])
+			e.c = max(e.c, best)
+			e.name = max(e.name, g.nameIDF[m.code[d]]*seg.invName[d])
+			own := uint32(m.own[d/64] >> (d % 64) & 1)
+			m.arena = append(m.arena, gposting{key: d<<gDocShift | own<<gOwnBit | uint32(m.code[d]), best: best})
+			m.best[d], m.name[d], m.code[d] = 0, 0, 0
+		}
+		m.seen[wi], m.own[wi] = 0, 0
+	}
+	g.starts = append(g.starts, uint32(len(m.arena)-at))
+	g.ps = m.arena[at:len(m.arena):len(m.arena)]
+	var before uint32
+	for wi := range g.ranks {
+		g.ranks[wi].before = before
+		before += uint32(bits.OnesCount64(g.ranks[wi].bits))
+	}
+	return g
 }
 
 // indexBlockNames sets the name of every long list's block entries from
@@ -272,7 +372,3 @@ func groupMember(head string, syns []string, mi int) string {
 	}
 	return syns[mi-1]
 }
-
-// foldSlack widens a folded maximum for the two ways of rounding the
-// saturated frequency of a short list.
-const foldSlack = 1.00001

@@ -1,6 +1,10 @@
 package search
 
-import "context"
+import (
+	"context"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
 
 // SearchExhaustive answers a keyword query by reading every posting list
 // whole: the reference the early-stopping ranking is checked against.
@@ -23,13 +27,13 @@ func (ix *Index) SearchPruned(ctx context.Context, req Request) (Result, error) 
 // Prunable reports whether Search may stop reading lists early.
 func (ix *Index) Prunable() bool { return ix.prunable() }
 
-// FoldedGroups counts the groups of a keyword query whose blocks are
-// bounded from folded synonym maxima.
-func (ix *Index) FoldedGroups(q string) int {
+// MergedGroups counts the groups of a keyword query read through a merged
+// list of the word and its synonyms.
+func (ix *Index) MergedGroups(q string) int {
 	n := 0
 	ix.withRanking(q, func(r *ranking) {
 		for _, g := range r.groups {
-			if g.folded != nil {
+			if g.merged != nil {
 				n++
 			}
 		}
@@ -55,4 +59,13 @@ func (ix *Index) withRanking(q string, f func(*ranking)) {
 		return
 	}
 	f(ix.newRanking(pq, Request{MaxResults: 5}, nil, s))
+}
+
+// BuildUnmerged builds an index of snap that keeps no merged lists, so that
+// every query group reads its members one by one, as a group too large to
+// merge does.
+func BuildUnmerged(snap *catalog.Snapshot) *Index {
+	ix := Build(snap)
+	ix.segs[0].groups = map[string]*groupBlocks{}
+	return ix
 }

@@ -8,7 +8,7 @@ import (
 // A query term's plan is everything ranking needs to know of it that
 // depends only on the index: its idf, the live members of its group (the
 // term and its synonyms) with their weights and posting lists, the bounds
-// they give, the folded block maxima, and the servers the term names. An
+// they give, their merged list, and the servers the term names. An
 // index works a term's plan out the first time a query uses it and keeps
 // it, so a query looks each of its words up once.
 
@@ -19,7 +19,7 @@ type termPlan struct {
 	members []rmember // the live members, the term itself first when live
 	ub      float32   // the largest score the group can give a tool
 	nameUB  float32   // the largest name idf it can add
-	folded  *groupBlocks
+	merged  *groupBlocks
 	// named are the servers whose key, title or package has the term,
 	// with the strength the term names each (in serverTerms order);
 	// implicit is the server the term's tools concentrate in, when it
@@ -175,7 +175,7 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		}
 		if single && len(p.members) > 1 {
 			if gb := ix.segs[0].groups[term]; gb != nil && gb.live == len(p.members) {
-				p.folded = gb
+				p.merged = gb
 			}
 		}
 	}

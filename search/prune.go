@@ -46,7 +46,6 @@ type blockScratch struct {
 	named   []uint32     // blocks without a posting that a server mention reached
 	gTouch  []uint32     // blocks the current group touched
 	heap    []blockBound
-	sink    uint32 // what bounding loads ahead for reading, kept so that it is loaded
 }
 
 // blockState is what a query knows of one block before reading it. The
@@ -161,19 +160,9 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	st := b.st
 	for _, g := range r.groups {
 		gidf := float32(g.idf)
-		if f := g.folded; f != nil {
-			// The word and its synonyms' block maxima, folded at build.
-			b.touched = addFolded(st, b.touched, f, g.bit, g.first, gidf)
-			// Reading a block will need each member's list header,
-			// which the folded maxima spared bounding from loading:
-			// loading it now overlaps its cache misses with bounding.
-			sink := b.sink
-			for _, m := range g.members {
-				if m.l != nil {
-					sink += m.l.rankAt + uint32(len(m.l.ps))
-				}
-			}
-			b.sink = sink
+		if f := g.merged; f != nil {
+			// The word and its synonyms' merged list.
+			b.touched = addMerged(st, b.touched, f, g.bit, gidf)
 			continue
 		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
@@ -284,17 +273,17 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	}
 }
 
-// addFolded adds to the blocks' states the folded block maxima f of the
-// group with bit gbit, idf gidf, and first member list first, and returns
+// addMerged adds to the blocks' states the block entries of the merged
+// list f of the group with bit gbit and idf gidf, and returns
 // touched with the blocks it touched first appended (its capacity must be
 // the number of blocks). It is apart from bounds, and stores by index
 // rather than through append, so that its loop keeps its values in
 // registers.
-func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, first int, gidf float32) []uint32 {
+func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, gidf float32) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
-	for wi, word := range f.present {
-		for t := word; t != 0; t &= t - 1 {
+	for wi, rk := range f.ranks {
+		for t := rk.bits; t != 0; t &= t - 1 {
 			i := uint32(wi*64 + bits.TrailingZeros64(t))
 			e := &f.blocks[k]
 			k++
@@ -307,7 +296,6 @@ func addFolded(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, f
 			x.name += e.name
 			x.cov += gidf
 			x.mask |= gbit
-			x.lists |= bits.RotateLeft64(uint64(e.members), first)
 		}
 	}
 	return all[:n]
@@ -387,14 +375,24 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	lo := i << blockShift
 	acc := &s.block
 	var touched uint64 // the block's documents with a posting
-	lists := s.blk.st[i].lists
+	lists, mask := s.blk.st[i].lists, s.blk.st[i].mask
 	for gi := range r.groups {
 		g := &r.groups[gi]
+		named := r.byGroup[g.gi]
+		if f := g.merged; f != nil {
+			if mask&g.bit != 0 {
+				gTouched := readMerged(acc, f, i, g.bit, named, seg.srv[lo:])
+				touched |= gTouched
+				for t := gTouched; t != 0; t &= t - 1 {
+					acc[bits.TrailingZeros64(t)].matched |= g.bit
+				}
+			}
+			continue
+		}
 		present := r.present(g, lists)
 		if present == 0 {
 			continue
 		}
-		named := r.byGroup[g.gi]
 		var gTouched uint64
 		if present&(present-1) == 0 && named == nil {
 			// One member has postings here: each tool's group score is
@@ -503,6 +501,30 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		}
 		*da = docAcc{}
 	}
+}
+
+// readMerged adds to acc the group scores and name idf of block i's tools
+// from the group's merged list f, the group having bit gbit and naming the
+// servers named (nil when none), srv being the servers of the block's tools
+// and on. It returns the tools it touched.
+func readMerged(acc *[blockSize]docAcc, f *groupBlocks, i uint32, gbit uint64, named []float32, srv []int32) uint64 {
+	var touched uint64
+	from, to := f.run(i)
+	for _, p := range f.ps[from:to] {
+		o := p.key >> gDocShift & (blockSize - 1) // the block starts at a multiple of blockSize
+		da := &acc[o]
+		touched |= 1 << o
+		da.exact |= gbit & -uint64(p.key>>gOwnBit&1)
+		best := p.best
+		if named != nil {
+			// The server boost already counts a word that names the
+			// tool's own server, as far as it names it.
+			best *= 1 - named[srv[o]]
+		}
+		da.acc += best
+		da.nameAcc += f.nameIDF[p.key&(1<<gNameBits-1)]
+	}
+	return touched
 }
 
 // maxFirst is the most tools a block offers ahead of the others.

@@ -377,11 +377,12 @@ type rgroup struct {
 	ub      float32 // the largest score the group can give a tool
 	nameUB  float32 // the largest name idf it can add
 	idf     float64 // the idf of the group's own term, for coverage
-	// folded are the block maxima of all its members together, when the
-	// index keeps them for this word.
-	folded *groupBlocks
+	// merged is the merged list of all its members, when the index keeps
+	// one for this word.
+	merged *groupBlocks
 	// first is the number of the group's first member among the query's
-	// lists, which are numbered group after group in ranking order.
+	// lists, which are numbered group after group in ranking order,
+	// skipping the groups read through a merged list.
 	first int
 }
 
@@ -400,7 +401,7 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		r.idfSum += g.idf
 		p := g.plan
 		r.groups = append(r.groups, rgroup{gi: gi, bit: 1 << gi, idf: g.idf,
-			members: p.members, ub: p.ub, nameUB: p.nameUB, folded: p.folded})
+			members: p.members, ub: p.ub, nameUB: p.nameUB, merged: p.merged})
 	}
 	// Required words first (a tool unseen once one is read cannot qualify),
 	// then the groups that can add the most. Every tool's sums are added in
@@ -418,8 +419,11 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	r.order = slices.Grow(r.order, len(r.groups))[:len(r.groups)]
 	for i, g := range r.groups {
 		r.order[g.gi] = i
-		r.groups[i].first = r.lists
-		r.lists += len(g.members)
+		if g.merged == nil {
+			// A merged list is read whole: its members need no bits.
+			r.groups[i].first = r.lists
+			r.lists += len(g.members)
+		}
 	}
 	if len(r.gidf) <= covGroups {
 		r.covOf = coverages(s.covOf[:1<<len(r.gidf)], r.gidf)
