@@ -1,14 +1,13 @@
 package search
 
 import (
+	"encoding/binary"
 	"iter"
 	"maps"
 	"math"
 	"math/bits"
 	"runtime"
 	"sync/atomic"
-
-	"github.com/toolsearch/toolsearch/catalog"
 )
 
 // Block bounds. A one-segment index divides its documents into blocks of
@@ -161,10 +160,10 @@ type groupBlocks struct {
 	blocks []groupBlock
 	ranks  []blockRank
 	starts []uint32
-	ps     []gposting
+	ps     []byte // gRecord bytes a posting
 	// nameIDF is, per name code of a merged posting, the idf it adds to
 	// the tool's name coverage: 0 for none, then each live member's.
-	nameIDF []float32
+	nameIDF [1 << gNameBits]float32
 }
 
 // groupBlock is one block's entry of a groupBlocks: the largest
@@ -175,24 +174,27 @@ type groupBlock struct {
 	name float32
 }
 
-// gposting is a tool's merged posting in a groupBlocks: best is the largest
-// weight × idf × (k1+1) × saturated term frequency of the group's members,
-// computed as ranking computes it, and key holds the document, whether the
-// word itself has a posting (bit gOwnBit) and the name code (the low
-// gNameBits: 0 when no member is in the tool's name, else 1 + the live
-// member in it with the largest idf).
-type gposting struct {
-	key  uint32
-	best float32
-}
-
+// A merged posting takes gRecord bytes, little-endian: 2 for its key, the
+// tool's place in its block (the low blockShift bits), whether the word
+// itself has a posting (bit gOwnBit) and the name code (from bit
+// gNameShift: 0 when no member is in the tool's name, else 1 + the live
+// member in it with the largest idf); then 4 for best, the largest weight
+// × idf × (k1+1) × saturated term frequency of the group's members,
+// computed as ranking computes it, as float32 bits. The block is known
+// from the entry, so a tool's number takes no more.
 const (
-	gNameBits = 5
-	gOwnBit   = gNameBits
-	gDocShift = gNameBits + 1
+	gRecord    = 6
+	gOwnBit    = blockShift
+	gNameShift = blockShift + 1
+	gNameBits  = 5
 )
 
-var _ [1<<(32-gDocShift) - catalog.MaxTools]struct{} // a document fits a key
+var _ [16 - gNameShift - gNameBits]struct{} // a key fits 16 bits
+
+// gposting decodes the merged posting rec.
+func gposting(rec *[gRecord]byte) (key uint32, best float32) {
+	return uint32(binary.LittleEndian.Uint16(rec[:2])), math.Float32frombits(binary.LittleEndian.Uint32(rec[2:]))
+}
 
 // maxMergedMembers bounds the size of a group read as one list: its name
 // codes count live members from 1 in gNameBits bits.
@@ -216,7 +218,7 @@ type groupMerge struct {
 	code  []uint8  // that member's name code
 	own   []uint64 // bit d: the word itself has a posting for document d
 	seen  []uint64 // bit d: some member has
-	arena []gposting
+	arena []byte
 }
 
 // indexGroups makes, for every word with synonyms two or more of which are
@@ -269,7 +271,7 @@ func (ix *Index) indexGroups(seg *segment) {
 // leaving clear) m's per-document state.
 func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBlocks {
 	syns := synonyms[head]
-	g := &groupBlocks{nameIDF: []float32{0}}
+	g := &groupBlocks{}
 	for mi := range len(syns) + 1 {
 		l := seg.post[groupMember(head, syns, mi)]
 		if l == nil || !ix.live(mi, int32(len(l.ps))) {
@@ -283,8 +285,9 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 		// those of reading the members one by one.
 		idf := weight * ix.idf(int32(len(l.ps)))
 		w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
-		g.nameIDF = append(g.nameIDF, fidf)
-		code, fbits := uint8(len(g.nameIDF)-1), math.Float32bits(fidf)
+		g.live++
+		g.nameIDF[g.live] = fidf
+		code, fbits := uint8(g.live), math.Float32bits(fidf)
 		for _, p := range l.ps {
 			d := p.doc()
 			m.seen[d/64] |= 1 << (d % 64)
@@ -300,7 +303,6 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			}
 		}
 	}
-	g.live = len(g.nameIDF) - 1
 	count, blocks := 0, 0
 	last := -1
 	for wi, word := range m.seen {
@@ -311,8 +313,8 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			}
 		}
 	}
-	if len(m.arena)+count > cap(m.arena) {
-		m.arena = make([]gposting, 0, max(count, 1<<14))
+	if len(m.arena)+gRecord*count > cap(m.arena) {
+		m.arena = make([]byte, 0, gRecord*max(count, 1<<14))
 	}
 	at := len(m.arena)
 	g.ranks = make([]blockRank, rankWords(len(seg.docs)))
@@ -324,7 +326,7 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			d := uint32(wi*64 + bits.TrailingZeros64(t))
 			if b := int(d >> blockShift); b != last {
 				g.ranks[b/64].bits |= 1 << (b % 64)
-				g.starts = append(g.starts, uint32(len(m.arena)-at))
+				g.starts = append(g.starts, uint32((len(m.arena)-at)/gRecord))
 				g.blocks = append(g.blocks, groupBlock{})
 				last = b
 			}
@@ -333,12 +335,14 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			e.c = max(e.c, best)
 			e.name = max(e.name, g.nameIDF[m.code[d]]*seg.invName[d])
 			own := uint32(m.own[d/64] >> (d % 64) & 1)
-			m.arena = append(m.arena, gposting{key: d<<gDocShift | own<<gOwnBit | uint32(m.code[d]), best: best})
+			key := d&(blockSize-1) | own<<gOwnBit | uint32(m.code[d])<<gNameShift
+			m.arena = binary.LittleEndian.AppendUint16(m.arena, uint16(key))
+			m.arena = binary.LittleEndian.AppendUint32(m.arena, m.best[d])
 			m.best[d], m.name[d], m.code[d] = 0, 0, 0
 		}
 		m.seen[wi], m.own[wi] = 0, 0
 	}
-	g.starts = append(g.starts, uint32(len(m.arena)-at))
+	g.starts = append(g.starts, uint32((len(m.arena)-at)/gRecord))
 	g.ps = m.arena[at:len(m.arena):len(m.arena)]
 	var before uint32
 	for wi := range g.ranks {

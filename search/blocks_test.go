@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -59,7 +60,7 @@ func TestMergedLists(t *testing.T) {
 			t.Errorf("%q: the plan does not use the merged list", head)
 			continue
 		}
-		if g.live != len(p.members) || len(g.nameIDF) != g.live+1 || g.nameIDF[0] != 0 {
+		if g.live != len(p.members) || g.nameIDF[0] != 0 || slices.ContainsFunc(g.nameIDF[g.live+1:], func(f float32) bool { return f != 0 }) {
 			t.Errorf("%q: %d live members and name idfs %v; the plan has %d members", head, g.live, g.nameIDF, len(p.members))
 			continue
 		}
@@ -78,7 +79,7 @@ func TestMergedLists(t *testing.T) {
 				}
 			}
 		}
-		if n := len(g.starts); n != len(g.blocks)+1 || g.starts[n-1] != uint32(len(g.ps)) {
+		if n := len(g.starts); n != len(g.blocks)+1 || int(g.starts[n-1])*gRecord != len(g.ps) {
 			t.Errorf("%q: %d starts ending at %d for %d entries and %d postings", head, n, g.starts[n-1], len(g.blocks), len(g.ps))
 			continue
 		}
@@ -95,20 +96,21 @@ func TestMergedLists(t *testing.T) {
 				}
 				var c, name float32
 				prev := int64(-1)
-				for _, gp := range g.ps[g.starts[k]:g.starts[k+1]] {
-					d := gp.key >> gDocShift
+				for rec := g.ps[g.starts[k]*gRecord : g.starts[k+1]*gRecord]; len(rec) > 0; rec = rec[gRecord:] {
+					key, best := gposting((*[gRecord]byte)(rec))
+					d := i<<blockShift | key&(blockSize-1)
 					w := wants[d]
 					if w == nil || d>>blockShift != i || int64(d) <= prev {
 						t.Errorf("%q block %d: posting of document %d is out of place or of no member", head, i, d)
 						continue
 					}
 					prev = int64(d)
-					code := gp.key & (1<<gNameBits - 1)
-					if math.Float32bits(gp.best) != w.best || (gp.key>>gOwnBit&1 == 1) != w.own || g.nameIDF[code] != w.name {
+					code, own := key>>gNameShift, key>>gOwnBit&1 == 1
+					if math.Float32bits(best) != w.best || own != w.own || g.nameIDF[code] != w.name {
 						t.Errorf("%q document %d: best %v own %v name %v, want %v %v %v", head, d,
-							gp.best, gp.key>>gOwnBit&1 == 1, g.nameIDF[code], math.Float32frombits(w.best), w.own, w.name)
+							best, own, g.nameIDF[code], math.Float32frombits(w.best), w.own, w.name)
 					}
-					c = max(c, gp.best)
+					c = max(c, best)
 					name = max(name, w.name*seg.invName[d])
 					seen++
 				}
@@ -118,8 +120,8 @@ func TestMergedLists(t *testing.T) {
 				k++
 			}
 		}
-		if k != len(g.blocks) || seen != len(wants) || seen != len(g.ps) {
-			t.Errorf("%q: %d entries of %d, %d postings of %d, for %d tools", head, k, len(g.blocks), seen, len(g.ps), len(wants))
+		if k != len(g.blocks) || seen != len(wants) || seen*gRecord != len(g.ps) {
+			t.Errorf("%q: %d entries of %d, %d postings of %d, for %d tools", head, k, len(g.blocks), seen, len(g.ps)/gRecord, len(wants))
 		}
 		for i := range uint32(len(seg.docs)+blockSize-1) >> blockShift {
 			if g.ranks[i/64].bits&(1<<(i%64)) != 0 {

@@ -510,19 +510,19 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 func readMerged(acc *[blockSize]docAcc, f *groupBlocks, i uint32, gbit uint64, named []float32, srv []int32) uint64 {
 	var touched uint64
 	from, to := f.run(i)
-	for _, p := range f.ps[from:to] {
-		o := p.key >> gDocShift & (blockSize - 1) // the block starts at a multiple of blockSize
+	for rec := f.ps[from*gRecord : to*gRecord]; len(rec) >= gRecord; rec = rec[gRecord:] {
+		key, best := gposting((*[gRecord]byte)(rec))
+		o := key & (blockSize - 1)
 		da := &acc[o]
 		touched |= 1 << o
-		da.exact |= gbit & -uint64(p.key>>gOwnBit&1)
-		best := p.best
+		da.exact |= gbit & -uint64(key>>gOwnBit&1)
 		if named != nil {
 			// The server boost already counts a word that names the
 			// tool's own server, as far as it names it.
 			best *= 1 - named[srv[o]]
 		}
 		da.acc += best
-		da.nameAcc += f.nameIDF[p.key&(1<<gNameBits-1)]
+		da.nameAcc += f.nameIDF[key>>gNameShift&(1<<gNameBits-1)]
 	}
 	return touched
 }
