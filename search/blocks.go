@@ -267,6 +267,8 @@ func (ix *Index) indexGroups(seg *segment) {
 	}
 }
 
+var _ [blockSize - 64]struct{} // mergeGroup takes a bitmap word for a block
+
 // mergeGroup returns the merged list of head and its synonyms, using (and
 // leaving clear) m's per-document state.
 func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBlocks {
@@ -303,46 +305,49 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			}
 		}
 	}
+	// A word of the bitmaps is a block's tools (blockSize is 64).
 	count, blocks := 0, 0
-	last := -1
-	for wi, word := range m.seen {
+	for _, word := range m.seen {
 		count += bits.OnesCount64(word)
-		for t := word; t != 0; t &= t - 1 {
-			if b := (wi*64 + bits.TrailingZeros64(t)) >> blockShift; b != last {
-				blocks, last = blocks+1, b
-			}
-		}
+		blocks += int(b2u(word != 0))
 	}
 	if len(m.arena)+gRecord*count > cap(m.arena) {
 		m.arena = make([]byte, 0, gRecord*max(count, 1<<14))
 	}
 	at := len(m.arena)
+	out := m.arena[at : at+gRecord*count]
 	g.ranks = make([]blockRank, rankWords(len(seg.docs)))
 	g.blocks = make([]groupBlock, 0, blocks)
 	g.starts = make([]uint32, 0, blocks+1)
-	last = -1
-	for wi, word := range m.seen {
+	j := 0
+	for b, word := range m.seen {
+		if word == 0 {
+			continue
+		}
+		g.ranks[b/64].bits |= 1 << (b % 64)
+		g.starts = append(g.starts, uint32(j))
+		var c uint32 // float32 bits: scores are never negative
+		var name float32
+		own := m.own[b]
 		for t := word; t != 0; t &= t - 1 {
-			d := uint32(wi*64 + bits.TrailingZeros64(t))
-			if b := int(d >> blockShift); b != last {
-				g.ranks[b/64].bits |= 1 << (b % 64)
-				g.starts = append(g.starts, uint32((len(m.arena)-at)/gRecord))
-				g.blocks = append(g.blocks, groupBlock{})
-				last = b
+			o := bits.TrailingZeros64(t)
+			d := b<<blockShift | o
+			c = max(c, m.best[d])
+			code := m.code[d]
+			if code != 0 {
+				name = max(name, g.nameIDF[code]*seg.invName[d])
 			}
-			e := &g.blocks[len(g.blocks)-1]
-			best := math.Float32frombits(m.best[d])
-			e.c = max(e.c, best)
-			e.name = max(e.name, g.nameIDF[m.code[d]]*seg.invName[d])
-			own := uint32(m.own[d/64] >> (d % 64) & 1)
-			key := d&(blockSize-1) | own<<gOwnBit | uint32(m.code[d])<<gNameShift
-			m.arena = binary.LittleEndian.AppendUint16(m.arena, uint16(key))
-			m.arena = binary.LittleEndian.AppendUint32(m.arena, m.best[d])
+			rec := (*[gRecord]byte)(out[j*gRecord:])
+			binary.LittleEndian.PutUint16(rec[:2], uint16(uint64(o)|own>>o&1<<gOwnBit|uint64(code)<<gNameShift))
+			binary.LittleEndian.PutUint32(rec[2:], m.best[d])
+			j++
 			m.best[d], m.name[d], m.code[d] = 0, 0, 0
 		}
-		m.seen[wi], m.own[wi] = 0, 0
+		g.blocks = append(g.blocks, groupBlock{c: math.Float32frombits(c), name: name})
+		m.seen[b], m.own[b] = 0, 0
 	}
-	g.starts = append(g.starts, uint32((len(m.arena)-at)/gRecord))
+	m.arena = m.arena[:at+gRecord*count]
+	g.starts = append(g.starts, uint32(j))
 	g.ps = m.arena[at:len(m.arena):len(m.arena)]
 	var before uint32
 	for wi := range g.ranks {
