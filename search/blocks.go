@@ -294,7 +294,10 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			d := p.doc()
 			m.seen[d/64] |= 1 << (d % 64)
 			m.best[d] = max(m.best[d], math.Float32bits(w*p.sat))
-			if p.fields()&(1<<FieldName) != 0 && fbits > m.name[d] {
+		}
+		// The tools with the member in their name.
+		for _, d := range l.names() {
+			if fbits > m.name[d] {
 				m.name[d], m.code[d] = fbits, code
 			}
 		}
@@ -326,8 +329,7 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 		}
 		g.ranks[b/64].bits |= 1 << (b % 64)
 		g.starts = append(g.starts, uint32(j))
-		var c uint32 // float32 bits: scores are never negative
-		var name float32
+		var c, name uint32 // float32 bits: neither is ever negative
 		own := m.own[b]
 		for t := word; t != 0; t &= t - 1 {
 			o := bits.TrailingZeros64(t)
@@ -335,7 +337,7 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			c = max(c, m.best[d])
 			code := m.code[d]
 			if code != 0 {
-				name = max(name, g.nameIDF[code]*seg.invName[d])
+				name = max(name, math.Float32bits(g.nameIDF[code]*seg.invName[d]))
 			}
 			rec := (*[gRecord]byte)(out[j*gRecord:])
 			binary.LittleEndian.PutUint16(rec[:2], uint16(uint64(o)|own>>o&1<<gOwnBit|uint64(code)<<gNameShift))
@@ -343,7 +345,7 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			j++
 			m.best[d], m.name[d], m.code[d] = 0, 0, 0
 		}
-		g.blocks = append(g.blocks, groupBlock{c: math.Float32frombits(c), name: name})
+		g.blocks = append(g.blocks, groupBlock{c: math.Float32frombits(c), name: math.Float32frombits(name)})
 		m.seen[b], m.own[b] = 0, 0
 	}
 	m.arena = m.arena[:at+gRecord*count]
