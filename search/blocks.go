@@ -338,12 +338,13 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 			code := m.code[d]
 			if code != 0 {
 				name = max(name, math.Float32bits(g.nameIDF[code]*seg.invName[d]))
+				m.name[d], m.code[d] = 0, 0
 			}
 			rec := (*[gRecord]byte)(out[j*gRecord:])
 			binary.LittleEndian.PutUint16(rec[:2], uint16(uint64(o)|own>>o&1<<gOwnBit|uint64(code)<<gNameShift))
 			binary.LittleEndian.PutUint32(rec[2:], m.best[d])
 			j++
-			m.best[d], m.name[d], m.code[d] = 0, 0, 0
+			m.best[d] = 0
 		}
 		g.blocks = append(g.blocks, groupBlock{c: math.Float32frombits(c), name: math.Float32frombits(name)})
 		m.seen[b], m.own[b] = 0, 0
