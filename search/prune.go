@@ -381,11 +381,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		named := r.byGroup[g.gi]
 		if f := g.merged; f != nil {
 			if mask&g.bit != 0 {
-				gTouched := readMerged(acc, f, i, g.bit, named, seg.srv[lo:])
-				touched |= gTouched
-				for t := gTouched; t != 0; t &= t - 1 {
-					acc[bits.TrailingZeros64(t)].matched |= g.bit
-				}
+				touched |= readMerged(acc, f, i, g.bit, named, seg.srv[lo:])
 			}
 			continue
 		}
@@ -503,8 +499,8 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 	}
 }
 
-// readMerged adds to acc the group scores and name idf of block i's tools
-// from the group's merged list f, the group having bit gbit and naming the
+// readMerged adds to acc the group scores, name idf and match bits of
+// block i's tools from the group's merged list f, the group having bit gbit and naming the
 // servers named (nil when none), srv being the servers of the block's tools
 // and on. It returns the tools it touched.
 func readMerged(acc *[blockSize]docAcc, f *groupBlocks, i uint32, gbit uint64, named []float32, srv []int32) uint64 {
@@ -515,6 +511,7 @@ func readMerged(acc *[blockSize]docAcc, f *groupBlocks, i uint32, gbit uint64, n
 		o := key & (blockSize - 1)
 		da := &acc[o]
 		touched |= 1 << o
+		da.matched |= gbit
 		da.exact |= gbit & -uint64(key>>gOwnBit&1)
 		if named != nil {
 			// The server boost already counts a word that names the
