@@ -163,8 +163,9 @@ type segment struct {
 	// deadDoc marks, per document, a retired server's tool; nil when the
 	// segment has no dead documents.
 	deadDoc []bool
-	// groups are, per word with synonyms, the block maxima of the word and
-	// its synonyms together (see indexGroups).
+	// groups are, per word with synonyms two or more of which are long
+	// lists, the merged list of the word and its synonyms (see
+	// indexGroups).
 	groups map[string]*groupBlocks
 	// ranks are the long lists' block ranks: rankWords(len(docs)) words
 	// per list, starting at its plist.rankAt (see blockRank).
