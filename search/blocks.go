@@ -52,6 +52,14 @@ type blockRank struct {
 	before uint32
 }
 
+// entry returns the place, among a long list's block entries, of the entry
+// for block i, w being the list's rank word for i, and whether the list has
+// one.
+func (w blockRank) entry(i uint32) (int, bool) {
+	bit := uint64(1) << (i % 64)
+	return int(w.before) + bits.OnesCount64(w.bits&(bit-1)), w.bits&bit != 0
+}
+
 // rankWords is the number of blockRank words of a long list in a segment
 // of n documents.
 func rankWords(n int) int {
@@ -202,12 +210,10 @@ const maxMergedMembers = 1<<gNameBits - 1
 
 // run returns where the merged postings of block i start and end in ps.
 func (g *groupBlocks) run(i uint32) (from, to int) {
-	w := g.ranks[i/64]
-	bit := uint64(1) << (i % 64)
-	if w.bits&bit == 0 {
+	k, ok := g.ranks[i/64].entry(i)
+	if !ok {
 		return 0, 0
 	}
-	k := int(w.before) + bits.OnesCount64(w.bits&(bit-1))
 	return int(g.starts[k]), int(g.starts[k+1])
 }
 
@@ -283,10 +289,7 @@ func (ix *Index) mergeGroup(seg *segment, m *groupMerge, head string) *groupBloc
 		if mi > 0 {
 			weight = ix.w.Synonym
 		}
-		// As makePlan weighs a member, so that scores are bit for bit
-		// those of reading the members one by one.
-		idf := weight * ix.idf(int32(len(l.ps)))
-		w, fidf := float32(idf*(ix.w.K1+1)), float32(idf)
+		w, fidf := ix.memberWeights(weight, int32(len(l.ps)))
 		g.live++
 		g.nameIDF[g.live] = fidf
 		code, fbits := uint8(g.live), math.Float32bits(fidf)
@@ -369,8 +372,7 @@ func indexBlockNames(seg *segment) {
 		}
 		for _, d := range l.names() {
 			b := d >> blockShift
-			w := seg.ranks[int(l.rankAt)+int(b/64)]
-			k := int(w.before) + bits.OnesCount64(w.bits&(1<<(b%64)-1))
+			k, _ := seg.ranks[int(l.rankAt)+int(b/64)].entry(b)
 			l.blocks[k].name = max(l.blocks[k].name, seg.invName[d])
 		}
 	}

@@ -151,8 +151,8 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		if !ix.live(mi, df) {
 			return
 		}
-		idf := weight * ix.idf(df)
-		rm := rmember{term: term, own: mi == 0, w: float32(idf * (ix.w.K1 + 1)), fidf: float32(idf)}
+		rm := rmember{term: term, own: mi == 0}
+		rm.w, rm.fidf = ix.memberWeights(weight, df)
 		var most float32
 		if single {
 			most, rm.l = one.max, one
@@ -193,4 +193,14 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		}
 	}
 	return p
+}
+
+// memberWeights returns the weights ranking gives a group member found in
+// df tools, weight being 1 for the word itself and Weights.Synonym for a
+// synonym: w, weight × idf × (k1+1), scales its saturated frequencies, and
+// fidf, weight × idf, is its share of name coverage. Merged lists weigh
+// members with it too, so that their scores are ranking's bit for bit.
+func (ix *Index) memberWeights(weight float64, df int32) (w, fidf float32) {
+	idf := weight * ix.idf(df)
+	return float32(idf * (ix.w.K1 + 1)), float32(idf)
 }

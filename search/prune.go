@@ -500,9 +500,9 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 }
 
 // readMerged adds to acc the group scores, name idf and match bits of
-// block i's tools from the group's merged list f, the group having bit gbit and naming the
-// servers named (nil when none), srv being the servers of the block's tools
-// and on. It returns the tools it touched.
+// block i's tools from the group's merged list f, the group having bit
+// gbit and naming the servers named (nil when none), srv being the servers
+// of the block's tools and on. It returns the tools it touched.
 func readMerged(acc *[blockSize]docAcc, f *groupBlocks, i uint32, gbit uint64, named []float32, srv []int32) uint64 {
 	var touched uint64
 	from, to := f.run(i)
@@ -568,12 +568,10 @@ func (l *plist) blockRun(i uint32, ranks []blockRank) (from, to int) {
 	ps := l.ps
 	if l.blocks != nil {
 		st := l.starts()
-		w := ranks[int(l.rankAt)+int(i/64)]
-		bit := uint64(1) << (i % 64)
-		if w.bits&bit == 0 {
+		k, ok := ranks[int(l.rankAt)+int(i/64)].entry(i)
+		if !ok {
 			return 0, 0
 		}
-		k := int(w.before) + bits.OnesCount64(w.bits&(bit-1))
 		from, to = int(st[k]), len(ps)
 		if k+1 < len(st) {
 			to = int(st[k+1])
