@@ -14,6 +14,8 @@
 //	      "alwaysLoad": false,                // never defer this server's tools
 //	      "keywords": ["gh", "git"],          // extra search words
 //	      "allow": ["*issue*"], "deny": ["delete_*"], "ask": ["merge_*"],
+//	      "prompts": {"deny": ["admin_*"]},   // prompt names
+//	      "resources": {"allow": ["docs://*"]}, // resource URIs
 //	      "lazy": true,                       // start at the first call
 //	      "startTimeout": "20s",
 //	      "naming": "auto"                    // auto, bare or prefixed (below)
@@ -31,9 +33,18 @@
 //	    "lazy": false,                        // lazy start for every stdio server
 //	    "limits": {"maxResults": 5, "resultTokens": 6000, "startTimeout": "30s",
 //	               "callTimeout": "5m", "maxRestarts": 5, "restartCooldown": "5m"},
-//	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"]}
+//	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"],
+//	               "prompts": {"deny": []}, "resources": {"deny": ["*/file:///etc/*"]}}
 //	  }
 //	}
+//
+// Policy globs (package policy): a server's own allow, deny and ask match
+// its bare tool names literally ("drop__table" is the tool drop__table);
+// the global ones match server/tool, where server__tool and
+// mcp__server__tool read as server/tool. Prompts and resources have allow
+// and deny globs of their own, over prompt names and resource URIs; the
+// prompts and resources of a server whose every tool is denied are denied
+// too unless an allow glob names them.
 //
 // A server's naming says what its tools and prompts are called in the
 // gateway's lists: "prefixed" is server__tool; "bare" is the tool's own
@@ -131,8 +142,12 @@ type Server struct {
 	AlwaysLoad bool
 	// Keywords are extra search words for every tool of the server.
 	Keywords []string
-	// Allow, Deny and Ask are this server's policy globs.
+	// Allow, Deny and Ask are this server's policy globs over its bare
+	// tool names.
 	Allow, Deny, Ask []string
+	// Prompts and Resources are this server's policy globs over its prompt
+	// names and resource URIs.
+	Prompts, Resources Globs
 	// Lazy starts a stdio server only at its first call (its cached
 	// manifest answers until then).
 	Lazy bool
@@ -187,9 +202,42 @@ type Limits struct {
 	RestartCooldown time.Duration
 }
 
-// Rules are allow, deny and ask globs.
+// Rules are allow, deny and ask globs over tools, and allow and deny globs
+// over prompts and resources.
 type Rules struct {
-	Allow, Deny, Ask []string
+	Allow, Deny, Ask   []string
+	Prompts, Resources Globs
+}
+
+// Globs are allow and deny globs over prompts or resources.
+type Globs struct {
+	Allow, Deny []string
+}
+
+// Rules returns the server's own policy globs.
+func (s *Server) Rules() Rules {
+	return Rules{Allow: s.Allow, Deny: s.Deny, Ask: s.Ask, Prompts: s.Prompts, Resources: s.Resources}
+}
+
+// patternError is an empty pattern, with the list it is in.
+type patternError struct{ field string }
+
+func (e *patternError) Error() string { return "empty pattern" }
+
+// checkPatterns refuses empty patterns, naming the list.
+func checkPatterns(r Rules) *patternError {
+	for _, l := range []struct {
+		field string
+		pats  []string
+	}{{"allow", r.Allow}, {"deny", r.Deny}, {"ask", r.Ask}, {"prompts.allow", r.Prompts.Allow}, {"prompts.deny", r.Prompts.Deny},
+		{"resources.allow", r.Resources.Allow}, {"resources.deny", r.Resources.Deny}} {
+		for _, p := range l.pats {
+			if strings.TrimSpace(p) == "" {
+				return &patternError{field: l.field}
+			}
+		}
+	}
+	return nil
 }
 
 // Threshold returns the token count above which auto exposure picks dynamic.
@@ -336,9 +384,24 @@ type rawServer struct {
 	Allow        []string          `json:"allow"`
 	Deny         []string          `json:"deny"`
 	Ask          []string          `json:"ask"`
+	Prompts      *rawGlobs         `json:"prompts"`
+	Resources    *rawGlobs         `json:"resources"`
 	Lazy         bool              `json:"lazy"`
 	StartTimeout json.RawMessage   `json:"startTimeout"`
 	Naming       string            `json:"naming"`
+}
+
+// rawGlobs is the JSON shape of a prompts or resources policy.
+type rawGlobs struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+func (r *rawGlobs) globs() Globs {
+	if r == nil {
+		return Globs{}
+	}
+	return Globs{Allow: r.Allow, Deny: r.Deny}
 }
 
 // ReservedKey is the server key of the gateway's built-in tools
@@ -363,7 +426,7 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 		return nil, errAt("", fmt.Errorf("want an object: %w", err))
 	}
 	srv := &Server{Key: key, Disabled: rs.Disabled, AlwaysLoad: rs.AlwaysLoad, Keywords: rs.Keywords,
-		Allow: rs.Allow, Deny: rs.Deny, Ask: rs.Ask, Lazy: rs.Lazy}
+		Allow: rs.Allow, Deny: rs.Deny, Ask: rs.Ask, Prompts: rs.Prompts.globs(), Resources: rs.Resources.globs(), Lazy: rs.Lazy}
 	if rs.URL == "" {
 		rs.URL = rs.ServerURL
 	}
@@ -399,12 +462,8 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 	default:
 		return nil, errAt("naming", fmt.Errorf("unknown naming %q (want auto, bare or prefixed)", rs.Naming))
 	}
-	for _, g := range [][]string{rs.Allow, rs.Deny, rs.Ask} {
-		for _, p := range g {
-			if strings.TrimSpace(p) == "" {
-				return nil, errAt("allow/deny/ask", errors.New("empty pattern"))
-			}
-		}
+	if err := checkPatterns(srv.Rules()); err != nil {
+		return nil, errAt(err.field, err)
 	}
 	// Expansion: an unset variable leaves the server unusable, not the file.
 	var problems []string
@@ -475,9 +534,11 @@ type rawGateway struct {
 		RestartCooldown json.RawMessage `json:"restartCooldown"`
 	} `json:"limits"`
 	Policy *struct {
-		Allow []string `json:"allow"`
-		Deny  []string `json:"deny"`
-		Ask   []string `json:"ask"`
+		Allow     []string  `json:"allow"`
+		Deny      []string  `json:"deny"`
+		Ask       []string  `json:"ask"`
+		Prompts   *rawGlobs `json:"prompts"`
+		Resources *rawGlobs `json:"resources"`
 	} `json:"policy"`
 	Builtins json.RawMessage `json:"builtins"` // read by package builtin
 }
@@ -557,13 +618,9 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 		}
 	}
 	if p := rg.Policy; p != nil {
-		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}
-		for _, l := range [][]string{p.Allow, p.Deny, p.Ask} {
-			for _, s := range l {
-				if strings.TrimSpace(s) == "" {
-					return errAt("policy", errors.New("empty pattern"))
-				}
-			}
+		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask, Prompts: p.Prompts.globs(), Resources: p.Resources.globs()}
+		if err := checkPatterns(g.Policy); err != nil {
+			return errAt("policy."+err.field, err)
 		}
 	}
 	return nil

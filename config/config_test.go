@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,10 @@ func TestErrorsNameFileServerField(t *testing.T) {
 		{"bad threshold", `{"toolsearch": {"threshold": 0}}`, "", "toolsearch.threshold", "out of range"},
 		{"bad limit", `{"toolsearch": {"limits": {"maxResults": 0}}}`, "", "toolsearch.limits.maxResults", "out of range"},
 		{"wrong limit type", `{"toolsearch": {"limits": {"maxResults": "x"}}}`, "", "toolsearch.limits.maxResults", "want"},
-		{"empty deny", `{"mcpServers": {"a": {"command": "x", "deny": [""]}}}`, "a", "allow/deny/ask", "empty"},
+		{"empty deny", `{"mcpServers": {"a": {"command": "x", "deny": [""]}}}`, "a", "deny", "empty"},
+		{"empty prompt glob", `{"mcpServers": {"a": {"command": "x", "prompts": {"deny": [" "]}}}}`, "a", "prompts.deny", "empty"},
+		{"empty global resource glob", `{"toolsearch": {"policy": {"resources": {"allow": [""]}}}}`, "", "toolsearch.policy.resources.allow", "empty"},
+		{"prompts not an object", `{"mcpServers": {"a": {"command": "x", "prompts": ["x"]}}}`, "a", "prompts", "want"},
 		{"bad naming", `{"mcpServers": {"a": {"command": "x", "naming": "short"}}}`, "a", "naming", `unknown naming "short" (want auto, bare or prefixed)`},
 		{"naming not a string", `{"mcpServers": {"a": {"command": "x", "naming": true}}}`, "a", "naming", "want string"},
 	}
@@ -195,4 +199,22 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPromptAndResourceGlobs(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("t.json", []byte(`{"mcpServers": {"db": {"command": "x", "deny": ["drop__table"],
+		"prompts": {"allow": ["review_*"], "deny": ["admin_*"]}, "resources": {"deny": ["file:///etc/*"]}}},
+		"toolsearch": {"policy": {"deny": ["*/rm"], "prompts": {"deny": ["*/secret"]}, "resources": {"allow": ["*/docs://*"]}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Servers[0].Rules()
+	if got := fmt.Sprint(r.Deny, r.Prompts.Allow, r.Prompts.Deny, r.Resources.Deny, r.Resources.Allow); got != "[drop__table] [review_*] [admin_*] [file:///etc/*] []" {
+		t.Errorf("server rules = %s", got)
+	}
+	g := cfg.Gateway.Policy
+	if got := fmt.Sprint(g.Deny, g.Prompts.Deny, g.Resources.Allow); got != "[*/rm] [*/secret] [*/docs://*]" {
+		t.Errorf("global rules = %s", got)
+	}
 }
