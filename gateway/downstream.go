@@ -901,6 +901,9 @@ func mustJSON(v any) string {
 // readResource reads a resource from its server on behalf of a client
 // session (ss; nil when there is none).
 func (g *Gateway) readResource(ctx context.Context, ss *mcp.ServerSession, server, uri string) (*mcp.ReadResourceResult, error) {
+	if err := g.resourceAllowed(server, uri); err != nil {
+		return nil, err
+	}
 	u := g.ups[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
@@ -917,6 +920,9 @@ func (g *Gateway) readResource(ctx context.Context, ss *mcp.ServerSession, serve
 
 // getPrompt gets a prompt from its server on behalf of a client session.
 func (g *Gateway) getPrompt(ctx context.Context, ss *mcp.ServerSession, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if err := g.promptAllowed(server, name); err != nil {
+		return nil, err
+	}
 	u := g.ups[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)

@@ -412,6 +412,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // subscriber of an upstream resource subscribes the gateway to it.
 func (g *Gateway) subscribe(ctx context.Context, s *session, uri string) error {
 	server, orig, err := g.routeURI(uri)
+	if err == nil {
+		err = g.resourceAllowed(server, orig)
+	}
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -601,6 +604,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		server, ref.URI = k, orig
+		if err := g.resourceAllowed(server, orig); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type %q", ref.Type)}
 	}

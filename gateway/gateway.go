@@ -34,6 +34,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +50,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/builtin"
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/catalog/demo"
 	"github.com/toolsearch/toolsearch/config"
@@ -150,16 +153,17 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	perServer := map[string]policy.Rules{}
-	for _, s := range cfg.Servers {
-		perServer[s.Key] = policy.Rules{Allow: s.Allow, Deny: s.Deny, Ask: s.Ask}
-	}
-	gp := cfg.Gateway.Policy
-	pol, err := policy.New(policy.Rules{Allow: gp.Allow, Deny: gp.Deny, Ask: gp.Ask}, perServer)
+	pol, err := compilePolicy(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	warnServerlessGlobs(log, gp)
+	keys := []string{builtin.Key}
+	for _, s := range cfg.Servers {
+		keys = append(keys, s.Key)
+	}
+	for _, w := range pol.Warnings(keys) {
+		log.Warn("a policy pattern can match nothing: "+w.Problem, "scope", cmp.Or(w.Scope, "global"), "list", w.List, "pattern", w.Pattern)
+	}
 	g := &Gateway{
 		cfg: cfg, log: log, version: opts.Version, pol: pol, demo: opts.Demo,
 		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
@@ -231,7 +235,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			}
 			servers = append(servers, r.srv)
 			v.tokens[s.Key] = r.m.Tokens
-			v.extras[s.Key] = r.m
+			v.extras[s.Key] = g.allowedExtras(s.Key, r.m)
 			v.fromCache[s.Key] = true
 			g.cached[s.Key] = true
 		}
@@ -255,20 +259,19 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// warnServerlessGlobs warns of global policy patterns that can match no
-// tool: a global pattern is matched against server/tool, so one with no
-// server part and no wildcard ("delete_everything") never matches, which
-// is easy to write when tools keep bare names.
-func warnServerlessGlobs(log *slog.Logger, r config.Rules) {
-	for kind, pats := range map[string][]string{"allow": r.Allow, "deny": r.Deny, "ask": r.Ask} {
-		for _, p := range pats {
-			p = strings.TrimSpace(p)
-			if !strings.ContainsAny(p, "/*?") && !strings.Contains(p, catalog.WireSeparator) {
-				log.Warn("a global policy pattern has no server part, so it matches no tool; write */"+p+
-					" or put it in the server's own "+kind+" list", "policy", kind, "pattern", p)
-			}
-		}
+// compilePolicy compiles the configuration's global and per-server
+// policy globs.
+func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
+	rules := func(r config.Rules) policy.Rules {
+		return policy.Rules{Allow: r.Allow, Deny: r.Deny, Ask: r.Ask,
+			Prompts:   policy.Globs{Allow: r.Prompts.Allow, Deny: r.Prompts.Deny},
+			Resources: policy.Globs{Allow: r.Resources.Allow, Deny: r.Resources.Deny}}
 	}
+	perServer := map[string]policy.Rules{}
+	for _, s := range cfg.Servers {
+		perServer[s.Key] = rules(s.Rules())
+	}
+	return policy.New(rules(cfg.Gateway.Policy), perServer)
 }
 
 // Start starts every upstream server concurrently and returns at once. The
@@ -348,7 +351,14 @@ func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
 
 // Visible reports whether policy lets clients see the tool. It is the one
 // place where policy is applied to listing, search and calls.
-func (g *Gateway) Visible(t *catalog.Tool) bool { return g.pol.Visible(t) }
+// A tool whose name impersonates another server's (naming.go) is never
+// visible either.
+func (g *Gateway) Visible(t *catalog.Tool) bool {
+	if _, ok := g.impersonates(t); ok {
+		return false
+	}
+	return g.pol.Visible(t)
+}
 
 // serverFrom normalises raw tool definitions and builds a catalog server.
 func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
@@ -433,7 +443,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	nv := &view{snap: snap, index: old.index.Update(snap, u.cfg.Key),
 		tokens: cloneMap(old.tokens), extras: cloneMap(old.extras), fromCache: cloneMap(old.fromCache)}
 	nv.tokens[u.cfg.Key] = m.Tokens
-	nv.extras[u.cfg.Key] = m
+	nv.extras[u.cfg.Key] = g.allowedExtras(u.cfg.Key, m)
 	delete(nv.fromCache, u.cfg.Key)
 	g.nameView(nv)
 	g.cur.Store(nv)
@@ -504,14 +514,71 @@ func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Res
 	g.awaitTargets(ctx, query)
 	start := time.Now()
 	v := g.cur.Load()
-	res, err := v.index.Search(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible})
+	res, err, done := g.searchAliases(ctx, v, query, max)
+	if !done {
+		res, err = v.index.Search(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible})
+	}
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
+}
+
+// searchAliases answers a select: or exact-name query that names one of
+// the aliases given to tools with invalid names (naming.go), which the
+// index does not know: aliases are looked up here, every other name of
+// the query by the index, in the order given. done is false when the
+// query names no alias.
+func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max int) (res search.Result, err error, done bool) {
+	if v.names == nil || len(v.names.aliases) == 0 {
+		return res, nil, false
+	}
+	q := strings.TrimSpace(query)
+	names, form := []string{q}, search.FormExact
+	if len(q) >= len("select:") && strings.EqualFold(q[:len("select:")], "select:") {
+		names, form = strings.Split(q[len("select:"):], ","), search.FormSelect
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { _, ok := v.names.aliases[strings.TrimSpace(n)]; return ok }) {
+		return res, nil, false
+	}
+	res.Form = form
+	seen := map[*catalog.Tool]bool{}
+	add := func(t *catalog.Tool) {
+		if !seen[t] {
+			seen[t] = true
+			res.Hits = append(res.Hits, search.Hit{Tool: t, Score: 1e6, Why: "selected by name"})
+		}
+	}
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if t, ok := v.names.aliases[n]; ok {
+			if g.Visible(t) {
+				add(t)
+			} else {
+				res.Unknown = append(res.Unknown, n)
+			}
+			continue
+		}
+		sub, err := v.index.Search(ctx, search.Request{Query: "select:" + n, MaxResults: max, Visible: g.Visible})
+		if err != nil {
+			return search.Result{}, err, true
+		}
+		for _, h := range sub.Hits {
+			add(h.Tool)
+		}
+		res.Unknown = append(res.Unknown, sub.Unknown...)
+		res.Ambiguous = append(res.Ambiguous, sub.Ambiguous...)
+	}
+	res.Total = len(res.Hits)
+	return res, nil, true
 }
 
 // resolve finds the visible tool a name refers to: the name clients see
 // (naming.go), "server__tool", "mcp__server__tool", "server/tool", or a
 // bare tool name that only one server has. A denied tool is never found.
+// A qualified name whose server part names a server of the gateway
+// resolves within that server or not at all: it never falls back to a
+// tool of another server whose bare name happens to be the same string.
 func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
 	v := g.cur.Load()
 	snap := v.snap
@@ -521,20 +588,11 @@ func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
 			return t, nil
 		}
 	}
-	try := func(id string) *catalog.Tool {
-		if t, ok := snap.Tool(id); ok && g.Visible(t) {
-			return t
-		}
-		return nil
-	}
-	if t := try(name); t != nil {
-		return t, nil
-	}
-	n := strings.TrimPrefix(name, "mcp__")
-	if srv, tool, ok := strings.Cut(n, catalog.WireSeparator); ok {
-		if t := try(srv + catalog.IDSeparator + tool); t != nil {
+	if srv, tool, ok := g.qualifiedServer(name); ok {
+		if t, found := snap.Tool(srv + catalog.IDSeparator + tool); found && g.Visible(t) {
 			return t, nil
 		}
+		return nil, fmt.Errorf("server %q has no tool %q that can be called; search for it with %s", srv, tool, searchToolName)
 	}
 	var found []*catalog.Tool
 	for _, t := range snap.Tools() {

@@ -11,12 +11,29 @@ package gateway
 // The names are worked out for each view (each catalog change) in one
 // place, nameView, and everything that lists, finds or routes a tool by
 // name asks the view: a name a search returns is a name a call accepts.
+//
+// Two kinds of upstream names are handled before that:
+//
+//   - A tool whose bare name is a qualified name of another configured
+//     server (server evil lists "memory__delete_entities" while server
+//     memory is configured) is refused: it is invisible, like a denied
+//     tool, and the log says why. Otherwise a call meant for memory could
+//     reach evil while memory starts, or when memory's own tool is denied.
+//     A qualified name resolves only within the server it names.
+//   - A tool whose name is not a valid MCP tool name (ASCII letters,
+//     digits, "_", "-", "."; at most 128 characters), or whose exposed
+//     name would be longer than that, is exposed under a safe alias,
+//     server__<name with the rest replaced>_<hash>, and stays callable by
+//     it; the upstream is called with the tool's own name.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/builtin"
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/config"
 )
@@ -28,6 +45,9 @@ type naming struct {
 	prompts map[string]promptRoute   // exposed prompt name → its server and name
 	// promptNames maps "server\x00prompt" to the exposed prompt name.
 	promptNames map[string]string
+	// aliases are the exposed names given to tools whose own names are
+	// not valid tool names.
+	aliases map[string]*catalog.Tool
 }
 
 // promptRoute is where an exposed prompt comes from.
@@ -63,12 +83,20 @@ var reservedNames = map[string]bool{searchToolName: true, callToolName: true}
 // (or is New).
 func (g *Gateway) nameView(v *view) {
 	n := &naming{tools: map[*catalog.Tool]string{}, byName: map[string]*catalog.Tool{},
-		prompts: map[string]promptRoute{}, promptNames: map[string]string{}}
-	var visible []*catalog.Tool
+		prompts: map[string]promptRoute{}, promptNames: map[string]string{}, aliases: map[string]*catalog.Tool{}}
+	var visible, unsafe []*catalog.Tool
 	wire := map[string]bool{}
 	bare := map[string][]*catalog.Tool{}
 	for _, t := range v.snap.Tools() {
+		if other, ok := g.impersonates(t); ok {
+			g.logRefused(t, other)
+			continue
+		}
 		if !g.Visible(t) {
+			continue
+		}
+		if !validToolName(t.Name) || !validToolName(t.WireName()) {
+			unsafe = append(unsafe, t)
 			continue
 		}
 		visible = append(visible, t)
@@ -93,6 +121,13 @@ func (g *Gateway) nameView(v *view) {
 		}
 		n.tools[t] = name
 		n.byName[name] = t
+	}
+	for _, t := range unsafe {
+		name := aliasName(t, n.byName)
+		n.tools[t] = name
+		n.byName[name] = t
+		n.aliases[name] = t
+		g.logCollision(t.Server+"/"+quoteShort(t.Name), name, "it is not a valid MCP tool name (ASCII letters, digits, _ - . only, at most 128 characters), which clients refuse")
 	}
 	// Prompts: the same rule, among prompts.
 	keys := make([]string, 0, len(v.extras))
@@ -131,6 +166,134 @@ func (g *Gateway) nameView(v *view) {
 		}
 	}
 	v.names = n
+}
+
+// maxToolName is the longest tool name MCP allows.
+const maxToolName = 128
+
+// validToolName reports whether name is a tool name as MCP defines it: 1
+// to 128 ASCII letters, digits, "_", "-" and ".".
+func validToolName(name string) bool {
+	if name == "" || len(name) > maxToolName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !toolNameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func toolNameByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+// aliasLength bounds the aliases made for invalid names, leaving room for
+// the prefix a client adds (mcp__toolsearch__ in Claude Code).
+const aliasLength = 64
+
+// aliasName makes a valid exposed name for a tool whose own name is not
+// one: server__ then the name's valid characters (runs of others become
+// one "_"), cut to fit, then "_" and a hash of the whole name, lengthened
+// until no name in taken has it.
+func aliasName(t *catalog.Tool, taken map[string]*catalog.Tool) string {
+	var b strings.Builder
+	for i := 0; i < len(t.Name); i++ {
+		c := t.Name[i]
+		switch {
+		case toolNameByte(c):
+			b.WriteByte(c)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
+			b.WriteByte('_')
+		}
+	}
+	stem := strings.Trim(b.String(), "_")
+	if stem == "" {
+		stem = "tool"
+	}
+	sum := sha256.Sum256([]byte(t.Server + "\x00" + t.Name))
+	hash := hex.EncodeToString(sum[:])
+	for n := 8; ; n += 4 {
+		prefix := t.Server + catalog.WireSeparator
+		room := max(aliasLength-len(prefix)-1-n, 1)
+		s := stem[:min(len(stem), room)]
+		name := prefix + strings.TrimRight(s, "_") + "_" + hash[:min(n, len(hash))]
+		if len(name) > maxToolName {
+			name = name[len(name)-maxToolName:]
+		}
+		if _, used := taken[name]; !used || n >= len(hash) {
+			return name
+		}
+	}
+}
+
+// quoteShort cuts a name to 100 bytes for the log (which quotes it).
+func quoteShort(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// isServer reports whether key names a server of the gateway: a
+// configured one, the built-in tools, or a server of the demo catalog.
+func (g *Gateway) isServer(key string) bool {
+	if _, ok := g.ups[key]; ok || key == builtin.Key {
+		return true
+	}
+	if g.demo {
+		if v := g.cur.Load(); v != nil {
+			_, ok := v.snap.Server(key)
+			return ok
+		}
+	}
+	return false
+}
+
+// qualifiedServer returns the server and tool a qualified name denotes
+// ("server/tool", "mcp__server__tool", "server__tool"), when its server
+// part names a server of the gateway.
+func (g *Gateway) qualifiedServer(name string) (server, tool string, ok bool) {
+	if s, t, cut := strings.Cut(name, catalog.IDSeparator); cut && g.isServer(s) {
+		return s, t, true
+	}
+	if rest, had := strings.CutPrefix(name, "mcp__"); had {
+		if s, t, cut := strings.Cut(rest, catalog.WireSeparator); cut && g.isServer(s) {
+			return s, t, true
+		}
+	}
+	if s, t, cut := strings.Cut(name, catalog.WireSeparator); cut && g.isServer(s) {
+		return s, t, true
+	}
+	return "", "", false
+}
+
+// impersonates reports whether t's bare name is a qualified name of
+// another server of the gateway, and names that server. The demo catalog
+// and the built-in tools are the gateway's own and never impersonate.
+func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
+	if g.demo || t.Server == builtin.Key {
+		return "", false
+	}
+	if s, _, ok := g.qualifiedServer(t.Name); ok && s != t.Server {
+		return s, true
+	}
+	return "", false
+}
+
+// logRefused says, once per tool, that a tool was refused because its
+// name impersonates another server's.
+func (g *Gateway) logRefused(t *catalog.Tool, other string) {
+	key := t.ID() + "\x00impersonates"
+	g.collMu.Lock()
+	seen := g.collisions[key]
+	g.collisions[key] = true
+	g.collMu.Unlock()
+	if !seen {
+		g.log.Warn("refusing a tool whose name is a qualified name of another server: it is not listed, found or called",
+			"server", t.Server, "tool", quoteShort(t.Name), "names_server", other)
+	}
 }
 
 // serverList names the servers of tools, sorted, without repeats.

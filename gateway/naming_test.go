@@ -104,7 +104,6 @@ func TestNameView(t *testing.T) {
 	want := map[string]string{
 		"a/echo": "a__echo", "b/echo": "b__echo", // two bare servers have it
 		"a/search_tools": "a__search_tools", // the gateway's own tool
-		"a/c__x":         "a__c__x",         // c's x is exposed as c__x
 		"a/only_a":       "only_a", "b/only_b": "only_b",
 		"c/x": "c__x", "c/only_a": "c__only_a", // prefixed by configuration
 		"d/y": "d__y", // auto, with four servers
@@ -121,6 +120,16 @@ func TestNameView(t *testing.T) {
 			t.Errorf("resolve(%q) = %v, %v; want %s", name, r, err, id)
 		}
 	}
+	// a's tool c__x is a qualified name of server c: it is refused, in
+	// every form, and the log says so once.
+	for _, name := range []string{"a__c__x", "c__x", "mcp__a__c__x", "a/c__x"} {
+		if r, err := g.resolve(name); err == nil && r.Server == "a" {
+			t.Errorf("resolve(%q) = a/c__x, a tool refused for impersonating server c", name)
+		}
+	}
+	if n := strings.Count(logs.String(), "refusing a tool whose name is a qualified name of another server"); n != 1 {
+		t.Errorf("the refusal of a/c__x is logged %d times, want once:\n%s", n, logs.String())
+	}
 	if _, err := g.resolve("echo"); err == nil || !strings.Contains(err.Error(), "a__echo") || !strings.Contains(err.Error(), "b__echo") {
 		t.Errorf("resolve(echo) = %v, want an ambiguity naming a__echo and b__echo", err)
 	}
@@ -135,7 +144,7 @@ func TestNameView(t *testing.T) {
 		}
 	}
 	out := logs.String()
-	for _, item := range []string{"item=a/echo", "item=b/echo", "item=a/search_tools", "item=a/c__x", `item="prompt a/p"`, `item="prompt b/p"`} {
+	for _, item := range []string{"item=a/echo", "item=b/echo", "item=a/search_tools", `item="prompt a/p"`, `item="prompt b/p"`} {
 		if n := strings.Count(out, item+" "); n != 1 {
 			t.Errorf("the collision of %s is logged %d times, want once; log:\n%s", item, n, out)
 		}

@@ -1,0 +1,306 @@
+package gateway
+
+// Attacks through names and policy: a hostile upstream that lists tools
+// named like another server's, tool names clients refuse, server-local
+// policy globs with "__", and the prompts and resources of a server whose
+// tools are all denied.
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callTool calls call_tool (or, on a full session, the tool natively when
+// native is set) and returns the text and whether it is an error.
+func callThrough(t *testing.T, c *client, name string, native bool) (string, bool) {
+	t.Helper()
+	if native {
+		return c.call(t, name, map[string]any{})
+	}
+	return c.call(t, callToolName, map[string]any{"name": name, "arguments": map[string]any{}})
+}
+
+// TestQualifiedNameNeverReachesAnotherServer: server evil lists tools whose
+// bare names are memory's qualified names. While memory's own tool is
+// denied, no name form of it, in no path, may run evil's tool; evil's
+// look-alikes are not listed or found at all, and the log says why.
+func TestQualifiedNameNeverReachesAnotherServer(t *testing.T) {
+	t.Parallel()
+	memory := map[string]any{"command": npmBin(t, "mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": t.TempDir() + "/memory.jsonl"},
+		"deny": []string{"delete_entities", "read_graph", "open_nodes"}}
+	g, logs := newGatewayLogged(t, map[string]any{"memory": memory, "evil": attackServer(t, "impostor", "evil")},
+		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "memory", 60*time.Second, StateReady)
+	waitState(t, g, "evil", 60*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler(""))
+	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
+	searching := connectHTTP(t, srv.URL+"/mcp/search", nil)
+
+	names := full.toolNames(t)
+	for _, n := range names {
+		if strings.Contains(n, "delete_entities") || strings.Contains(n, "read_graph") || strings.Contains(n, "open_nodes") {
+			t.Errorf("the full list shows %s, a denied tool or a look-alike of one: %v", n, names)
+		}
+	}
+	if !slices.Contains(names, "evil__evil_ok") {
+		t.Errorf("evil's own tool is missing: %v", names)
+	}
+	forms := []string{"memory__delete_entities", "mcp__memory__delete_entities", "memory/delete_entities",
+		"memory__read_graph", "mcp__memory__read_graph", "memory__open_nodes", "memory/open_nodes"}
+	for _, name := range forms {
+		for _, c := range []struct {
+			who    string
+			cl     *client
+			native bool
+		}{{"call_tool", searching, false}, {"native", full, true}} {
+			text, isErr := callThrough(t, c.cl, name, c.native)
+			if !isErr || strings.Contains(text, "evil ran") {
+				t.Errorf("%s %s = %q (error %v): a call for memory ran elsewhere or was allowed", c.who, name, text, isErr)
+			}
+		}
+		if hits := searching.search(t, "select:"+name); len(hits) > 0 {
+			t.Errorf("select:%s found %v", name, hits)
+		}
+		if hits := searching.search(t, name); slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "evil") }) {
+			t.Errorf("searching %s found evil's look-alike: %v", name, hits)
+		}
+	}
+	if text, isErr := callThrough(t, searching, "evil__evil_ok", false); isErr || text != "evil ran evil_ok" {
+		t.Errorf("evil's own tool: %q (error %v)", text, isErr)
+	}
+	if text, isErr := callThrough(t, searching, "memory__create_entities", false); isErr && strings.Contains(text, "no tool") {
+		t.Errorf("memory's allowed tool cannot be called: %q", text)
+	}
+	if out := logs.String(); !strings.Contains(out, "refusing a tool whose name is a qualified name of another server") ||
+		!strings.Contains(out, "names_server=memory") {
+		t.Errorf("the log does not say the look-alikes were refused:\n%s", out)
+	}
+}
+
+// TestQualifiedNameWaitsForItsServer: while memory starts, a call of
+// memory__echo waits for memory and runs memory's echo, never the evil
+// server's tool of that literal name that is already listed.
+func TestQualifiedNameWaitsForItsServer(t *testing.T) {
+	t.Parallel()
+	memory, openGate := gatedServer(t, "slow-start")
+	g, _ := newGatewayLogged(t, map[string]any{"memory": memory, "evil": attackServer(t, "impostor", "evil")},
+		map[string]any{"limits": map[string]any{"startTimeout": "30s"}, "builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "evil", 30*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler(""))
+	c := connectHTTP(t, srv.URL+"/mcp/search", nil)
+
+	type result struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan result, 2)
+	for _, name := range []string{"memory__echo", "mcp__memory__echo"} {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: callToolName,
+				Arguments: map[string]any{"name": name, "arguments": map[string]any{"text": "from memory"}}})
+			if err != nil {
+				done <- result{err.Error(), true}
+				return
+			}
+			b, _ := json.Marshal(res.Content)
+			done <- result{string(b), res.IsError}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // both calls are waiting for memory now
+	openGate()
+	for range 2 {
+		r := <-done
+		if r.isErr || strings.Contains(r.text, "evil ran") || !strings.Contains(r.text, "from memory") {
+			t.Errorf("a call for memory during its start = %s (error %v), want memory's echo", r.text, r.isErr)
+		}
+	}
+}
+
+// TestInvalidToolNamesGetSafeAliases: tool names with spaces, newlines,
+// 5,000 characters or non-ASCII never reach a client's list; each is
+// listed under a valid alias, found by it, and callable by it, and the
+// server is called with the tool's own name.
+func TestInvalidToolNamesGetSafeAliases(t *testing.T) {
+	t.Parallel()
+	g, logs := newGatewayLogged(t, map[string]any{"evil": attackServer(t, "impostor", "evil"), "echo": roleServer(t, "echo")},
+		map[string]any{"builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "evil", 30*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler(""))
+	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
+	searching := connectHTTP(t, srv.URL+"/mcp/search", nil)
+
+	names := full.toolNames(t)
+	for _, n := range names {
+		if !validToolName(n) {
+			t.Errorf("the full list holds an invalid tool name %.80q", n)
+		}
+	}
+	v := g.cur.Load()
+	for _, orig := range invalidToolNames {
+		tool, ok := v.snap.Tool("evil/" + orig)
+		if !ok {
+			t.Fatalf("evil/%.20q is not in the catalog", orig)
+		}
+		alias := v.exposedName(tool)
+		if !validToolName(alias) || len(alias) > aliasLength || !strings.HasPrefix(alias, "evil__") {
+			t.Errorf("%.20q is exposed as %.80q", orig, alias)
+		}
+		if !slices.Contains(names, alias) {
+			t.Errorf("the full list lacks the alias %s", alias)
+		}
+		for _, native := range []bool{true, false} {
+			cl := searching
+			if native {
+				cl = full
+			}
+			if text, isErr := callThrough(t, cl, alias, native); isErr || text != "evil ran "+orig {
+				t.Errorf("calling %s (native %v) = %.80q (error %v), want the tool run by its own name", alias, native, text, isErr)
+			}
+		}
+		if hits := searching.search(t, "select:evil__evil_ok,"+alias); !slices.Equal(hits, []string{"evil__evil_ok", alias}) {
+			t.Errorf("select: of the alias found %v", hits)
+		}
+	}
+	if hits := searching.search(t, "hostile test tool drop table"); !slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "evil__drop_table_") }) {
+		t.Errorf("a keyword search does not find the aliased tool: %v", hits)
+	}
+	if out := logs.String(); !strings.Contains(out, "not a valid MCP tool name") {
+		t.Errorf("the log does not say a name was replaced:\n%s", out)
+	}
+}
+
+// TestServerGlobsWithDoubleUnderscore: a server's own deny globs match its
+// bare names literally, "__" and all, so the tools they name are invisible
+// in every path; a pattern that can match nothing is warned of at start.
+func TestServerGlobsWithDoubleUnderscore(t *testing.T) {
+	t.Parallel()
+	db := attackServer(t, "db", "db")
+	db["deny"] = []string{"drop__table", "admin__*", "db/x/y", "mcp__other__thing"}
+	g, logs := newGatewayLogged(t, map[string]any{"db": db, "echo": roleServer(t, "echo")}, map[string]any{"builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "db", 30*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler(""))
+	full := connectHTTP(t, srv.URL+"/mcp/full", nil)
+	searching := connectHTTP(t, srv.URL+"/mcp/search", nil)
+
+	names := full.toolNames(t)
+	if slices.Contains(names, "db__drop__table") || slices.Contains(names, "db__admin__reset") || !slices.Contains(names, "db__select_rows") {
+		t.Errorf("full list: %v", names)
+	}
+	for _, q := range []string{"drop table", "db__drop__table", "select:db__drop__table,db__admin__reset", "db", "admin reset"} {
+		if hits := searching.search(t, q); slices.Contains(hits, "db__drop__table") || slices.Contains(hits, "db__admin__reset") {
+			t.Errorf("search %q found a denied tool: %v", q, hits)
+		}
+	}
+	for _, name := range []string{"db__drop__table", "mcp__db__drop__table", "db/drop__table", "db__admin__reset"} {
+		if text, isErr := callThrough(t, searching, name, false); !isErr || strings.Contains(text, "db ran") {
+			t.Errorf("call_tool %s = %q (error %v)", name, text, isErr)
+		}
+		if text, isErr := callThrough(t, full, name, true); !isErr || strings.Contains(text, "db ran") {
+			t.Errorf("native %s = %q (error %v)", name, text, isErr)
+		}
+	}
+	out := logs.String()
+	for _, pat := range []string{"db/x/y", "mcp__other__thing"} {
+		if !strings.Contains(out, "a policy pattern can match nothing") || !strings.Contains(out, pat) {
+			t.Errorf("no warning of %s:\n%s", pat, out)
+		}
+	}
+	if strings.Contains(out, "pattern=drop__table") {
+		t.Errorf("a valid pattern was warned of:\n%s", out)
+	}
+}
+
+// TestPolicyCoversPromptsAndResources: the prompts and resources of a
+// server whose every tool is denied are neither listed nor readable in any
+// path (resources/read, prompts/get, subscribe, completion, the
+// read_resource tool), unless an allow glob names them; prompt and resource
+// globs of their own hide the ones they name.
+func TestPolicyCoversPromptsAndResources(t *testing.T) {
+	t.Parallel()
+	closed := attackServer(t, "db", "closed")
+	closed["deny"] = []string{"*"}
+	reopened := attackServer(t, "db", "reopened")
+	reopened["deny"] = []string{"*"}
+	reopened["resources"] = map[string]any{"allow": []string{"reopened://*"}}
+	open := attackServer(t, "db", "open")
+	open["prompts"] = map[string]any{"deny": []string{"open_*"}}
+	g, _ := newGatewayLogged(t, map[string]any{"closed": closed, "reopened": reopened, "open": open},
+		map[string]any{"builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	for _, k := range []string{"closed", "reopened", "open"} {
+		waitState(t, g, k, 30*time.Second, StateReady)
+	}
+	srv := serveHTTP(t, g.Handler(""))
+	c := connectHTTP(t, srv.URL+"/mcp/full", nil)
+	lctx, lcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer lcancel()
+
+	var uris, prompts []string
+	for r, err := range c.cs.Resources(lctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	for p, err := range c.cs.Prompts(lctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, p.Name)
+	}
+	slices.Sort(uris)
+	if want := []string{"open://secret", "reopened://secret"}; !slices.Equal(uris, want) {
+		t.Errorf("resources listed: %v, want %v", uris, want)
+	}
+	if len(prompts) != 0 {
+		t.Errorf("prompts listed: %v, want none (closed and reopened have every tool denied, open's are denied by name)", prompts)
+	}
+	for _, uri := range []string{"closed://secret", "toolsearch://closed/closed%3A%2F%2Fsecret"} {
+		if res, err := c.cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("resources/read %s = %+v, want an error", uri, res.Contents)
+		}
+		if err := c.cs.Subscribe(lctx, &mcp.SubscribeParams{URI: uri}); err == nil {
+			t.Errorf("resources/subscribe %s succeeded", uri)
+		}
+	}
+	if res, err := c.cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: "reopened://secret"}); err != nil || len(res.Contents) == 0 {
+		t.Errorf("an allowed resource of a closed server: %v", err)
+	}
+	for _, name := range []string{"closed__closed_prompt", "closed_prompt", "open__open_prompt"} {
+		if _, err := c.cs.GetPrompt(lctx, &mcp.GetPromptParams{Name: name}); err == nil {
+			t.Errorf("prompts/get %s succeeded", name)
+		}
+	}
+	text, isErr := c.call(t, "builtin__read_resource", map[string]any{"server": "closed", "uri": "closed://secret"})
+	if !isErr || strings.Contains(text, "SECRET") {
+		t.Errorf("the read_resource tool read a denied resource: %q", text)
+	}
+	if text, isErr := c.call(t, "builtin__read_resource", map[string]any{"server": "reopened", "uri": "reopened://secret"}); isErr || !strings.Contains(text, "SECRET") {
+		t.Errorf("the read_resource tool cannot read an allowed resource: %q", text)
+	}
+	if text, isErr := c.call(t, "builtin__list_resources", map[string]any{}); isErr || strings.Contains(text, "closed://") || !strings.Contains(text, "open://secret") {
+		t.Errorf("the list_resources tool lists: %s", text)
+	}
+}
