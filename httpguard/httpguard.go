@@ -9,10 +9,11 @@
 //   - with 403 when it carries an Origin header (it comes from a browser)
 //     whose host is not loopback and that is not an allowed origin; requests
 //     without Origin (command-line and desktop clients) pass;
-//   - with 401 when a token is configured and the request lacks
-//     "Authorization: Bearer <token>" (compared in constant time), except on
-//     open paths, whose handlers learn from Authorized whether the caller
-//     proved it knows the token;
+//   - with 401 when a token is configured and the request does not carry it
+//     in one of the token headers (by default "Authorization: Bearer
+//     <token>"; compared in constant time), except on open paths, whose
+//     handlers learn from Authorized whether the caller proved it knows the
+//     token;
 //   - with 429 and Retry-After when its MCP session (Mcp-Session-Id, or the
 //     client address before a session exists) or all clients together are
 //     over their rate;
@@ -20,8 +21,9 @@
 //     does not arrive within the body timeout. The body is read here, so
 //     that the MCP handler never waits on a slow client.
 //
-// Every refusal is a short text/plain message that says what to change;
-// none echoes a secret.
+// Every refusal is a short message that says what to change (text/plain,
+// unless Options.WriteError writes it in another shape); none echoes a
+// secret.
 package httpguard
 
 import (
@@ -54,9 +56,13 @@ type Rate struct {
 
 // Options configure a guard.
 type Options struct {
-	// Token is the bearer token every request must carry; "" requires
-	// none.
+	// Token is the token every request must carry; "" requires none.
 	Token string
+	// TokenHeaders are the headers that may carry the token; one is
+	// enough. "Authorization" means the bearer scheme ("Authorization:
+	// Bearer <token>"); any other header carries the token as its whole
+	// value. Nil means Authorization only.
+	TokenHeaders []string
 	// OpenPaths are served without the token (health checks). Their
 	// handlers call Authorized to decide how much to say.
 	OpenPaths []string
@@ -75,6 +81,38 @@ type Options struct {
 	// Logger receives one line per kind of refusal at most every ten
 	// seconds (nil: none).
 	Logger *slog.Logger
+	// Names name the server and its settings in refusal messages.
+	Names Names
+	// WriteError writes a refusal; nil writes the message as text/plain.
+	// Headers the guard sets (WWW-Authenticate, Retry-After, Connection)
+	// are already in w.Header() when it is called.
+	WriteError func(w http.ResponseWriter, status int, msg string)
+}
+
+// Names say, in refusal messages, what the server is called and which
+// setting widens each check, so that a refusal tells the user what to
+// change. Empty fields take the names of toolsearch serve's
+// configuration.
+type Names struct {
+	// Server is what the server is called ("gateway").
+	Server string
+	// AllowedHosts, AllowedOrigins and MaxBodyBytes name the settings
+	// ("toolsearch.http.allowedHosts").
+	AllowedHosts, AllowedOrigins, MaxBodyBytes string
+}
+
+// withDefaults fills the empty names with serve's.
+func (n Names) withDefaults() Names {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&n.Server, "gateway")
+	def(&n.AllowedHosts, "toolsearch.http.allowedHosts")
+	def(&n.AllowedOrigins, "toolsearch.http.allowedOrigins")
+	def(&n.MaxBodyBytes, "toolsearch.http.maxBodyBytes")
+	return n
 }
 
 // Guard is an http.Handler that checks requests and passes the good ones
@@ -120,6 +158,10 @@ func New(next http.Handler, o Options) *Guard {
 	if g.o.BodyTimeout <= 0 {
 		g.o.BodyTimeout = 30 * time.Second
 	}
+	if len(g.o.TokenHeaders) == 0 {
+		g.o.TokenHeaders = []string{"Authorization"}
+	}
+	g.o.Names = g.o.Names.withDefaults()
 	if o.Global.PerSecond > 0 {
 		g.global = newBucket(o.Global, g.now())
 	}
@@ -152,8 +194,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	authorized := g.o.Token == "" || g.validToken(r)
 	if !authorized && !g.open[r.URL.Path] {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
-		g.refuse(w, r, http.StatusUnauthorized, "auth",
-			"toolsearch needs a bearer token here: send the header \"Authorization: Bearer <token>\" with the token the gateway was started with")
+		g.refuse(w, r, http.StatusUnauthorized, "auth", g.authMessage())
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), authKey{}, authorized))
@@ -170,16 +211,46 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-// validToken compares the bearer token in constant time (hashes of equal
-// length, so the token's length does not leak either).
+// validToken reports whether one of the token headers carries the token.
+// It compares in constant time (hashes of equal length, so the token's
+// length does not leak either).
 func (g *Guard) validToken(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	for _, name := range g.o.TokenHeaders {
+		for _, v := range r.Header.Values(name) {
+			tok := strings.TrimSpace(v)
+			if strings.EqualFold(name, "Authorization") {
+				scheme, rest, ok := strings.Cut(tok, " ")
+				if !ok || !strings.EqualFold(scheme, "Bearer") {
+					continue
+				}
+				tok = strings.TrimSpace(rest)
+			}
+			sum := sha256.Sum256([]byte(tok))
+			if subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1 {
+				return true
+			}
+		}
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1
+	return false
+}
+
+// authMessage says where the token goes.
+func (g *Guard) authMessage() string {
+	forms := make([]string, len(g.o.TokenHeaders))
+	for i, name := range g.o.TokenHeaders {
+		if strings.EqualFold(name, "Authorization") {
+			forms[i] = `"Authorization: Bearer <token>"`
+		} else {
+			forms[i] = `"` + name + `: <token>"`
+		}
+	}
+	what, where := "a token", "the header "+forms[0]
+	if len(forms) > 1 {
+		where = "one of the headers " + strings.Join(forms, ", ")
+	} else if strings.EqualFold(g.o.TokenHeaders[0], "Authorization") {
+		what = "a bearer token"
+	}
+	return fmt.Sprintf("toolsearch needs %s here: send %s with the token the %s was started with", what, where, g.o.Names.Server)
 }
 
 // checkHost refuses a non-loopback Host on a loopback listener.
@@ -192,8 +263,8 @@ func (g *Guard) checkHost(r *http.Request) string {
 	if IsLoopbackHost(hostOnly(host)) || g.hosts[host] || g.hosts[hostOnly(host)] {
 		return ""
 	}
-	return fmt.Sprintf("Host %q is not a loopback name; this gateway listens on loopback only "+
-		"(behind a reverse proxy, add the name to toolsearch.http.allowedHosts)", clip(r.Host))
+	return fmt.Sprintf("Host %q is not a loopback name; this %s listens on loopback only "+
+		"(behind a reverse proxy, add the name to %s)", clip(r.Host), g.o.Names.Server, g.o.Names.AllowedHosts)
 }
 
 // checkOrigin refuses a browser origin that is not loopback or allowed.
@@ -212,7 +283,7 @@ func (g *Guard) checkOrigin(r *http.Request) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("Origin %q is not allowed: only loopback origins are, unless listed in toolsearch.http.allowedOrigins", clip(origin))
+	return fmt.Sprintf("Origin %q is not allowed: only loopback origins are, unless listed in %s", clip(origin), g.o.Names.AllowedOrigins)
 }
 
 // limit applies the session's and the global rate; it returns how long the
@@ -283,7 +354,7 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 func (g *Guard) tooLarge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	g.refuse(w, r, http.StatusRequestEntityTooLarge, "body",
-		fmt.Sprintf("the request body is larger than %d bytes (toolsearch.http.maxBodyBytes)", g.o.MaxBodyBytes))
+		fmt.Sprintf("the request body is larger than %d bytes (%s)", g.o.MaxBodyBytes, g.o.Names.MaxBodyBytes))
 }
 
 func isTimeout(err error) bool {
@@ -294,7 +365,11 @@ func isTimeout(err error) bool {
 // refuse answers with a status and a message, and logs the refusal (at
 // most one line per kind every ten seconds, with the count of the others).
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, status int, kind, msg string) {
-	http.Error(w, msg, status)
+	if g.o.WriteError != nil {
+		g.o.WriteError(w, status, msg)
+	} else {
+		http.Error(w, msg, status)
+	}
 	if g.o.Logger == nil {
 		return
 	}

@@ -79,6 +79,12 @@ func TestGuard(t *testing.T) {
 	t.Parallel()
 	open := Options{MaxBodyBytes: 1 << 20}
 	authed := Options{Token: token, OpenPaths: []string{"/healthz"}, MaxBodyBytes: 1 << 20}
+	// The token in a header of its own: the client's Authorization is
+	// meant for somewhere else.
+	ownHeader := Options{Token: token, TokenHeaders: []string{"X-Toolsearch-Token"}}
+	anyHeader := Options{Token: token, TokenHeaders: []string{"X-Toolsearch-Token", "Authorization", "X-Api-Key"}}
+	named := Options{Names: Names{Server: "proxy", AllowedHosts: "--allowed-host", AllowedOrigins: "--allowed-origin", MaxBodyBytes: "--max-body-bytes"},
+		MaxBodyBytes: 1024}
 	allow := Options{AllowedOrigins: []string{"https://app.example.com", "tools.example.org"}, AllowedHosts: []string{"mcp.example.com"}}
 	tests := []struct {
 		name   string
@@ -116,6 +122,19 @@ func TestGuard(t *testing.T) {
 			status: 200, body: "authorized=true"},
 		{name: "origin checked before token", o: authed,
 			rq: req{header: map[string]string{"Origin": "https://evil.example.com", "Authorization": "Bearer " + token}}, status: 403},
+		{name: "own header", o: ownHeader, rq: req{header: map[string]string{"X-Toolsearch-Token": token}}, status: 200, body: "authorized=true"},
+		{name: "own header, bearer refused", o: ownHeader, rq: req{header: map[string]string{"Authorization": "Bearer " + token}},
+			status: 401, body: `send the header "X-Toolsearch-Token: <token>"`},
+		{name: "own header, wrong", o: ownHeader, rq: req{header: map[string]string{"X-Toolsearch-Token": "nope"}}, status: 401},
+		{name: "own header, bearer form refused", o: ownHeader, rq: req{header: map[string]string{"X-Toolsearch-Token": "Bearer " + token}}, status: 401},
+		{name: "any header, x-api-key", o: anyHeader, rq: req{header: map[string]string{"X-Api-Key": token}}, status: 200},
+		{name: "any header, bearer", o: anyHeader, rq: req{header: map[string]string{"Authorization": "Bearer " + token}}, status: 200},
+		{name: "any header, own", o: anyHeader, rq: req{header: map[string]string{"X-Toolsearch-Token": token}}, status: 200},
+		{name: "any header, wrong key", o: anyHeader, rq: req{header: map[string]string{"X-Api-Key": "sk-other-key-0123456789"}},
+			status: 401, body: `one of the headers "X-Toolsearch-Token: <token>", "Authorization: Bearer <token>", "X-Api-Key: <token>"`},
+		{name: "named host setting", o: named, rq: req{host: "evil.example"}, status: 403, body: "this proxy listens on loopback only (behind a reverse proxy, add the name to --allowed-host)"},
+		{name: "named origin setting", o: named, rq: req{header: map[string]string{"Origin": "https://evil.example"}}, status: 403, body: "--allowed-origin"},
+		{name: "named body setting", o: named, rq: req{body: strings.Repeat("x", 1025)}, status: 413, body: "(--max-body-bytes)"},
 		{name: "body too large", o: Options{MaxBodyBytes: 1024}, rq: req{body: strings.Repeat("x", 1025)}, status: 413, body: "larger than 1024 bytes"},
 		{name: "body at the bound", o: Options{MaxBodyBytes: 1024}, rq: req{body: strings.Repeat("x", 1024)}, status: 200, body: "body=1024"},
 	}
@@ -132,6 +151,39 @@ func TestGuard(t *testing.T) {
 			}
 			if strings.Contains(body, token) {
 				t.Error("the answer shows the token")
+			}
+		})
+	}
+}
+
+// TestWriteError checks that a refusal is written by Options.WriteError,
+// with the guard's headers already set.
+func TestWriteError(t *testing.T) {
+	t.Parallel()
+	o := Options{Token: token, MaxBodyBytes: 1024, WriteError: func(w http.ResponseWriter, status int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"status":%d,"message":%q}`, status, msg)
+	}}
+	tests := []struct {
+		name   string
+		rq     req
+		status int
+		header string // a header the guard set
+	}{
+		{"auth", req{}, 401, "WWW-Authenticate"},
+		{"too large", req{header: map[string]string{"Authorization": "Bearer " + token}, body: strings.Repeat("x", 2048)}, 413, "Connection"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp, body := do(t, serve(t, o), tc.rq)
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" ||
+				!strings.HasPrefix(body, fmt.Sprintf(`{"status":%d,"message":"`, tc.status)) {
+				t.Fatalf("status %d, type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+			if resp.Header.Get(tc.header) == "" && !(tc.header == "Connection" && resp.Close) {
+				t.Errorf("header %s missing", tc.header)
 			}
 		})
 	}
