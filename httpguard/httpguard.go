@@ -319,18 +319,25 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	limit := g.o.MaxBodyBytes
+	rc := http.NewResponseController(w)
+	// giveUp expires the read deadline of a body the guard refuses:
+	// net/http would otherwise read what is left of it (up to 256 KiB, at
+	// the client's pace, with no deadline) before closing the connection.
+	giveUp := func() { _ = rc.SetReadDeadline(time.Unix(1, 0)) }
 	if limit > 0 && r.ContentLength > limit {
+		giveUp()
 		g.tooLarge(w, r)
 		return false
 	}
-	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(g.o.BodyTimeout)) == nil
 	var src io.Reader = r.Body
 	if limit > 0 {
 		src = io.LimitReader(r.Body, limit+1)
 	}
 	body, err := io.ReadAll(src)
-	if deadlineSet {
+	if err != nil || (limit > 0 && int64(len(body)) > limit) {
+		giveUp()
+	} else if deadlineSet {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	switch {
@@ -339,6 +346,7 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 		g.refuse(w, r, http.StatusRequestTimeout, "body", fmt.Sprintf("the request body did not arrive within %v", g.o.BodyTimeout))
 		return false
 	case err != nil:
+		w.Header().Set("Connection", "close")
 		g.refuse(w, r, http.StatusBadRequest, "body", "reading the request body failed")
 		return false
 	case limit > 0 && int64(len(body)) > limit:

@@ -205,24 +205,61 @@ func TestChunkedBodyTooLarge(t *testing.T) {
 	}
 }
 
-// TestSlowBody sends headers, then the body too slowly: 408.
+// TestSlowBody sends headers, then the body too slowly (408), or declares
+// a body over the bound and trickles it (413). Either way the connection
+// is closed at once, though the client keeps sending: the server does not
+// wait for the rest of the body.
 func TestSlowBody(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, Options{MaxBodyBytes: 1024, BodyTimeout: 200 * time.Millisecond})
-	c, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		length int
+		status int
+	}{
+		{"slow", 1000, http.StatusRequestTimeout},
+		{"declared too large", 2000, http.StatusRequestEntityTooLarge},
 	}
-	defer c.Close()
-	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\nabc", srv.Listener.Addr())
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("status %d", resp.StatusCode)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, Options{MaxBodyBytes: 1024, BodyTimeout: 200 * time.Millisecond})
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nabc", srv.Listener.Addr(), tc.length)
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				tick := time.NewTicker(50 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+						if _, err := c.Write([]byte("x")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if _, err := br.ReadByte(); err == nil || isTimeout(err) {
+				t.Fatalf("the connection is still open after the %d: %v", resp.StatusCode, err)
+			}
+		})
 	}
 }
 
