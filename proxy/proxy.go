@@ -7,8 +7,9 @@
 // upstream. Per upstream it runs in one of two modes:
 //
 //   - Passthrough: the request and response bodies go through byte for
-//     byte and are streamed, never buffered whole; for an upstream that
-//     supports tool search.
+//     byte, the response streamed, never buffered whole (the request body
+//     is read whole first, within bounds: see The front door); for an
+//     upstream that supports tool search.
 //   - Emulate: for an upstream that does not. Client-side tool search (a
 //     search tool answered with tool_reference blocks, tools with
 //     defer_loading, as Claude Code sends them) is rewritten into a
@@ -31,6 +32,36 @@
 // as an error, never as a truncated success. Request headers go upstream
 // as they came (credentials included, optionally replaced or moved to the
 // header the upstream expects); no header value is ever logged.
+//
+// # The front door
+//
+// A proxy that holds an API key (Config.APIKey) lends it to whoever can
+// reach it, so every request first passes the guard of package httpguard,
+// as toolsearch serve's do, and is refused before anything goes upstream
+//
+//   - with 403 when it reached a loopback listener with a Host that is not
+//     a loopback name nor in Config.AllowedHosts (DNS rebinding), or
+//     carries a browser Origin that is not loopback nor in
+//     Config.AllowedOrigins;
+//   - with 401 when Config.Token is set and the request does not carry it.
+//     The token always goes in its own header, TokenHeader, because
+//     x-api-key and "Authorization: Bearer" are the client's credentials
+//     for the upstream. Only when the proxy holds the key itself, and so
+//     forwards none of the client's, is the token accepted in those two
+//     headers as well (a client then sets its API key to the token). The
+//     token never goes upstream;
+//   - with 413 when its body is larger than Config.MaxBodyBytes, and 408
+//     when the body does not arrive within Config.BodyTimeout: the body is
+//     read whole before the upstream is called, so that a slow client
+//     holds no upstream connection;
+//   - with 415 when it is a POST to /v1/messages or below
+//     (count_tokens, batches) whose Content-Type is not application/json:
+//     a page's form or text/plain POST, which a browser sends without
+//     asking first, never reaches the upstream.
+//
+// HTTPServer returns a server that also bounds the request headers, their
+// read time and idle connections. It sets no write timeout, so that event
+// streams last as long as the upstream's answer.
 package proxy
 
 import (
@@ -41,12 +72,29 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strings"
 	"time"
+
+	"github.com/toolsearch/toolsearch/httpguard"
+)
+
+// TokenHeader is the header that carries Config.Token. It is never
+// forwarded upstream.
+const TokenHeader = "X-Toolsearch-Token"
+
+// Defaults of the front door's bounds.
+const (
+	DefaultMaxBodyBytes      = 32 << 20
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
 )
 
 // Mode says how the proxy treats tool search for its upstream.
@@ -161,9 +209,28 @@ type Config struct {
 	APIKey string
 	// Auth says which header carries the key upstream.
 	Auth Auth
-	// MaxBodyBytes bounds a request body the proxy reads to rewrite; 0
-	// means 32 MiB. Passthrough bodies are streamed and not bounded.
+	// Token, when set, is what clients must send to use the proxy: in
+	// TokenHeader, or, when APIKey is set, also as x-api-key or
+	// "Authorization: Bearer". It is a secret: never print it.
+	Token string
+	// AllowedHosts are the Host values accepted on a loopback listener
+	// besides loopback names (a reverse proxy's name), with or without a
+	// port.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins accepted besides loopback
+	// ones: "https://app.example.com", a host name, or "*" for any.
+	AllowedOrigins []string
+	// MaxBodyBytes bounds every request body; 0 means 32 MiB (the
+	// Messages API's own bound).
 	MaxBodyBytes int64
+	// BodyTimeout bounds reading a request body; 0 means 30 seconds.
+	BodyTimeout time.Duration
+	// MaxHeaderBytes, ReadHeaderTimeout and IdleTimeout are the bounds of
+	// the server HTTPServer returns; 0 means 64 KiB, 10 seconds and 2
+	// minutes.
+	MaxHeaderBytes    int
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
 	// MaxSearchRounds bounds the upstream calls of one emulated server-side
 	// search turn; 0 means 8. When reached, the turn ends with stop_reason
 	// "pause_turn", as the API does.
@@ -191,6 +258,7 @@ type Proxy struct {
 	client   *http.Client
 	engines  *engineCache
 	log      *slog.Logger
+	front    http.Handler
 }
 
 // New checks cfg, decides the mode and returns a Proxy.
@@ -203,7 +271,19 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: upstream URL %q: want http(s)://host[:port][/path]", redactURL(u))
 	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 32 << 20
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.MaxSearchRounds <= 0 {
 		cfg.MaxSearchRounds = 8
@@ -231,9 +311,45 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorHandler:  p.upstreamError,
 		ErrorLog:      slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
+	p.front = httpguard.New(http.HandlerFunc(p.serveLogged), httpguard.Options{
+		Token:          cfg.Token,
+		TokenHeaders:   tokenHeaders(cfg),
+		AllowedHosts:   cfg.AllowedHosts,
+		AllowedOrigins: cfg.AllowedOrigins,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		BodyTimeout:    cfg.BodyTimeout,
+		Logger:         p.log,
+		Names: httpguard.Names{Server: "proxy", AllowedHosts: "--allowed-host", AllowedOrigins: "--allowed-origin",
+			MaxBodyBytes: "--max-body-bytes"},
+		WriteError: func(w http.ResponseWriter, status int, msg string) { writeError(w, status, errorType(status), msg) },
+	})
 	p.log.Info("proxy: mode chosen", "upstream", redactURL(u), "mode", p.mode.String(), "why", p.why,
 		"fold_system_messages", p.fold)
 	return p, nil
+}
+
+// tokenHeaders are the headers that may carry the proxy's token: its own
+// header, and the client's credential headers only when the proxy holds
+// the upstream key and so forwards none of the client's.
+func tokenHeaders(cfg Config) []string {
+	if cfg.APIKey != "" {
+		return []string{TokenHeader, "Authorization", "X-Api-Key"}
+	}
+	return []string{TokenHeader}
+}
+
+// HTTPServer returns an HTTP server for the proxy with the configured
+// bounds: header size, header read time and idle time. It sets no read or
+// write timeout (the guard bounds the body's read; an event stream lasts
+// as long as the upstream's answer).
+func (p *Proxy) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           p,
+		MaxHeaderBytes:    p.cfg.MaxHeaderBytes,
+		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
+		IdleTimeout:       p.cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+	}
 }
 
 // Mode returns the mode in force (never ModeAuto) and why it was chosen.
@@ -288,8 +404,10 @@ func (p *Proxy) rewriteOutgoing(pr *httputil.ProxyRequest) {
 	}
 }
 
-// applyHeaders applies the credential rules and removes betas.
+// applyHeaders applies the credential rules and removes betas. The
+// proxy's own token header never goes upstream.
 func (p *Proxy) applyHeaders(h http.Header, dropBetas []string) {
+	h.Del(TokenHeader)
 	if len(dropBetas) > 0 {
 		if vals := h.Values("anthropic-beta"); len(vals) > 0 {
 			if kept := filterBetas(vals, dropBetas); kept != "" {
@@ -393,8 +511,13 @@ func (s *statusWriter) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// ServeHTTP serves one request.
+// ServeHTTP serves one request: the front door first, then the route.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.front.ServeHTTP(w, r)
+}
+
+// serveLogged serves a request the front door let in, and logs it.
+func (p *Proxy) serveLogged(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	how := p.serve(sw, r)
@@ -404,8 +527,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve routes a request and returns how it was handled, for the log.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	rewritable := r.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/messages/count_tokens")
+	if msg := checkContentType(r); msg != "" {
+		writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", msg)
+		return "refused"
+	}
+	route := strings.TrimSuffix(r.URL.Path, "/")
+	rewritable := r.Method == http.MethodPost && (route == "/v1/messages" || route == "/v1/messages/count_tokens")
 	if p.mode == ModePassthrough || !rewritable {
 		p.rp.ServeHTTP(w, r)
 		return "passthrough"
@@ -434,7 +561,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 		drop = append(append([]string(nil), toolSearchBetas...), systemBetas...)
 	}
 	if req.search >= 0 {
-		if path == "/v1/messages/count_tokens" {
+		if route == "/v1/messages/count_tokens" {
 			out, err := p.serverSideCountBody(req)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -467,6 +594,35 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, dro
 	p.rp.ServeHTTP(w, r2)
 }
 
+// checkContentType refuses a POST to the Messages endpoints that is not
+// JSON. A browser sends a text/plain, form or multipart POST to any site
+// without asking first (no CORS preflight); a JSON one it does not.
+func checkContentType(r *http.Request) string {
+	if r.Method != http.MethodPost {
+		return ""
+	}
+	clean := path.Clean("/" + r.URL.Path)
+	if clean != "/v1/messages" && !strings.HasPrefix(clean, "/v1/messages/") {
+		return ""
+	}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return ""
+	}
+	if ct == "" {
+		return "the request has no Content-Type: send the body as JSON with \"Content-Type: application/json\""
+	}
+	return fmt.Sprintf("Content-Type %q is not accepted here: send the body as JSON with \"Content-Type: application/json\"", clipText(ct, 100))
+}
+
+// clipText bounds text from a request before it is echoed.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
 // isLoopback reports whether addr ("host:port") is on a loopback interface.
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -497,20 +653,28 @@ func apiErrorFrom(status int, body []byte) []byte {
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
 	}
-	typ := "api_error"
-	switch {
-	case status == http.StatusBadRequest:
-		typ = "invalid_request_error"
-	case status == http.StatusUnauthorized:
-		typ = "authentication_error"
-	case status == http.StatusForbidden:
-		typ = "permission_error"
-	case status == http.StatusNotFound:
-		typ = "not_found_error"
-	case status == http.StatusTooManyRequests:
-		typ = "rate_limit_error"
-	case status == 529:
-		typ = "overloaded_error"
+	return errorBody(errorType(status), fmt.Sprintf("upstream answered %d: %s", status, msg))
+}
+
+// errorType is the API's error type for an HTTP status.
+func errorType(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnsupportedMediaType:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestTimeout:
+		return "timeout_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
 	}
-	return errorBody(typ, fmt.Sprintf("upstream answered %d: %s", status, msg))
+	return "api_error"
 }

@@ -43,6 +43,7 @@ func TestPassthroughMemoryFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func roundTrip(ctx context.Context, client *http.Client, url string) (time.Durat
 		return 0, err
 	}
 	req.Header.Set("x-api-key", "sk-test-secret")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
