@@ -8,26 +8,44 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/internal/redact"
 	"github.com/toolsearch/toolsearch/proxy"
 )
 
+// proxyTokenEnv names the variable that may hold the proxy's token.
+const proxyTokenEnv = "TOOLSEARCH_PROXY_TOKEN"
+
 // proxyOptions are the parsed flags of the proxy command.
 type proxyOptions struct {
-	cfg    proxy.Config
-	listen string
-	public bool
+	cfg      proxy.Config
+	listen   string
+	insecure bool
 }
 
-// parseProxyFlags reads the proxy command's flags.
+// parseProxyFlags reads the proxy command's flags. It refuses a --listen
+// address beyond loopback without a token or --insecure-no-auth before
+// anything listens.
 func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, int, bool) {
-	fs := newFlags("proxy", "--upstream URL [--listen ADDR] [--mode auto|passthrough|emulate] [flags]", stderr)
+	fs := newFlags("proxy", "--upstream URL [--listen ADDR [--auth-token-file FILE | --insecure-no-auth]] [--mode auto|passthrough|emulate] [flags]", stderr)
 	upstream := fs.String("upstream", "", "base `URL` of the Anthropic-compatible endpoint (required), e.g. https://gateway.example.com")
-	listen := fs.String("listen", "127.0.0.1:8787", "`addr` to listen on; loopback unless --public")
-	public := fs.Bool("public", false, "allow a --listen address that is not loopback")
+	listen := fs.String("listen", "127.0.0.1:8787", "`addr` to listen on; a bare port (:8787) means loopback; "+
+		"any other interface (0.0.0.0:8787) needs a token or --insecure-no-auth")
+	tokenFile := fs.String("auth-token-file", "", "read the token clients must send (as \""+proxy.TokenHeader+": <token>\") from `file` "+
+		"(or set $"+proxyTokenEnv+"); required to listen beyond loopback")
+	insecure := fs.Bool("insecure-no-auth", false, "allow listening beyond loopback without a token (anyone who reaches the port can use the proxy, and the key it holds)")
+	public := fs.Bool("public", false, "deprecated and ignored: listening beyond loopback needs a token or --insecure-no-auth")
+	var allowedHosts, allowedOrigins stringList
+	fs.Var(&allowedHosts, "allowed-host", "a Host `name` accepted besides loopback names, such as a reverse proxy's (repeatable)")
+	fs.Var(&allowedOrigins, "allowed-origin", "a browser `origin` accepted besides loopback ones: https://app.example.com, a host name, or * (repeatable)")
+	maxBody := fs.Int64("max-body-bytes", proxy.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
+	bodyTimeout := fs.Duration("body-timeout", proxy.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
 	mode := fs.String("mode", "auto", "passthrough (the upstream supports tool search), emulate (it does not), or auto")
 	toolSearch := fs.String("upstream-tool-search", "unknown", "does the upstream support tool search (defer_loading, tool_reference, server search tools)? yes, no or unknown; auto passes through on yes or Anthropic's own API, emulates otherwise")
 	system := fs.String("upstream-system-messages", "unknown", "does the upstream take {\"role\":\"system\"} messages inside messages? yes, no or unknown; when emulating, anything but yes folds them into user text")
@@ -45,7 +63,7 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 	if *upstream == "" {
 		return fail("--upstream is required")
 	}
-	o := &proxyOptions{listen: *listen, public: *public}
+	o := &proxyOptions{listen: httpguard.ListenAddr(*listen), insecure: *insecure}
 	o.cfg.Upstream = *upstream
 	var err error
 	if o.cfg.Mode, err = proxy.ParseMode(*mode); err != nil {
@@ -66,16 +84,88 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 			return fail("--api-key-env: $%s is empty", *keyEnv)
 		}
 	}
+	if o.cfg.Token, err = readProxyToken(*tokenFile); err != nil {
+		return fail("%v", err)
+	}
+	for _, h := range allowedHosts {
+		if strings.TrimSpace(h) == "" {
+			return fail("--allowed-host: empty host name")
+		}
+	}
+	for _, a := range allowedOrigins {
+		if strings.TrimSpace(a) == "" {
+			return fail("--allowed-origin: empty origin")
+		}
+	}
+	o.cfg.AllowedHosts, o.cfg.AllowedOrigins = allowedHosts, allowedOrigins
+	if *maxBody < 1024 {
+		return fail("--max-body-bytes %d is below 1024", *maxBody)
+	}
+	o.cfg.MaxBodyBytes = *maxBody
+	if *bodyTimeout <= 0 {
+		return fail("--body-timeout %v: want a positive duration, e.g. 30s", *bodyTimeout)
+	}
+	o.cfg.BodyTimeout = *bodyTimeout
 	o.cfg.MaxResults = *maxResults
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fail("--log-level: %v", err)
 	}
+	// Nothing logged shows the key or the token.
+	stderr = redact.New(o.cfg.APIKey, o.cfg.Token).Writer(stderr)
 	o.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if !o.public && !proxy.IsLoopback(o.listen) {
-		return fail("--listen %s is not a loopback address (add --public to serve other machines)", o.listen)
+	if *public {
+		o.cfg.Logger.Warn("proxy: --public is deprecated and ignored: listening beyond loopback needs a token or --insecure-no-auth")
+	}
+	// A listen address is checked here, before anything listens, when its
+	// host says where it is; a host name is checked again once it is
+	// resolved (runProxy).
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return fail("--listen %s: %v", *listen, err)
+	}
+	if _, perr := netip.ParseAddr(host); host == "" || (perr == nil && !httpguard.IsLoopbackHost(host)) {
+		// Every interface, or an IP beyond loopback.
+		if err := o.checkListen(*listen, false); err != nil {
+			return fail("%v", err)
+		}
 	}
 	return o, 0, true
+}
+
+// readProxyToken reads the token from the file, else from
+// $TOOLSEARCH_PROXY_TOKEN; "" when neither is set. There is no flag that
+// takes the token itself: it would show in ps.
+func readProxyToken(file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--auth-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if err := config.CheckAuthToken(tok); err != nil {
+			return "", fmt.Errorf("--auth-token-file %s: %w", file, err)
+		}
+		return tok, nil
+	}
+	if tok := os.Getenv(proxyTokenEnv); tok != "" {
+		if err := config.CheckAuthToken(tok); err != nil {
+			return "", fmt.Errorf("$%s: %w", proxyTokenEnv, err)
+		}
+		return tok, nil
+	}
+	return "", nil
+}
+
+// checkListen refuses to serve beyond loopback without a token, unless
+// --insecure-no-auth says to.
+func (o *proxyOptions) checkListen(addr string, loopback bool) error {
+	if loopback || o.cfg.Token != "" || o.insecure {
+		return nil
+	}
+	return fmt.Errorf("--listen %s is beyond loopback, where anyone who reaches the port could use the proxy and the key it holds or forwards: "+
+		"give clients a token ($%s or --auth-token-file FILE; they send it as \"%s: <token>\"), "+
+		"or pass --insecure-no-auth to serve there without one", addr, proxyTokenEnv, proxy.TokenHeader)
 }
 
 // runProxy serves the Messages API proxy until ctx ends.
@@ -94,12 +184,21 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch proxy: %v\n", err)
 		return exitUsage
 	}
+	if err := o.checkListen(o.listen, httpguard.IsLoopbackAddr(ln.Addr())); err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "toolsearch proxy: %v\n", err)
+		return exitUsage
+	}
+	if !httpguard.IsLoopbackAddr(ln.Addr()) && o.cfg.Token == "" {
+		o.cfg.Logger.Warn("proxy: serving beyond loopback without a token (--insecure-no-auth): anyone who reaches this address can use the proxy",
+			"addr", ln.Addr().String())
+	}
 	return serveProxy(ctx, p, ln, o.cfg.Logger)
 }
 
 // serveProxy serves p on ln until ctx ends, then shuts down gracefully.
 func serveProxy(ctx context.Context, p *proxy.Proxy, ln net.Listener, log *slog.Logger) int {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	srv := p.HTTPServer()
 	mode, why := p.Mode()
 	log.Info("proxy: listening", "addr", "http://"+ln.Addr().String(), "mode", mode.String(), "why", why)
 	errc := make(chan error, 1)
