@@ -704,36 +704,6 @@ func stopped(proc *process, err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
 }
 
-// confirm asks the user, through elicitation, to allow a call an ask rule
-// matched. It returns the refusal message when the call must not go on.
-func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, v policy.Verdict, args json.RawMessage) (string, bool) {
-	if req == nil || req.Session == nil {
-		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", g.nameOf(t), v.Reason()), false
-	}
-	ip := req.Session.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", g.nameOf(t), v.Reason()), false
-	}
-	a := string(orEmpty(args))
-	if len(a) > 500 {
-		a = a[:500] + "…"
-	}
-	// A client that never answers must not hold the call for ever.
-	ectx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-	defer cancel()
-	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{
-		Message:         fmt.Sprintf("Allow the call to %s?\nArguments: %s\n(policy: %s)", g.nameOf(t), a, v.Reason()),
-		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`),
-	})
-	if err != nil {
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", g.nameOf(t), v.Reason(), err), false
-	}
-	if res.Action != "accept" || res.Content["allow"] != true {
-		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", g.nameOf(t), res.Action), false
-	}
-	return "", true
-}
-
 // validators keeps the resolved input schema of each tool that was called,
 // so that a schema is compiled once, not at every call. It lives in a view
 // and goes with it when the catalog changes.

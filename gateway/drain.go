@@ -4,8 +4,10 @@ package gateway
 //
 // Draining is the first step of a graceful stop: Drain makes the gateway
 // refuse new calls (tools/call, resources/read, prompts/get,
-// completion/complete) with a clear error, and waits, within a bound, for
-// the calls in flight to finish and their answers to be sent. Then the
+// completion/complete) with a clear error, withdraws the approvals still
+// asked of users (those calls were never made, and are refused), and
+// waits, within a bound, for the calls in flight to finish and their
+// answers to be sent. Then the
 // caller cancels Start's context and calls Close, which stops every
 // upstream server (and its process group) and the language servers.
 //
@@ -40,8 +42,20 @@ type callGuard struct {
 	// written (http.go).
 	posts atomic.Int64
 
+	// drainCtx ends when a drain begins: what waits on the user (an
+	// approval) ends with it.
+	drainOnce   sync.Once
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
+
 	redOnce sync.Once
 	red     *redact.Redactor
+}
+
+// drainContext returns a context that ends when a drain begins.
+func (c *callGuard) drainContext() context.Context {
+	c.drainOnce.Do(func() { c.drainCtx, c.drainCancel = context.WithCancel(context.Background()) })
+	return c.drainCtx
 }
 
 // enter admits a call, unless the gateway drains.
@@ -92,6 +106,8 @@ func (g *Gateway) Drain(ctx context.Context) int {
 	g.calls.mu.Lock()
 	g.calls.draining = true
 	g.calls.mu.Unlock()
+	g.calls.drainContext()
+	g.calls.drainCancel() // approvals still waiting are withdrawn
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
