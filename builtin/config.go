@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/builtin/web"
 	"github.com/toolsearch/toolsearch/config"
 )
 
@@ -78,8 +79,10 @@ type LanguageServer struct {
 // WebFetchConfig configures web_fetch.
 type WebFetchConfig struct {
 	Switch
+	// Allow and Deny are domains (or IP addresses), matched against a
+	// URL's canonical host (web.CanonicalHost).
 	Allow, Deny []string
-	MaxBytes    int64
+	MaxBytes    int64 // body bytes read at most
 	Timeout     time.Duration
 	PageChars   int
 	CacheTTL    time.Duration
@@ -91,9 +94,11 @@ type WebFetchConfig struct {
 // WebSearchConfig configures web_search.
 type WebSearchConfig struct {
 	Switch
-	Provider   string // "searxng" or "brave"
-	URL        string
-	Key        string
+	Provider string // "searxng" or "brave"
+	URL      string
+	Key      string
+	// Allow and Block are domains matched against a result URL's
+	// canonical host, as web_fetch's lists are.
 	Allow      []string
 	Block      []string
 	Timeout    time.Duration
@@ -267,6 +272,9 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 		if w.MaxBytes <= 0 || w.PageChars < 500 || w.Timeout <= 0 {
 			return c, errors.New("builtins.web_fetch: maxBytes and timeout must be positive and pageChars at least 500")
 		}
+		if err := checkDomains("web_fetch", map[string][]string{"allow": w.Allow, "deny": w.Deny}); err != nil {
+			return c, err
+		}
 	}
 	// web_search: on when it names a provider.
 	if r, ok := top["web_search"]; ok {
@@ -286,6 +294,9 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 				return c, fmt.Errorf("builtins.web_search.timeout: %w", err)
 			}
 			w.Timeout = t
+		}
+		if err := checkDomains("web_search", map[string][]string{"allow": w.Allow, "block": w.Block}); err != nil {
+			return c, err
 		}
 		w.URL = exp("web_search.url", w.URL)
 		w.Key = exp("web_search.key", w.Key)
@@ -345,6 +356,24 @@ func parseSwitch(name string, raw json.RawMessage, sw *Switch) (map[string]json.
 		}
 	}
 	return obj, nil
+}
+
+// checkDomains reports the first entry of the named domain lists that is
+// no valid domain or address.
+func checkDomains(tool string, lists map[string][]string) error {
+	names := make([]string, 0, len(lists))
+	for k := range lists {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for i, d := range lists[k] {
+			if _, err := web.CanonicalDomain(d); err != nil {
+				return fmt.Errorf("builtins.%s.%s[%d]: %w", tool, k, i, err)
+			}
+		}
+	}
+	return nil
 }
 
 func decodeFields(name string, obj map[string]json.RawMessage, dst map[string]any) error {

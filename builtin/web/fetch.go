@@ -55,7 +55,7 @@ type FetchArgs struct {
 
 // Page is one page of a fetched document.
 type Page struct {
-	URL         string // the URL fetched (after same-host redirects)
+	URL         string // the URL fetched, its host canonical (after same-host redirects)
 	Status      int
 	ContentType string
 	Text        string // this page's text
@@ -149,6 +149,10 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 		c = &cc
 	}
 	f := &Fetcher{opts: opts, client: c, cache: map[string]*list.Element{}, lru: list.New()}
+	if err := opts.Domains.Check(); err != nil {
+		// A deny entry that matched nothing would let its domain through.
+		f.err = fmt.Errorf("the domain lists: %w", err)
+	}
 	if !opts.AllowPrivate {
 		f.guard = &guard{}
 		switch t := c.Transport.(type) {
@@ -164,10 +168,16 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 		if len(via) >= 10 {
 			return errors.New("more than 10 redirects")
 		}
+		// The request goes to the canonical host, as the first did.
+		host, err := CanonicalHost(req.URL.Hostname())
+		if err != nil {
+			return fmt.Errorf("the redirect to %s: %w", req.URL.Redacted(), err)
+		}
+		req.URL.Host = hostPort(host, req.URL.Port())
 		if !sameHost(req.URL, via[0].URL) {
 			return http.ErrUseLastResponse
 		}
-		if ok, why := f.opts.Domains.Allowed(req.URL.Hostname()); !ok {
+		if ok, why := f.opts.Domains.Allowed(host); !ok {
 			return errors.New(why)
 		}
 		return nil
@@ -175,10 +185,22 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 	return f
 }
 
-// sameHost reports whether b is on a's host: the same name and port, or
-// an http → https upgrade of the same name.
+// hostPort is the URL host ("name:port", "[v6]:port") of a canonical host
+// and a port, which may be empty.
+func hostPort(host, port string) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
+}
+
+// sameHost reports whether b is on a's host (both canonical): the same
+// name and port, or an http → https upgrade of the same name.
 func sameHost(a, b *url.URL) bool {
-	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
+	if a.Hostname() != b.Hostname() {
 		return false
 	}
 	return a.Port() == b.Port() || (a.Port() == "" || b.Port() == "") && (a.Scheme != b.Scheme)
@@ -189,6 +211,9 @@ var ErrNotText = errors.New("not a text document")
 
 // Fetch returns one page of the document at args.URL.
 func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) (Page, error) {
+	if f.err != nil {
+		return Page{}, fmt.Errorf("web_fetch: %w", f.err)
+	}
 	raw := strings.TrimSpace(args.URL)
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -203,14 +228,17 @@ func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) (Page, error) {
 	if u.User != nil {
 		return Page{}, fmt.Errorf("web_fetch: URLs with credentials are refused")
 	}
-	if ok, why := f.opts.Domains.Allowed(u.Hostname()); !ok {
+	host, err := CanonicalHost(u.Hostname())
+	if err != nil {
+		return Page{}, fmt.Errorf("web_fetch: %q: %w", raw, err)
+	}
+	// Lists match, and the request goes to, the same canonical host.
+	u.Host = hostPort(host, u.Port())
+	if ok, why := f.opts.Domains.Allowed(host); !ok {
 		return Page{}, fmt.Errorf("web_fetch: %s refused: %s", raw, why)
 	}
 	if args.Offset < 0 {
 		return Page{}, fmt.Errorf("web_fetch: offset %d is negative", args.Offset)
-	}
-	if f.err != nil {
-		return Page{}, fmt.Errorf("web_fetch: %w", f.err)
 	}
 	u.Fragment = ""
 	key := u.String()

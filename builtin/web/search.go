@@ -167,7 +167,8 @@ func getJSON(ctx context.Context, c *http.Client, u string, h http.Header, dst a
 type SearchArgs struct {
 	Query string `json:"query"`
 	// AllowedDomains keeps only results from these domains (added to the
-	// configured allow list).
+	// configured allow list). Hosts and domains are compared in their
+	// canonical form (CanonicalHost).
 	AllowedDomains []string `json:"allowed_domains,omitempty"`
 	// BlockedDomains drops results from these domains.
 	BlockedDomains []string `json:"blocked_domains,omitempty"`
@@ -245,6 +246,19 @@ func (s *Searcher) Search(ctx context.Context, args SearchArgs) (Results, error)
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = 20 * time.Second
+	}
+	for _, l := range []struct {
+		name    string
+		entries []string
+	}{{"allowed_domains", args.AllowedDomains}, {"blocked_domains", args.BlockedDomains}} {
+		for i, e := range l.entries {
+			if _, err := CanonicalDomain(e); err != nil {
+				return Results{}, fmt.Errorf("web_search: %s[%d]: %w", l.name, i, err)
+			}
+		}
+	}
+	if err := s.Domains.Check(); err != nil {
+		return Results{}, fmt.Errorf("web_search: the configured domains: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -211,6 +211,17 @@ func TestSearch(t *testing.T) {
 		{"title": "Blog", "url": "https://blog.golang.org/a", "content": "news"},
 		{"title": "Bad scheme", "url": "javascript:alert(1)", "content": ""},
 	}
+	// Results whose hosts are other spellings of spam.example.com and
+	// 127.0.0.1.
+	formResults := []map[string]string{
+		{"title": "Wide", "url": "https://ｓｐａｍ.example.com/a"},
+		{"title": "Upper", "url": "https://SPAM.EXAMPLE.COM./b"},
+		{"title": "Escaped", "url": "https://%EF%BD%93pam.example.com/c"},
+		{"title": "Decimal", "url": "http://2130706433/d"},
+		{"title": "Mapped", "url": "http://[::ffff:127.0.0.1]/e"},
+		{"title": "Bad host", "url": "http://1.2.3.4.5/f"},
+		{"title": "Kept", "url": "https://go.dev/g"},
+	}
 	searx := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" || r.URL.Query().Get("q") == "" {
 			http.Error(w, "bad request "+r.URL.String(), 400)
@@ -226,6 +237,10 @@ func TestSearch(t *testing.T) {
 		}
 		if r.URL.Query().Get("q") == "slow" {
 			time.Sleep(2 * time.Second)
+		}
+		if r.URL.Query().Get("q") == "forms" {
+			json.NewEncoder(w).Encode(map[string]any{"results": formResults})
+			return
 		}
 		json.NewEncoder(w).Encode(map[string]any{"results": results})
 	})
@@ -268,6 +283,17 @@ func TestSearch(t *testing.T) {
 			urls: []string{"https://spam.example.com/x"}},
 		{name: "config allow narrows call allow", s: &Searcher{Provider: &SearXNG{URL: searx.URL}, Domains: Domains{Allow: []string{"go.dev"}}},
 			args: SearchArgs{Query: "go", AllowedDomains: []string{"golang.org", "go.dev"}}, urls: []string{"https://go.dev/doc"}},
+		{name: "host forms blocked by config", s: &Searcher{Provider: &SearXNG{URL: searx.URL}, Domains: Domains{Deny: []string{"spam.example.com", "127.0.0.1"}}},
+			args: SearchArgs{Query: "forms"}, urls: []string{"https://go.dev/g"}, contains: "6 results dropped"},
+		{name: "host forms blocked by call", s: &Searcher{Provider: &SearXNG{URL: searx.URL}},
+			args: SearchArgs{Query: "forms", BlockedDomains: []string{"ＥＸＡＭＰＬＥ.com", "0x7f.1"}}, urls: []string{"https://go.dev/g"}},
+		{name: "host forms allowed by call", s: &Searcher{Provider: &SearXNG{URL: searx.URL}},
+			args: SearchArgs{Query: "forms", AllowedDomains: []string{"spam.example.com"}},
+			urls: []string{"https://ｓｐａｍ.example.com/a", "https://SPAM.EXAMPLE.COM./b", "https://%EF%BD%93pam.example.com/c"}},
+		{name: "bad blocked domain", s: &Searcher{Provider: &SearXNG{URL: searx.URL}}, args: SearchArgs{Query: "go", BlockedDomains: []string{"ok.com", "a..b"}},
+			err: "blocked_domains[1]"},
+		{name: "bad configured domain", s: &Searcher{Provider: &SearXNG{URL: searx.URL}, Domains: Domains{Deny: []string{"256.1.1.1"}}}, args: SearchArgs{Query: "go"},
+			err: "deny[0]"},
 		{name: "nothing left", s: &Searcher{Provider: &SearXNG{URL: searx.URL}, Domains: Domains{Allow: []string{"nowhere.test"}}}, args: SearchArgs{Query: "go"},
 			contains: "No results for \"go\" (4 dropped by domain rules)."},
 		{name: "forbidden", s: &Searcher{Provider: &SearXNG{URL: searx.URL}}, args: SearchArgs{Query: "fail"}, err: "HTTP 403"},
