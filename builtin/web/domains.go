@@ -7,7 +7,10 @@
 // the IP address in its usual form when the host is an address, however it
 // was written (2130706433, 0x7f.1, [::ffff:127.0.0.1]). Allow and deny lists
 // match that host, and web_fetch sends its request to that host, so what
-// the lists see is what is dialled.
+// the lists see is what is dialled. web_fetch also refuses, at connect time,
+// every address in the IANA special-purpose registries (loopback, private,
+// link-local, documentation, benchmarking, reserved, multicast...) unless
+// AllowPrivate is set; see FetchOptions.
 package web
 
 import (

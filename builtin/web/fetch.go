@@ -35,12 +35,15 @@ type FetchOptions struct {
 	Client *http.Client
 	// UserAgent is sent with every request.
 	UserAgent string
-	// AllowPrivate lets web_fetch connect to loopback, private (RFC 1918,
-	// RFC 6598, fc00::/7), link-local and unspecified addresses. By
-	// default it refuses them, checking the address of each connection
-	// as it is made, so that neither a name resolving to such an address
-	// nor a redirect to one reaches the machine's own services or its
-	// network. Proxies set in the environment are trusted.
+	// AllowPrivate lets web_fetch connect to loopback, private and the
+	// other special-purpose addresses of the IANA registries (link-local,
+	// carrier-grade NAT, documentation, benchmarking, reserved,
+	// broadcast, multicast; NAT64 and 6to4 addresses carrying such an
+	// IPv4 address). By default it refuses them, checking the address of
+	// each connection as it is made, so that neither a name resolving to
+	// such an address, nor a name re-resolved to one after a first
+	// check, nor a redirect to one reaches the machine's own services or
+	// its network. Proxies set in the environment are trusted.
 	AllowPrivate bool
 }
 
@@ -317,7 +320,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) (document, error) {
 			if errors.As(err, &ue) && ue.URL != what {
 				what = ue.URL + " (redirected from " + what + ")"
 			}
-			return document{}, fmt.Errorf("web_fetch: %s refused: %w; web_fetch does not connect to loopback, private, link-local or unspecified addresses (allowPrivate in the web_fetch configuration lifts this)", what, pe)
+			return document{}, fmt.Errorf("web_fetch: %s refused: %w; web_fetch does not connect to loopback, private or other special-purpose addresses (allowPrivate in the web_fetch configuration lifts this)", what, pe)
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return document{}, fmt.Errorf("web_fetch: %s did not answer within %v", u, f.opts.Timeout)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -61,6 +62,70 @@ func TestFetchDenyListHostForms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFetchRefusesHostForms: by default every spelling of a loopback,
+// unspecified or embedded-loopback address is refused when connecting,
+// and no request arrives.
+func TestFetchRefusesHostForms(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := 0
+	site := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		fmt.Fprint(w, "secret")
+	})
+	port := site.Listener.Addr().(*net.TCPAddr).Port
+	hosts := append([]string{
+		"0.0.0.0", "0", "[::]", // reach this host on Linux
+		"[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", // carry 127.0.0.1
+		"[::1]", "127.255.255.254",
+	}, loopbackForms...)
+	f := NewFetcher(FetchOptions{})
+	for _, host := range hosts {
+		t.Run(host, func(t *testing.T) {
+			t.Parallel()
+			u := pageURL(host, port)
+			p, err := f.Fetch(context.Background(), FetchArgs{URL: u})
+			var pe *PrivateAddressError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "allowPrivate") {
+				t.Fatalf("fetch %s: page %q, err %v; want a refusal", u, p.Text, err)
+			}
+		})
+	}
+	for _, tc := range []struct{ host, err string }{
+		{"evil@127.0.0.1", "credentials"},
+		{"evil:pw@localhost", "credentials"},
+		{"example.com:80@127.0.0.1", "credentials"},
+		{`example.com\@127.0.0.1`, "not a URL"},
+		{"%6c%6fcalhost", "not a URL"}, // ASCII may not be escaped in a host
+		{"1.2.3.4.5", "not a valid IPv4"},
+		{"127.0.0.256", "not a valid IPv4"},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			t.Parallel()
+			u := pageURL(tc.host, port)
+			if _, err := f.Fetch(context.Background(), FetchArgs{URL: u}); err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("fetch %s: err %v, want %q", u, err, tc.err)
+			}
+		})
+	}
+	t.Run("userinfo hiding the host", func(t *testing.T) {
+		t.Parallel()
+		u := fmt.Sprintf("http://127.0.0.1:%d@example.com/page", port)
+		if _, err := f.Fetch(context.Background(), FetchArgs{URL: u}); err == nil || !strings.Contains(err.Error(), "credentials") {
+			t.Fatalf("fetch %s: err %v", u, err)
+		}
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if hits != 0 {
+			t.Errorf("the server saw %d requests", hits)
+		}
+	})
 }
 
 // TestFetchRedirectHostForms: a redirect to another spelling of the same
