@@ -149,17 +149,50 @@ func refusal(host string, ip netip.Addr) *PrivateAddressError {
 	return &PrivateAddressError{Host: host, Addr: ip, Embedded: embedded, Kind: r.kind, Range: r.prefix}
 }
 
-// guard refuses connections to special-purpose addresses. It checks the address
-// of each connection as it is made (net.Dialer.Control), after name
-// resolution, so a name that resolves, or re-resolves, to such an address
-// cannot get through. Proxies from the environment are trusted: the
-// connection to the proxy is not checked, and the target's name is
-// resolved and checked before the request goes to the proxy.
+// guard refuses connections to special-purpose addresses. It checks the
+// address of each connection as it is made (net.Dialer.Control), after
+// name resolution, so a name that resolves, or re-resolves, to such an
+// address cannot get through, nor can a redirect to one. Proxies from the
+// environment are trusted: a connection to the proxy chosen for one of a
+// fetch's requests is not checked, and the target's name is resolved and
+// checked before the request goes to the proxy. Any other connection to
+// the proxy's address (a request the environment sends direct, such as
+// one for localhost) is checked like the rest.
 type guard struct {
-	// proxies are the addresses ("host:port") of the proxies in use.
-	proxies sync.Map
 	// exempt, when set, lets an address through (tests).
 	exempt func(netip.AddrPort) bool
+}
+
+// proxiesKey is the context key of a fetch's *proxies.
+type proxiesKey struct{}
+
+// proxies are the addresses ("host:port") of the proxies chosen for the
+// requests of one fetch, the connections the guard lets through unchecked.
+type proxies struct {
+	mu    sync.Mutex
+	addrs map[string]bool
+}
+
+func (p *proxies) add(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.addrs == nil {
+		p.addrs = map[string]bool{}
+	}
+	p.addrs[addr] = true
+}
+
+func (p *proxies) has(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addrs[addr]
+}
+
+// withProxies returns ctx carrying a new record of chosen proxies, for
+// the requests of one fetch. The HTTP client passes a request's context
+// values to its dials.
+func withProxies(ctx context.Context) context.Context {
+	return context.WithValue(ctx, proxiesKey{}, &proxies{})
 }
 
 // check is a net.Dialer Control function for a connection to host.
@@ -187,7 +220,7 @@ func (g *guard) transport(t *http.Transport) *http.Transport {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialTLSContext, t.DialTLS = nil, nil // TLS too goes through DialContext
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if _, ok := g.proxies.Load(addr); ok {
+		if p, ok := ctx.Value(proxiesKey{}).(*proxies); ok && p.has(addr) {
 			return dialer.DialContext(ctx, network, addr)
 		}
 		host, _, err := net.SplitHostPort(addr)
@@ -207,7 +240,9 @@ func (g *guard) transport(t *http.Transport) *http.Transport {
 			if err := g.checkName(req.Context(), req.URL.Hostname()); err != nil {
 				return nil, err
 			}
-			g.proxies.Store(proxyAddr(pu), true)
+			if p, ok := req.Context().Value(proxiesKey{}).(*proxies); ok {
+				p.add(proxyAddr(pu))
+			}
 			return pu, nil
 		}
 	}

@@ -305,7 +305,7 @@ func (f *Fetcher) store(key string, doc document) {
 func (f *Fetcher) get(ctx context.Context, u *url.URL) (document, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(withProxies(ctx), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return document{}, fmt.Errorf("web_fetch: %w", err)
 	}

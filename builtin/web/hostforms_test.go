@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -178,4 +179,35 @@ func serveAddr(t *testing.T, h http.HandlerFunc) *httpServer {
 	s := serve(t, h)
 	hs.url, hs.port = s.URL, s.Listener.Addr().(*net.TCPAddr).Port
 	return hs
+}
+
+// TestFetchProxyAddressDirect: a request the environment sends direct
+// (proxies skip localhost) to the proxy's own address is checked like any
+// other, though the same address is let through as the proxy.
+func TestFetchProxyAddressDirect(t *testing.T) {
+	t.Parallel()
+	proxy := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.IsAbs() {
+			fmt.Fprint(w, "via proxy for "+r.Host)
+			return
+		}
+		fmt.Fprint(w, "the proxy's own page")
+	})
+	pu, _ := url.Parse(proxy.URL)
+	direct := func(r *http.Request) (*url.URL, error) {
+		if r.URL.Hostname() == "127.0.0.1" {
+			return nil, nil // as http.ProxyFromEnvironment does for loopback
+		}
+		return pu, nil
+	}
+	f := NewFetcher(FetchOptions{Client: &http.Client{Transport: &http.Transport{Proxy: direct}}})
+	ctx := context.Background()
+	if p, err := f.Fetch(ctx, FetchArgs{URL: "http://8.8.8.8/doc"}); err != nil || p.Text != "via proxy for 8.8.8.8" {
+		t.Fatalf("through the proxy: page %q, err %v", p.Text, err)
+	}
+	p, err := f.Fetch(ctx, FetchArgs{URL: proxy.URL + "/"})
+	var pe *PrivateAddressError
+	if !errors.As(err, &pe) {
+		t.Fatalf("direct to the proxy's address: page %q, err %v; want a refusal", p.Text, err)
+	}
 }
