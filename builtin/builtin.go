@@ -59,7 +59,7 @@ func New(cfg Config, log *slog.Logger) *Set {
 	if cfg.WebFetch.Enabled {
 		w := cfg.WebFetch
 		s.fetcher = web.NewFetcher(web.FetchOptions{Domains: web.Domains{Allow: w.Allow, Deny: w.Deny},
-			MaxBytes: w.MaxBytes, Timeout: w.Timeout, PageChars: w.PageChars, CacheTTL: w.CacheTTL, AllowPrivate: w.AllowPrivate})
+			MaxBytes: w.MaxBytes, Timeout: w.Timeout, PageChars: w.PageChars, CacheTTL: w.CacheTTL, CacheBytes: w.CacheBytes, AllowPrivate: w.AllowPrivate})
 	}
 	if cfg.WebSearch.Enabled {
 		w := cfg.WebSearch

@@ -58,9 +58,9 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("lsp %+v", c.LSP)
 				}
 			}},
-		{name: "web", raw: `{"web_fetch": {"allow": ["go.dev"], "timeout": "3s", "pageChars": 1000, "cacheTTL": 60}, "web_search": {"provider": "Brave", "key": "${KEY}", "block": ["x.com"]}, "roots": ["${HOME_SRC}/a"]}`,
+		{name: "web", raw: `{"web_fetch": {"allow": ["go.dev"], "timeout": "3s", "pageChars": 1000, "cacheTTL": 60, "cacheBytes": 1048576}, "web_search": {"provider": "Brave", "key": "${KEY}", "block": ["x.com"]}, "roots": ["${HOME_SRC}/a"]}`,
 			check: func(t *testing.T, c Config) {
-				if c.WebFetch.Timeout != 3*time.Second || c.WebFetch.PageChars != 1000 || c.WebFetch.CacheTTL != time.Minute || c.WebFetch.Allow[0] != "go.dev" {
+				if c.WebFetch.Timeout != 3*time.Second || c.WebFetch.PageChars != 1000 || c.WebFetch.CacheTTL != time.Minute || c.WebFetch.Allow[0] != "go.dev" || c.WebFetch.CacheBytes != 1<<20 {
 					t.Errorf("web_fetch %+v", c.WebFetch)
 				}
 				if !c.WebSearch.Enabled || c.WebSearch.Provider != "brave" || c.WebSearch.Key != "secret" || c.WebSearch.Block[0] != "x.com" {
@@ -88,6 +88,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown language", raw: `{"lsp": {"cobol": {"command": "c"}}}`, err: "builtins.lsp.cobol.extensions"},
 		{name: "bad timeout", raw: `{"web_fetch": {"timeout": "soon"}}`, err: "builtins.web_fetch.timeout"},
 		{name: "tiny page", raw: `{"web_fetch": {"pageChars": 10}}`, err: "pageChars"},
+		{name: "no cache bytes", raw: `{"web_fetch": {"cacheBytes": 0}}`, err: "cacheBytes"},
+		{name: "bad cache bytes", raw: `{"web_fetch": {"cacheBytes": "lots"}}`, err: "builtins.web_fetch.cacheBytes"},
 		{name: "bad deny entry", raw: `{"web_fetch": {"deny": ["ok.com", "a..b"]}}`, err: "builtins.web_fetch.deny[1]"},
 		{name: "bad allow address", raw: `{"web_fetch": {"allow": ["1.2.3.4.5"]}}`, err: "builtins.web_fetch.allow[0]"},
 		{name: "bad block entry", raw: `{"web_search": {"provider": "searxng", "url": "http://127.0.0.1:8888", "block": ["x..com"]}}`, err: "builtins.web_search.block[0]"},

@@ -26,7 +26,8 @@ import (
 //	          "alwaysLoad": false, "timeout": "30s"},
 //	  "web_fetch": {"allow": ["go.dev"], "deny": ["example.com"], "maxBytes": 10485760,
 //	                "timeout": "30s", "pageChars": 20000, "cacheTTL": "15m",
-//	                "allowPrivate": false},   // true lets it reach loopback and private addresses
+//	                "cacheBytes": 67108864,   // the page cache's bound
+//	                "allowPrivate": false},   // true lets it reach loopback, private and other special addresses
 //	  "web_search": {"provider": "searxng", "url": "http://127.0.0.1:8888",
 //	                 "allow": [], "block": ["pinterest.com"]},
 //	                // or {"provider": "brave", "key": "${BRAVE_KEY}"}
@@ -86,8 +87,10 @@ type WebFetchConfig struct {
 	Timeout     time.Duration
 	PageChars   int
 	CacheTTL    time.Duration
-	// AllowPrivate lets web_fetch reach loopback, private and link-local
-	// addresses, which it refuses by default.
+	// CacheBytes bounds the memory of the page cache (default 64 MiB).
+	CacheBytes int64
+	// AllowPrivate lets web_fetch reach loopback, private, link-local and
+	// the other special-purpose addresses, which it refuses by default.
 	AllowPrivate bool
 }
 
@@ -136,7 +139,7 @@ func DefaultConfig() Config {
 		Glob:      Switch{Enabled: true, AlwaysLoad: true},
 		Grep:      Switch{Enabled: true, AlwaysLoad: true},
 		LSP:       LSPConfig{Switch: Switch{Enabled: true}, Servers: map[string]LanguageServer{}, Timeout: 60 * time.Second},
-		WebFetch:  WebFetchConfig{Switch: Switch{Enabled: true}, MaxBytes: 10 << 20, Timeout: 30 * time.Second, PageChars: 20_000, CacheTTL: 15 * time.Minute},
+		WebFetch:  WebFetchConfig{Switch: Switch{Enabled: true}, MaxBytes: 10 << 20, Timeout: 30 * time.Second, PageChars: 20_000, CacheTTL: 15 * time.Minute, CacheBytes: 64 << 20},
 		WebSearch: WebSearchConfig{Timeout: 20 * time.Second, MaxResults: 10},
 		Resources: Switch{Enabled: true},
 	}
@@ -254,7 +257,8 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 		return c, err
 	} else {
 		w := &c.WebFetch
-		if err := decodeFields("web_fetch", obj, map[string]any{"allow": &w.Allow, "deny": &w.Deny, "maxBytes": &w.MaxBytes, "pageChars": &w.PageChars, "allowPrivate": &w.AllowPrivate}); err != nil {
+		if err := decodeFields("web_fetch", obj, map[string]any{"allow": &w.Allow, "deny": &w.Deny, "maxBytes": &w.MaxBytes, "pageChars": &w.PageChars,
+			"cacheBytes": &w.CacheBytes, "allowPrivate": &w.AllowPrivate}); err != nil {
 			return c, err
 		}
 		for _, d := range []struct {
@@ -269,8 +273,8 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 				*d.dst = t
 			}
 		}
-		if w.MaxBytes <= 0 || w.PageChars < 500 || w.Timeout <= 0 {
-			return c, errors.New("builtins.web_fetch: maxBytes and timeout must be positive and pageChars at least 500")
+		if w.MaxBytes <= 0 || w.PageChars < 500 || w.Timeout <= 0 || w.CacheBytes <= 0 {
+			return c, errors.New("builtins.web_fetch: maxBytes, cacheBytes and timeout must be positive and pageChars at least 500")
 		}
 		if err := checkDomains("web_fetch", map[string][]string{"allow": w.Allow, "deny": w.Deny}); err != nil {
 			return c, err

@@ -26,7 +26,11 @@ type FetchOptions struct {
 	Timeout   time.Duration // whole fetch (default 30s)
 	PageChars int           // characters per page of output (default 20,000)
 	CacheTTL  time.Duration // how long a fetched page is reused (default 15m)
-	// CacheEntries bounds the cache (default 64 pages).
+	// CacheBytes bounds the bytes the cache holds, text and URLs
+	// (default 64 MiB). The least recently used pages go first; a page
+	// larger than the bound is not cached.
+	CacheBytes int64
+	// CacheEntries bounds the number of pages cached (default 64).
 	CacheEntries int
 	// Client makes the requests (default: a client with its own
 	// transport). Its CheckRedirect is replaced and, unless AllowPrivate,
@@ -106,8 +110,9 @@ type Fetcher struct {
 	err error
 
 	mu    sync.Mutex
-	cache map[string]*list.Element
-	lru   *list.List
+	cache map[string]*list.Element // of *cached, by URL
+	lru   *list.List               // most recently used first
+	held  int64                    // the bytes of the cached entries (size)
 }
 
 type cached struct {
@@ -116,14 +121,76 @@ type cached struct {
 	when time.Time
 }
 
+// entryOverhead is what one cache entry costs besides its strings: the
+// entry, its list element and map slot, roughly.
+const entryOverhead = 256
+
+// size is what the entry holds in memory, as the cache counts it.
+func (c *cached) size() int64 {
+	return int64(len(c.key)+len(c.doc.url)+len(c.doc.contentType)+len(c.doc.text)+len(c.doc.redirect)+entryOverhead) +
+		int64(len(c.doc.marks))*8
+}
+
 // document is a whole fetched document, converted.
 type document struct {
 	url         string
 	status      int
 	contentType string
-	text        []rune
-	truncated   bool
-	redirect    string
+	text        string // valid UTF-8
+	chars       int    // characters (runes) in text
+	// marks[i] is the byte offset of character i*markEvery, for text
+	// that is not ASCII (in ASCII a character is a byte).
+	marks     []int
+	truncated bool
+	redirect  string
+}
+
+// markEvery is the distance in characters between two marks.
+const markEvery = 4096
+
+// setText sets the document's text, counting and marking its characters.
+func (d *document) setText(text string) {
+	d.text, d.chars, d.marks = text, utf8.RuneCountInString(text), nil
+	if d.chars == len(text) {
+		return
+	}
+	d.marks = make([]int, 0, d.chars/markEvery+1)
+	i := 0
+	for b := range text {
+		if i%markEvery == 0 {
+			d.marks = append(d.marks, b)
+		}
+		i++
+	}
+}
+
+// page returns n characters of the text from character off on, off being
+// at most d.chars.
+func (d *document) page(off, n int) string {
+	end := min(off+n, d.chars)
+	if d.marks == nil {
+		return d.text[off:end]
+	}
+	return firstRunes(d.text[d.byteOffset(off):], end-off)
+}
+
+// byteOffset is the byte offset of character i.
+func (d *document) byteOffset(i int) int {
+	if i >= d.chars {
+		return len(d.text)
+	}
+	from := d.marks[i/markEvery]
+	return from + len(firstRunes(d.text[from:], i%markEvery))
+}
+
+// firstRunes returns the first n runes of s.
+func firstRunes(s string, n int) string {
+	b := 0
+	for ; n > 0 && b < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[b:])
+		b += size
+	}
+	return s[:b]
 }
 
 // NewFetcher makes a Fetcher.
@@ -139,6 +206,9 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 	}
 	if opts.CacheTTL <= 0 {
 		opts.CacheTTL = 15 * time.Minute
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = 64 << 20
 	}
 	if opts.CacheEntries <= 0 {
 		opts.CacheEntries = 64
@@ -253,7 +323,7 @@ func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) (Page, error) {
 		}
 		f.store(key, doc)
 	}
-	p := Page{URL: doc.url, Status: doc.status, ContentType: doc.contentType, Total: len(doc.text),
+	p := Page{URL: doc.url, Status: doc.status, ContentType: doc.contentType, Total: doc.chars,
 		Truncated: doc.truncated, Cached: hit, RedirectTo: doc.redirect, Offset: args.Offset}
 	if doc.redirect != "" {
 		return p, nil
@@ -262,11 +332,10 @@ func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) (Page, error) {
 	if args.MaxChars > 0 && args.MaxChars < size {
 		size = args.MaxChars
 	}
-	if args.Offset > len(doc.text) {
-		return Page{}, fmt.Errorf("web_fetch: offset %d is past the end (%d characters)", args.Offset, len(doc.text))
+	if args.Offset > doc.chars {
+		return Page{}, fmt.Errorf("web_fetch: offset %d is past the end (%d characters)", args.Offset, doc.chars)
 	}
-	end := min(len(doc.text), args.Offset+size)
-	p.Text = string(doc.text[args.Offset:end])
+	p.Text = doc.page(args.Offset, size)
 	return p, nil
 }
 
@@ -279,26 +348,45 @@ func (f *Fetcher) lookup(key string) (document, bool) {
 	}
 	c := el.Value.(*cached)
 	if time.Since(c.when) > f.opts.CacheTTL {
-		f.lru.Remove(el)
-		delete(f.cache, key)
+		f.drop(el)
 		return document{}, false
 	}
 	f.lru.MoveToFront(el)
 	return c.doc, true
 }
 
+// store caches doc, then drops the least recently used entries until the
+// cache is within its bounds. A document larger than the byte bound is
+// not cached.
 func (f *Fetcher) store(key string, doc document) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if el, ok := f.cache[key]; ok {
-		f.lru.Remove(el)
+		f.drop(el)
 	}
-	f.cache[key] = f.lru.PushFront(&cached{key: key, doc: doc, when: time.Now()})
-	for f.lru.Len() > f.opts.CacheEntries {
-		el := f.lru.Back()
-		f.lru.Remove(el)
-		delete(f.cache, el.Value.(*cached).key)
+	c := &cached{key: key, doc: doc, when: time.Now()}
+	if c.size() > f.opts.CacheBytes {
+		return
 	}
+	f.cache[key] = f.lru.PushFront(c)
+	f.held += c.size()
+	for f.held > f.opts.CacheBytes || f.lru.Len() > f.opts.CacheEntries {
+		f.drop(f.lru.Back())
+	}
+}
+
+// drop removes a cache entry; f.mu is held.
+func (f *Fetcher) drop(el *list.Element) {
+	c := f.lru.Remove(el).(*cached)
+	delete(f.cache, c.key)
+	f.held -= c.size()
+}
+
+// cacheUse reports the entries and bytes the cache holds.
+func (f *Fetcher) cacheUse() (entries int, bytes int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lru.Len(), f.held
 }
 
 // get fetches and converts the document at u.
@@ -373,7 +461,12 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) (document, error) {
 		return document{}, fmt.Errorf("web_fetch: %s is %s (%d bytes), %w; web_fetch returns only text, HTML, JSON or XML", u, mt, len(body), ErrNotText)
 	}
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	doc.text = []rune(strings.TrimSpace(text))
+	trimmed := strings.TrimSpace(text)
+	if len(trimmed) < len(text) {
+		// A copy, so that the cache does not hold the trimmed space.
+		trimmed = strings.Clone(trimmed)
+	}
+	doc.setText(trimmed)
 	return doc, nil
 }
 
@@ -390,7 +483,8 @@ func isText(mt string) bool {
 	return strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")
 }
 
-// readLimited reads at most max bytes, reporting whether there was more.
+// readLimited reads at most max bytes, reporting whether there was more;
+// it stops reading there, so a body that never ends costs max bytes.
 func readLimited(r io.Reader, max int64) ([]byte, bool, error) {
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
@@ -412,9 +506,9 @@ func latin1ToUTF8(b []byte, charset string) []byte {
 	default:
 		return b
 	}
-	out := make([]rune, len(b))
-	for i, c := range b {
-		out[i] = rune(c)
+	out := make([]byte, 0, len(b)+len(b)/8)
+	for _, c := range b {
+		out = utf8.AppendRune(out, rune(c))
 	}
-	return []byte(string(out))
+	return out
 }

@@ -72,6 +72,9 @@ func TestFetch(t *testing.T) {
 		case "/long":
 			w.Header().Set("Content-Type", "text/plain")
 			fmt.Fprint(w, big)
+		case "/mixed":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprint(w, strings.Repeat("aé", 1500)) // 3,000 characters, 4,500 bytes
 		case "/latin1":
 			w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
 			w.Write([]byte("caf\xe9"))
@@ -107,6 +110,9 @@ func TestFetch(t *testing.T) {
 		{name: "first page", args: FetchArgs{URL: site.URL + "/long"}, contains: []string{"Characters 0-1000 of 3000", "offset 1000"}},
 		{name: "last page", args: FetchArgs{URL: site.URL + "/long", Offset: 2500}, contains: []string{"Characters 2500-3000 of 3000"}, absent: []string{"More:"}},
 		{name: "small page", args: FetchArgs{URL: site.URL + "/long", Offset: 100, MaxChars: 600}, contains: []string{"Characters 100-700 of 3000"}},
+		{name: "non-ascii page", args: FetchArgs{URL: site.URL + "/mixed", Offset: 1001, MaxChars: 3}, contains: []string{"Characters 1001-1004 of 3000", "\n\néaé"}},
+		{name: "non-ascii last page", args: FetchArgs{URL: site.URL + "/mixed", Offset: 2000}, contains: []string{"Characters 2000-3000 of 3000"}, absent: []string{"More:"}},
+		{name: "non-ascii end", args: FetchArgs{URL: site.URL + "/mixed", Offset: 3000}, contains: []string{"Characters 3000-3000 of 3000"}},
 		{name: "offset past end", args: FetchArgs{URL: site.URL + "/long", Offset: 5000}, err: "past the end"},
 		{name: "latin1", args: FetchArgs{URL: site.URL + "/latin1"}, contains: []string{"café"}},
 		{name: "sniffed html", args: FetchArgs{URL: site.URL + "/sniff"}, contains: []string{"## Sniffed"}},
