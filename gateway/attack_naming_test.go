@@ -8,6 +8,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -302,5 +304,45 @@ func TestPolicyCoversPromptsAndResources(t *testing.T) {
 	}
 	if text, isErr := c.call(t, "builtin__list_resources", map[string]any{}); isErr || strings.Contains(text, "closed://") || !strings.Contains(text, "open://secret") {
 		t.Errorf("the list_resources tool lists: %s", text)
+	}
+}
+
+// TestUnsolicitedRequestsAreRefused: a server that asks on its own, with
+// no request of a client in flight, gets no sampling and no elicitation
+// from any client, and no client's roots while two clients are connected;
+// asked during a call, the same requests reach the caller.
+func TestUnsolicitedRequestsAreRefused(t *testing.T) {
+	t.Parallel()
+	phisher := attackServer(t, "phisher", "ph")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	phisher["env"].(map[string]string)[attackReportEnv] = reportFile
+	g := startGateway(t, writeConfig(t, map[string]any{"ph": phisher, "fw": roleServer(t, "forwarder")}, nil))
+	waitState(t, g, "ph", 20*time.Second, StateReady)
+	waitState(t, g, "fw", 20*time.Second, StateReady)
+	srv := serveHTTP(t, g.Handler("full"))
+	victim := connectFwdClient(t, srv.URL+"/mcp", true)
+	other := connectFwdClient(t, srv.URL+"/mcp", true) // the newest session
+
+	if text, isErr := victim.call(t, "ph__ask_later"); isErr || text != "scheduled" {
+		t.Fatalf("ask_later = %q", text)
+	}
+	var report map[string]string
+	waitFor(t, "the phisher's requests to be answered", 15*time.Second, func() bool {
+		b, _ := os.ReadFile(reportFile)
+		return json.Unmarshal(b, &report) == nil && len(report) == 3
+	})
+	for _, k := range []string{"elicit", "sample"} {
+		if !strings.HasPrefix(report[k], "refused:") || !strings.Contains(report[k], "came on its own") {
+			t.Errorf("an unsolicited %s request = %q, want it refused", k, report[k])
+		}
+	}
+	if report["roots"] != "roots: " {
+		t.Errorf("an unsolicited roots/list with two clients connected = %q, want no roots", report["roots"])
+	}
+	// Asked within a call, each reaches the client making it.
+	for tool, want := range map[string]string{"fw__ask_elicit": "accept Ada", "fw__ask_sample": "sampled banana", "fw__ask_roots": "roots: file:///work/a"} {
+		if text, isErr := other.call(t, tool); isErr || !strings.HasPrefix(text, want) {
+			t.Errorf("%s within a call = %q (error %v), want %q", tool, text, isErr, want)
+		}
 	}
 }

@@ -9,11 +9,14 @@ package gateway
 // from a server goes to the client on whose behalf the gateway is talking
 // to that server at the moment: the newest request in flight to it whose
 // client declared the capability needed. When requests are in flight and
-// none of their clients can answer, the server is told so; when none is in
-// flight (a server asking on its own), the newest client session that
-// declared the capability answers. Over streamable HTTP the request
-// travels on the stream of the client's request in flight, as it would
-// from the server itself.
+// none of their clients can answer, the server is told so. A server that
+// asks on its own, with no request of a client in flight, is refused
+// sampling and elicitation (an upstream must not be able to prompt a user,
+// or spend a client's model, whenever it likes), and gets the roots of the
+// only client session when exactly one is connected, none otherwise (one
+// client's folders are not shown to a server another client is using).
+// Over streamable HTTP the request travels on the stream of the client's
+// request in flight, as it would from the server itself.
 
 import (
 	"context"
@@ -102,40 +105,46 @@ func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 }
 
 // originFor picks the client a request from server goes to: the newest
-// request in flight to server whose client can take it; with none in
-// flight, the newest client session that can. ok is false when no client
-// can.
-func (g *Gateway) originFor(server string, can func(*mcp.ClientCapabilities) bool) (o origin, ok bool) {
+// request in flight to server whose client can take it. ok is false when
+// no client can; busy says whether any request was in flight.
+func (g *Gateway) originFor(server string, can func(*mcp.ClientCapabilities) bool) (o origin, ok, busy bool) {
 	f := g.fwd
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	best := int64(-1)
-	busy := len(f.inflight[server]) > 0
 	for id, cand := range f.inflight[server] {
 		if id > best && cand.ss != nil && can(clientCaps(cand.ss)) {
 			best, o = id, cand
 		}
 	}
-	f.mu.Unlock()
-	if best >= 0 {
-		return o, true
-	}
-	if busy {
-		return origin{}, false
-	}
-	var newest *session
+	return o, best >= 0, len(f.inflight[server]) > 0
+}
+
+// onlyClient returns the client session connected, when exactly one is
+// and it can take the request.
+func (g *Gateway) onlyClient(can func(*mcp.ClientCapabilities) bool) (origin, bool) {
+	var only *mcp.ServerSession
 	for _, s := range g.sessionList() {
 		ss := s.serverSession()
-		if ss == nil || !can(clientCaps(ss)) {
+		if ss == nil {
 			continue
 		}
-		if newest == nil || s.seq > newest.seq {
-			newest = s
+		if only != nil {
+			return origin{}, false
 		}
+		only = ss
 	}
-	if newest == nil {
+	if only == nil || !can(clientCaps(only)) {
 		return origin{}, false
 	}
-	return origin{ss: newest.serverSession(), ctx: context.Background()}, true
+	return origin{ss: only, ctx: context.Background()}, true
+}
+
+// unsolicited is the error a server gets for a sampling or elicitation
+// request made while no client request of it is in flight.
+func unsolicited(what string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "the toolsearch gateway passes " + what + " requests to a client only while the server is serving one of that client's requests; this one came on its own, so it was refused"}
 }
 
 // relayContext is the context of a server's request passed on to a
@@ -156,7 +165,10 @@ func canRoots(c *mcp.ClientCapabilities) bool  { return c != nil && c.RootsV2 !=
 
 // relaySampling passes a server's sampling/createMessage to a client.
 func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	o, ok := g.originFor(server, canSample)
+	o, ok, busy := g.originFor(server, canSample)
+	if !ok && !busy {
+		return nil, unsolicited("sampling")
+	}
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: "the client of the toolsearch gateway making this request does not support sampling (or no client that supports sampling is connected)"}
@@ -178,7 +190,10 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 
 // relayElicit passes a server's elicitation/create to a client.
 func (g *Gateway) relayElicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	o, ok := g.originFor(server, canElicit)
+	o, ok, busy := g.originFor(server, canElicit)
+	if !ok && !busy {
+		return nil, unsolicited("elicitation")
+	}
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: "the client of the toolsearch gateway making this request does not support elicitation (or no client that supports elicitation is connected)"}
@@ -218,7 +233,10 @@ func (g *Gateway) relayElicitationComplete(p *mcp.ElicitationCompleteParams) {
 // relayRoots answers a server's roots/list with a client's roots, or with
 // none when no client declared roots.
 func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
-	o, ok := g.originFor(server, canRoots)
+	o, ok, busy := g.originFor(server, canRoots)
+	if !ok && !busy {
+		o, ok = g.onlyClient(canRoots)
+	}
 	if !ok {
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 	}

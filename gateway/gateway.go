@@ -658,7 +658,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		}
 	}
 	out := &mcp.LoggingMessageParams{Meta: p.Meta, Level: p.Level, Logger: logger, Data: p.Data}
-	related, _ := g.originFor(server, func(*mcp.ClientCapabilities) bool { return true })
+	related, _, _ := g.originFor(server, func(*mcp.ClientCapabilities) bool { return true })
 	// One slow client must not hold up the others, nor the upstream
 	// connection whose handler this is: all are sent at once, within one
 	// bound.
