@@ -388,7 +388,8 @@ func TestVisibilityHidesEveryForm(t *testing.T) {
 
 func TestCatastrophicRegexIsLinear(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("a", 100000)
+	// Under MaxRegexText, so that the regex reads the final '!'.
+	long := strings.Repeat("a", MaxRegexText-1)
 	srv := fixtureServer(t, "slow", fixtureTool{name: "bang", desc: long + "!"}, fixtureTool{name: "plain", desc: long})
 	snap, err := catalog.NewSnapshot(srv)
 	if err != nil {
