@@ -1,12 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestFoldSystemMessages(t *testing.T) {
@@ -146,6 +150,41 @@ func TestEngineCache(t *testing.T) {
 	_, _, _ = c.lookup([]byte("y"), build)
 	if _, hit, _ := c.lookup([]byte("same"), build); hit {
 		t.Fatal("the oldest entry was not evicted")
+	}
+}
+
+// TestEngineSearchDeadline checks that a regex search that reaches the
+// request's deadline, over deferred tools with megabyte descriptions,
+// answers the model with execution_time_exceeded soon after it.
+func TestEngineSearchDeadline(t *testing.T) {
+	t.Parallel()
+	desc := strings.Repeat(strings.Repeat("a", 63)+" ", (1<<20)/64)
+	var tools []json.RawMessage
+	var info []toolInfo
+	for i := range 3 {
+		name := fmt.Sprintf("mcp__big__tool_%d", i)
+		raw, err := json.Marshal(map[string]any{"name": name, "description": desc, "input_schema": map[string]any{"type": "object"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, raw)
+		info = append(info, toolInfo{Name: name, DeferLoading: true})
+	}
+	e, err := buildEngine(tools, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const deadline = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	out, err := e.Search(ctx, `.{0,450}z`, true, 5)
+	elapsed := time.Since(start)
+	if err != nil || out.ErrorCode != "execution_time_exceeded" || !strings.Contains(out.Message, "deadline") {
+		t.Errorf("Search = %+v, %v; want error code execution_time_exceeded naming the deadline", out, err)
+	}
+	if elapsed > 5*deadline {
+		t.Errorf("the search took %v under a %v deadline", elapsed, deadline)
 	}
 }
 
