@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 	"io"
-	"os"
 	"sort"
 )
 
@@ -34,7 +34,7 @@ import (
 
 // LoadFile reads a catalog file in either format.
 func LoadFile(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}

@@ -72,6 +72,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // Transport kinds of an upstream server.
@@ -292,12 +293,9 @@ const maxFileBytes = 16 << 20
 // Load reads and checks the configuration file at path, expanding variables
 // from the process environment.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxFileBytes)
 	if err != nil {
 		return nil, &Error{File: path, Err: err}
-	}
-	if len(data) > maxFileBytes {
-		return nil, &Error{File: path, Err: fmt.Errorf("larger than %d bytes", maxFileBytes)}
 	}
 	return Parse(path, data, os.LookupEnv)
 }

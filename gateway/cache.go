@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // A manifest is what one server last listed. Manifests are cached in the
@@ -40,6 +41,9 @@ type manifest struct {
 	Capabilities *mcp.ServerCapabilities `json:"capabilities,omitempty"`
 }
 
+// maxManifestBytes bounds a cached manifest read back.
+const maxManifestBytes = 256 << 20
+
 // fingerprint hashes what identifies a server's tool list.
 func fingerprint(s *config.Server) string {
 	h := sha256.New()
@@ -57,7 +61,7 @@ func loadManifest(dir string, s *config.Server) (*manifest, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(manifestPath(dir, s.Key))
+	data, err := safefile.ReadFile(manifestPath(dir, s.Key), maxManifestBytes)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 	"github.com/toolsearch/toolsearch/search"
 )
 
@@ -34,13 +35,17 @@ var (
 func indexPath(dir string) string { return filepath.Join(dir, "index.bin") }
 
 // loadIndex returns the saved index for snap, or nil when there is none or
+// maxIndexBytes bounds a saved index read back (about 320 bytes a tool:
+// 32 MB for 100,000 tools).
+const maxIndexBytes = 512 << 20
+
 // it is for another catalog.
 func (g *Gateway) loadIndex(snap *catalog.Snapshot) *search.Index {
 	dir := g.cfg.Gateway.StateDir
 	if dir == "" || g.demo {
 		return nil
 	}
-	data, err := os.ReadFile(indexPath(dir))
+	data, err := safefile.ReadFile(indexPath(dir), maxIndexBytes)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			g.log.Warn("could not read the saved search index", "err", err)

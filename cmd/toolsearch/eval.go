@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/evaluate"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 	"github.com/toolsearch/toolsearch/search"
 )
 
@@ -41,7 +41,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch eval: %v\n", err)
 		return exitUsage
 	}
-	f, err := os.Open(*qPath)
+	f, err := safefile.Open(*qPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch eval: %v\n", err)
 		return exitUsage

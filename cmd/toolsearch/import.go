@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // clientConfig is where one MCP client keeps its servers.
@@ -167,7 +168,7 @@ func resolveSources(from, project string) (string, []string) {
 // readServers reads the server entries of a client config, unexpanded. In
 // ~/.claude.json it also reads the project's entry.
 func readServers(path, project string) (map[string]json.RawMessage, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxClientConfigBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/httpguard"
 	"github.com/toolsearch/toolsearch/internal/redact"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 	"github.com/toolsearch/toolsearch/proxy"
 )
 
@@ -138,7 +139,7 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 // takes the token itself: it would show in ps.
 func readProxyToken(file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := safefile.ReadFile(file, maxTokenFileBytes)
 		if err != nil {
 			return "", fmt.Errorf("--auth-token-file: %w", err)
 		}

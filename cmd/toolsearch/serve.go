@@ -19,6 +19,7 @@ import (
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/httpguard"
 	"github.com/toolsearch/toolsearch/internal/redact"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // serveFlags are the flags serve and status share.
@@ -259,7 +260,7 @@ func resolveAuthToken(cfg *config.Config, file string) error {
 	sv := &cfg.Gateway.Serve
 	switch {
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := safefile.ReadFile(file, maxTokenFileBytes)
 		if err != nil {
 			return fmt.Errorf("--auth-token-file: %w", err)
 		}
@@ -349,6 +350,12 @@ func rateText(r config.Rate) string {
 	}
 	return fmt.Sprintf("%g/s burst %d", r.PerSecond, r.Burst)
 }
+
+// Bounds of the files the commands read besides the config.
+const (
+	maxTokenFileBytes    = 64 << 10
+	maxClientConfigBytes = 64 << 20 // ~/.claude.json grows with history
+)
 
 // version is reported to clients and servers.
 const version = "0.1.0"
