@@ -3,7 +3,6 @@ package files
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,35 +72,42 @@ func Glob(ctx context.Context, roots Roots, args GlobArgs) (GlobResult, error) {
 		return GlobResult{}, fmt.Errorf("glob: pattern is empty")
 	}
 	pattern = filepath.ToSlash(pattern)
-	start, err := roots.Resolve(args.Path)
+	start, err := roots.open(args.Path, false)
 	if err != nil {
 		return GlobResult{}, fmt.Errorf("glob: %w", err)
 	}
+	defer start.close()
+	startAbs := roots.abs(start.root, start.names)
+	if start.dir == nil {
+		return GlobResult{}, fmt.Errorf("glob: %s is a file, not a folder", roots.Display(startAbs))
+	}
 	// An absolute pattern inside the start folder is made relative to it.
 	if filepath.IsAbs(filepath.FromSlash(pattern)) {
-		rel, err := filepath.Rel(start, filepath.FromSlash(pattern))
-		if err != nil || strings.HasPrefix(rel, "..") {
-			return GlobResult{}, fmt.Errorf("glob: the pattern %q is absolute and not inside %s; give a relative pattern and a path", args.Pattern, roots.Display(start))
+		abs := filepath.Clean(filepath.FromSlash(pattern))
+		rel, ok := "", false
+		for _, dir := range []string{startAbs, filepath.Join(append([]string{roots.given[start.root]}, start.names...)...)} {
+			if within(dir, abs) {
+				rel, ok = strings.TrimPrefix(strings.TrimPrefix(abs, dir), string(filepath.Separator)), true
+				break
+			}
+		}
+		if !ok {
+			return GlobResult{}, fmt.Errorf("glob: the pattern %q is absolute and not inside %s; give a relative pattern and a path", args.Pattern, roots.Display(startAbs))
 		}
 		pattern = filepath.ToSlash(rel)
+		if pattern == "" {
+			pattern = "."
+		}
 	}
 	pattern = strings.TrimPrefix(pattern, "./")
 	if !doublestar.ValidatePattern(pattern) {
 		return GlobResult{}, fmt.Errorf("glob: %q is not a valid pattern (check brackets and braces)", args.Pattern)
-	}
-	fi, err := os.Stat(start)
-	if err != nil {
-		return GlobResult{}, fmt.Errorf("glob: %w", err)
-	}
-	if !fi.IsDir() {
-		return GlobResult{}, fmt.Errorf("glob: %s is a file, not a folder", roots.Display(start))
 	}
 	limit := args.Limit
 	if limit <= 0 {
 		limit = DefaultGlobLimit
 	}
 	limit = min(limit, MaxGlobLimit)
-	root, _ := roots.Root(start)
 	// The pattern's fixed leading folders narrow the walk.
 	base, _ := doublestar.SplitPattern(pattern)
 	skip := func(rel string) bool { return false }
@@ -112,13 +118,13 @@ func Glob(ctx context.Context, roots Roots, args GlobArgs) (GlobResult, error) {
 	}
 	var mu sync.Mutex
 	var found []GlobMatch
-	err = walk(ctx, walkOptions{root: root, start: start, noIgnore: args.IncludeIgnored, skipDir: skip}, func(e entry) bool {
+	err = walk(ctx, walkOptions{roots: roots, start: start, absDir: startAbs, noIgnore: args.IncludeIgnored, skipDir: skip}, func(e entry) bool {
 		if !doublestar.MatchUnvalidated(pattern, e.rel) {
 			return true
 		}
 		var mt time.Time
-		if info, err := e.d.Info(); err == nil {
-			mt = info.ModTime()
+		if st, err := e.stat(); err == nil {
+			mt = st.modTime
 		}
 		mu.Lock()
 		found = append(found, GlobMatch{Path: e.abs, ModTime: mt})
@@ -134,7 +140,7 @@ func Glob(ctx context.Context, roots Roots, args GlobArgs) (GlobResult, error) {
 		}
 		return found[i].Path < found[j].Path
 	})
-	res := GlobResult{Start: roots.Display(start)}
+	res := GlobResult{Start: roots.Display(startAbs)}
 	if len(found) > limit {
 		res.More = len(found) - limit
 		found = found[:limit]

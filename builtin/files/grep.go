@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -542,6 +542,26 @@ func (m *matcher) indexLit(hay []byte, from int) int {
 	return -1
 }
 
+// readFile reads the open file f into buf (grown as needed) and returns
+// its bytes, or nil for a file that is too large or cannot be read. It
+// reads what fstat announced when the file was opened: a file that grows
+// while it is read is searched as it was.
+func readFile(f *fileFD, buf *[]byte) []byte {
+	size := f.size()
+	if size > maxFileBytes {
+		return nil
+	}
+	if cap(*buf) < int(size)+1 {
+		*buf = make([]byte, 0, size+size/8+512)
+	}
+	b := (*buf)[:size]
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil
+	}
+	return b[:n]
+}
+
 // bufPool holds read buffers.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
@@ -598,22 +618,20 @@ func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
 		prev := keep
 		keep = func(rel, name string) bool { return tm(name) && prev(rel, name) }
 	}
-	start, err := roots.Resolve(args.Path)
+	start, err := roots.open(args.Path, true)
 	if err != nil {
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}
-	fi, err := os.Stat(start)
-	if err != nil {
-		return GrepResult{}, fmt.Errorf("grep: %w", err)
-	}
+	defer start.close()
+	startAbs := roots.abs(start.root, start.names)
 	res := GrepResult{Mode: mode, HeadLimit: limit}
 	var (
 		mu        sync.Mutex
 		collected atomic.Int64
 		searched  atomic.Int64
 	)
-	search := func(abs string, buf, scratch *[]byte) {
-		data := readFile(abs, buf)
+	search := func(file *fileFD, abs string, buf, scratch *[]byte) {
+		data := readFile(file, buf)
 		if data == nil {
 			return
 		}
@@ -650,24 +668,28 @@ func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
 		res.Files = append(res.Files, f)
 		mu.Unlock()
 	}
-	if !fi.IsDir() {
+	if start.file != nil {
 		bp := bufPool.Get().(*[]byte)
 		var scratch []byte
-		search(start, bp, &scratch)
+		search(start.file, startAbs, bp, &scratch)
 		bufPool.Put(bp)
 	} else {
-		root, _ := roots.Root(start)
 		type state struct {
 			buf     *[]byte
 			scratch []byte
 		}
 		states := sync.Pool{New: func() any { return &state{buf: bufPool.Get().(*[]byte)} }}
-		err = walk(ctx, walkOptions{root: root, start: start, noIgnore: args.IncludeIgnored}, func(e entry) bool {
+		err = walk(ctx, walkOptions{roots: roots, start: start, absDir: startAbs, noIgnore: args.IncludeIgnored}, func(e entry) bool {
 			if !e.typ.IsRegular() || !keep(e.rel, e.name) {
 				return true
 			}
+			file, err := e.open()
+			if err != nil {
+				return true
+			}
 			st := states.Get().(*state)
-			search(e.abs, st.buf, &st.scratch)
+			search(file, e.abs, st.buf, &st.scratch)
+			file.close()
 			states.Put(st)
 			return true
 		})

@@ -3,9 +3,7 @@ package files
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -136,12 +134,12 @@ type ignoreChain struct {
 	parent *ignoreChain
 }
 
-// with returns the chain extended by the .gitignore in the folder abs
+// with returns the chain extended by the .gitignore in the folder dir
 // (rel is its path relative to the walk's top), or c itself when there is
-// none.
-func (c *ignoreChain) with(abs, rel string) *ignoreChain {
-	data, err := os.ReadFile(filepath.Join(abs, ".gitignore"))
-	if err != nil || len(data) == 0 {
+// none. A .gitignore that is a link, or not a regular file, is not read.
+func (c *ignoreChain) with(dir *dirFD, rel string) *ignoreChain {
+	data := dir.readSmall(".gitignore")
+	if len(data) == 0 {
 		return c
 	}
 	f := parseIgnore(rel, data)
@@ -174,10 +172,21 @@ func (c *ignoreChain) ignored(rel string, isDir bool) bool {
 	return false
 }
 
-// gitInfoExclude returns the rules of .git/info/exclude in top, if any.
-func gitInfoExclude(top string) *ignoreChain {
-	data, err := os.ReadFile(filepath.Join(top, ".git", "info", "exclude"))
+// gitInfoExclude returns the rules of .git/info/exclude in the folder top,
+// if any. Links on the way are not followed.
+func gitInfoExclude(top *dirFD) *ignoreChain {
+	git, err := top.openDir(".git")
 	if err != nil {
+		return nil
+	}
+	defer git.close()
+	info, err := git.openDir("info")
+	if err != nil {
+		return nil
+	}
+	defer info.close()
+	data := info.readSmall("exclude")
+	if len(data) == 0 {
 		return nil
 	}
 	f := parseIgnore("", data)
