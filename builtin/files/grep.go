@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,7 +31,7 @@ const (
 	MaxContext       = 20
 	// maxLineChars bounds one printed line.
 	maxLineChars = 400
-	// maxFileBytes: larger files are skipped.
+	// maxFileBytes: larger files are skipped (see maxMultilineBytes).
 	maxFileBytes = 128 << 20
 	// maxCollected bounds the content lines kept in memory.
 	maxCollected = 50_000
@@ -58,6 +55,7 @@ type GrepArgs struct {
 	// CaseInsensitive ignores case.
 	CaseInsensitive bool `json:"case_insensitive,omitempty"`
 	// Multiline lets matches span lines, with "." matching newlines.
+	// Files are then read whole, and those over 16 MiB skipped.
 	Multiline bool `json:"multiline,omitempty"`
 	// Context, Before and After are lines of context in content mode.
 	Context int `json:"context,omitempty"`
@@ -84,6 +82,7 @@ type GrepResult struct {
 	Files     []GrepFile
 	HeadLimit int
 	Searched  int64 // files searched
+	TooLarge  int64 // files skipped for their size
 	Truncated bool  // content was dropped to bound memory
 }
 
@@ -92,6 +91,9 @@ func (r GrepResult) String() string {
 	var b strings.Builder
 	if len(r.Files) == 0 {
 		fmt.Fprintf(&b, "No matches (%d files searched).", r.Searched)
+		if r.TooLarge > 0 {
+			fmt.Fprintf(&b, " (%d files not searched: larger than %d MiB, or %d MiB in multiline mode)", r.TooLarge, maxFileBytes>>20, maxMultilineBytes>>20)
+		}
 		return b.String()
 	}
 	limit := r.HeadLimit
@@ -141,6 +143,9 @@ func (r GrepResult) String() string {
 	}
 	if r.Truncated {
 		b.WriteString("(too many matching lines: output was cut; narrow the search)\n")
+	}
+	if r.TooLarge > 0 {
+		fmt.Fprintf(&b, "(%d files not searched: larger than %d MiB, or %d MiB in multiline mode)\n", r.TooLarge, maxFileBytes>>20, maxMultilineBytes>>20)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -542,30 +547,12 @@ func (m *matcher) indexLit(hay []byte, from int) int {
 	return -1
 }
 
-// readFile reads the open file f into buf (grown as needed) and returns
-// its bytes, or nil for a file that is too large or cannot be read. It
-// reads what fstat announced when the file was opened: a file that grows
-// while it is read is searched as it was.
-func readFile(f *fileFD, buf *[]byte) []byte {
-	size := f.size()
-	if size > maxFileBytes {
-		return nil
-	}
-	if cap(*buf) < int(size)+1 {
-		*buf = make([]byte, 0, size+size/8+512)
-	}
-	b := (*buf)[:size]
-	n, err := io.ReadFull(f, b)
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil
-	}
-	return b[:n]
-}
-
-// bufPool holds read buffers.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// Grep searches file contents under args.Path for args.Pattern.
+// Grep searches file contents under args.Path for args.Pattern. Files are
+// read a piece at a time, in memory that does not grow with their size
+// (see scan.go): binary files (a NUL byte in the first 8 KiB) are read no
+// further than their first piece, lines longer than 1 MiB are searched in
+// their first 1 MiB, and files over 128 MiB are skipped and counted in
+// GrepResult.TooLarge.
 func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
 	if args.Pattern == "" {
 		return GrepResult{}, fmt.Errorf("grep: pattern is empty")
@@ -624,193 +611,38 @@ func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
 	}
 	defer start.close()
 	startAbs := roots.abs(start.root, start.names)
-	res := GrepResult{Mode: mode, HeadLimit: limit}
-	var (
-		mu        sync.Mutex
-		collected atomic.Int64
-		searched  atomic.Int64
-	)
-	search := func(file *fileFD, abs string, buf, scratch *[]byte) {
-		data := readFile(file, buf)
-		if data == nil {
-			return
-		}
-		searched.Add(1)
-		if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
-			return
-		}
-		var f GrepFile
-		var spans [][2]int
-		m.matchLines(data, scratch, func(s, e int) bool {
-			f.Count++
-			if mode == ModeFiles {
-				return false
-			}
-			if mode == ModeContent {
-				spans = append(spans, [2]int{s, e})
-			}
-			return true
-		})
-		if f.Count == 0 {
-			return
-		}
-		f.Path = roots.Display(abs)
-		if mode == ModeContent {
-			if collected.Add(int64(len(spans)*(1+before+after))) > maxCollected {
-				mu.Lock()
-				res.Truncated = true
-				mu.Unlock()
-				return
-			}
-			f.Lines = formatContent(f.Path, data, spans, before, after, lineNumbers)
-		}
-		mu.Lock()
-		res.Files = append(res.Files, f)
-		mu.Unlock()
+	g := &grepper{roots: roots, m: m, mode: mode, before: before, after: after, numbers: lineNumbers, chunk: readChunk, maxLine: maxLineBytes}
+	if err := g.run(ctx, roots, start, startAbs, keep, args.IncludeIgnored); err != nil {
+		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}
-	if start.file != nil {
-		bp := bufPool.Get().(*[]byte)
-		var scratch []byte
-		search(start.file, startAbs, bp, &scratch)
-		bufPool.Put(bp)
-	} else {
-		type state struct {
-			buf     *[]byte
-			scratch []byte
-		}
-		states := sync.Pool{New: func() any { return &state{buf: bufPool.Get().(*[]byte)} }}
-		err = walk(ctx, walkOptions{roots: roots, start: start, absDir: startAbs, noIgnore: args.IncludeIgnored}, func(e entry) bool {
-			if !e.typ.IsRegular() || !keep(e.rel, e.name) {
-				return true
-			}
-			file, err := e.open()
-			if err != nil {
-				return true
-			}
-			st := states.Get().(*state)
-			search(file, e.abs, st.buf, &st.scratch)
-			file.close()
-			states.Put(st)
-			return true
-		})
-		if err != nil {
-			return GrepResult{}, fmt.Errorf("grep: %w", err)
-		}
-	}
-	res.Searched = searched.Load()
+	res := GrepResult{Mode: mode, HeadLimit: limit, Files: g.files, Truncated: g.truncated, Searched: g.searched.Load(), TooLarge: g.tooLarge.Load()}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	return res, nil
 }
 
-// formatContent prints the matching spans of one file with context, as
-// "path:N:text" for matching lines, "path-N-text" for context lines and
-// "--" between groups that are not adjacent. Spans are in order.
-func formatContent(path string, data []byte, spans [][2]int, before, after int, numbers bool) []string {
-	// A line is known by its number (0-based) and start offset.
-	type line struct{ n, s int }
-	// Line numbers are counted forward from the previous span.
-	cur := line{0, 0}
-	lineAtOff := func(off int) line {
-		cur.n += bytes.Count(data[cur.s:off], nl)
-		cur.s = bytes.LastIndexByte(data[:off], '\n') + 1
-		return cur
+// run searches the file or folder start (at startAbs), keeping the files
+// of a folder for which keep is true.
+func (g *grepper) run(ctx context.Context, roots Roots, start *place, startAbs string, keep func(rel, name string) bool, noIgnore bool) error {
+	if start.file != nil {
+		st := statePool.Get().(*readState)
+		g.search(start.file, startAbs, st)
+		putState(st)
+		return nil
 	}
-	end := func(s int) int {
-		if e := bytes.IndexByte(data[s:], '\n'); e >= 0 {
-			return s + e
+	return walk(ctx, walkOptions{roots: roots, start: start, absDir: startAbs, noIgnore: noIgnore}, func(e entry) bool {
+		if !e.typ.IsRegular() || !keep(e.rel, e.name) {
+			return true
 		}
-		return len(data)
-	}
-	next := func(l line) (line, bool) {
-		e := end(l.s)
-		if e >= len(data) || e+1 >= len(data) {
-			return l, false
+		file, err := e.open()
+		if err != nil {
+			return true
 		}
-		return line{l.n + 1, e + 1}, true
-	}
-	prev := func(l line) (line, bool) {
-		if l.s == 0 {
-			return l, false
-		}
-		return line{l.n - 1, bytes.LastIndexByte(data[:l.s-1], '\n') + 1}, true
-	}
-	text := func(l line) string {
-		t := data[l.s:end(l.s)]
-		t = bytes.TrimSuffix(t, []byte("\r"))
-		if len(t) > maxLineChars {
-			cut := maxLineChars
-			for cut > 0 && !utf8.RuneStart(t[cut]) {
-				cut--
-			}
-			return strings.ToValidUTF8(string(t[:cut]), "\uFFFD") + fmt.Sprintf("… (%d more characters)", len(t)-cut)
-		}
-		return strings.ToValidUTF8(string(t), "\uFFFD")
-	}
-	// The matching lines, in order, without repeats.
-	var matches []line
-	for _, sp := range spans {
-		if sp[0] < cur.s && len(matches) > 0 {
-			continue
-		}
-		first := lineAtOff(sp[0])
-		if len(matches) == 0 || first.n > matches[len(matches)-1].n {
-			matches = append(matches, first)
-		}
-		// A multiline match covers every line it spans.
-		for l := first; sp[1] > 0 && end(l.s) < sp[1]-1; {
-			nl, ok := next(l)
-			if !ok {
-				break
-			}
-			l = nl
-			matches = append(matches, l)
-			cur = l
-		}
-	}
-	var out []string
-	emit := func(l line, sep string) {
-		if numbers {
-			out = append(out, path+sep+strconv.Itoa(l.n+1)+sep+text(l))
-		} else {
-			out = append(out, path+sep+text(l))
-		}
-	}
-	last := -1 // the last line printed
-	for i, m := range matches {
-		// Context before, not repeating what was printed.
-		var pre []line
-		for l, k := m, 0; k < before; k++ {
-			p, ok := prev(l)
-			if !ok || p.n <= last {
-				break
-			}
-			pre = append(pre, p)
-			l = p
-		}
-		firstN := m.n
-		if len(pre) > 0 {
-			firstN = pre[len(pre)-1].n
-		}
-		if last >= 0 && firstN > last+1 {
-			out = append(out, "--")
-		}
-		for k := len(pre) - 1; k >= 0; k-- {
-			emit(pre[k], "-")
-		}
-		emit(m, ":")
-		last = m.n
-		// Context after, up to the next match.
-		for l, k := m, 0; k < after; k++ {
-			nx, ok := next(l)
-			if !ok || (i+1 < len(matches) && nx.n >= matches[i+1].n) {
-				break
-			}
-			emit(nx, "-")
-			last = nx.n
-			l = nx
-		}
-	}
-	return out
+		st := statePool.Get().(*readState)
+		g.search(file, e.abs, st)
+		putState(st)
+		file.close()
+		return true
+	})
 }
 
 var nl = []byte{'\n'}
