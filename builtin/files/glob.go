@@ -22,7 +22,8 @@ const (
 type GlobArgs struct {
 	// Pattern is a doublestar pattern matched against paths relative to
 	// Path: "*" and "?" stay within one folder, "**" crosses folders,
-	// "{a,b}" are alternatives, "[a-z]" classes.
+	// "{a,b}" are alternatives, "[a-z]" classes. It is refused when over
+	// MaxGlobPatternBytes, MaxGlobBraceDepth or MaxGlobAlternatives.
 	Pattern string `json:"pattern"`
 	// Path is the folder to search from; empty means the first root.
 	Path string `json:"path,omitempty"`
@@ -70,6 +71,9 @@ func Glob(ctx context.Context, roots Roots, args GlobArgs) (GlobResult, error) {
 	pattern := strings.TrimSpace(args.Pattern)
 	if pattern == "" {
 		return GlobResult{}, fmt.Errorf("glob: pattern is empty")
+	}
+	if err := checkGlob(pattern); err != nil {
+		return GlobResult{}, fmt.Errorf("glob: %w", err)
 	}
 	pattern = filepath.ToSlash(pattern)
 	start, err := roots.open(args.Path, false)

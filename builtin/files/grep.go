@@ -46,7 +46,8 @@ type GrepArgs struct {
 	// Path is a file or folder to search; empty means the roots.
 	Path string `json:"path,omitempty"`
 	// Glob keeps files whose base name (or, when it has a "/", path
-	// relative to Path) matches this doublestar pattern.
+	// relative to Path) matches this doublestar pattern, within the
+	// limits of GlobArgs.Pattern.
 	Glob string `json:"glob,omitempty"`
 	// Type keeps files of one type ("go", "py", "ts", ...).
 	Type string `json:"type,omitempty"`
@@ -588,6 +589,9 @@ func Grep(ctx context.Context, roots Roots, args GrepArgs) (GrepResult, error) {
 	keep := func(rel, name string) bool { return true }
 	if g := strings.TrimSpace(args.Glob); g != "" {
 		g = strings.TrimPrefix(g, "./")
+		if err := checkGlob(g); err != nil {
+			return GrepResult{}, fmt.Errorf("grep: glob: %w", err)
+		}
 		if !doublestar.ValidatePattern(g) {
 			return GrepResult{}, fmt.Errorf("grep: glob %q is not a valid pattern", args.Glob)
 		}
