@@ -329,3 +329,42 @@ func TestWalksCloseFolders(t *testing.T) {
 		t.Errorf("open files: %d before, %d after", before, after)
 	}
 }
+
+// TestReadFile: Roots.ReadFile reads a file inside the roots, through
+// links that stay inside, and refuses what lies outside, folders and files
+// over its limit.
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	root := tree(t, map[string]string{"a/b.txt": "inside\n"})
+	outside := outsideTree(t, "b.txt")
+	for target, name := range map[string]string{"a": "in", outside: "out"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := mustRoots(t, root)
+	for _, tc := range []struct {
+		path  string
+		limit int64
+		want  string
+		err   string
+	}{
+		{path: "a/b.txt", limit: 100, want: "inside\n"},
+		{path: "in/b.txt", limit: 100, want: "inside\n"},
+		{path: filepath.Join(root, "in", "b.txt"), limit: 100, want: "inside\n"},
+		{path: "out/b.txt", limit: 100, err: "outside the allowed roots"},
+		{path: filepath.Join(outside, "b.txt"), limit: 100, err: "outside the allowed roots"},
+		{path: "a", limit: 100, err: "is a folder"},
+		{path: "a/b.txt", limit: 3, err: "over the limit of 3"},
+	} {
+		data, mod, err := r.ReadFile(tc.path, tc.limit)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || leaked(err.Error(), outside, tc.path) {
+				t.Errorf("ReadFile(%q) = %q, %v; want an error with %q", tc.path, data, err, tc.err)
+			}
+		case err != nil || string(data) != tc.want || mod.IsZero():
+			t.Errorf("ReadFile(%q) = %q, %v, %v; want %q", tc.path, data, mod, err, tc.want)
+		}
+	}
+}

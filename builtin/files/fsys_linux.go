@@ -88,7 +88,7 @@ func (d *dirFD) openFile(name string) (*fileFD, error) {
 		unix.Close(fd)
 		return nil, errNotRegular
 	}
-	return &fileFD{fd: fd, n: st.Size}, nil
+	return &fileFD{fd: fd, n: st.Size, mtime: time.Unix(st.Mtim.Unix())}, nil
 }
 
 // lstat describes the name in d itself, not what a link points to.
@@ -162,12 +162,16 @@ func (d *dirFD) close() {
 
 // A fileFD is a regular file open for reading.
 type fileFD struct {
-	fd int
-	n  int64
+	fd    int
+	n     int64
+	mtime time.Time
 }
 
 // size is the file's size when it was opened.
 func (f *fileFD) size() int64 { return f.n }
+
+// modTime is the file's modification time when it was opened.
+func (f *fileFD) modTime() time.Time { return f.mtime }
 
 // Read reads from the file, as io.Reader.
 func (f *fileFD) Read(p []byte) (int, error) {

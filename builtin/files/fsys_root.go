@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // A dirFD is an open folder. Its methods take one name in it, never a path
@@ -81,7 +82,7 @@ func (d *dirFD) openFile(name string) (*fileFD, error) {
 		f.Close()
 		return nil, errNotRegular
 	}
-	return &fileFD{f: f, n: fi.Size()}, nil
+	return &fileFD{f: f, n: fi.Size(), mtime: fi.ModTime()}, nil
 }
 
 // lstat describes the name in d itself, not what a link points to.
@@ -121,12 +122,16 @@ func notExist(err error) error {
 
 // A fileFD is a regular file open for reading.
 type fileFD struct {
-	f *os.File
-	n int64
+	f     *os.File
+	n     int64
+	mtime time.Time
 }
 
 // size is the file's size when it was opened.
 func (f *fileFD) size() int64 { return f.n }
+
+// modTime is the file's modification time when it was opened.
+func (f *fileFD) modTime() time.Time { return f.mtime }
 
 // Read reads from the file, as io.Reader.
 func (f *fileFD) Read(p []byte) (int, error) { return f.f.Read(p) }

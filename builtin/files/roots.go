@@ -20,10 +20,12 @@ package files
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -354,6 +356,28 @@ func (r Roots) Resolve(p string) (string, error) {
 	}
 	pl.close()
 	return r.abs(pl.root, pl.names), nil
+}
+
+// ReadFile reads the regular file at p, a caller's path resolved and
+// opened as the tools open it (see Resolve), and returns its contents and
+// modification time. A file larger than limit bytes is an error.
+func (r Roots) ReadFile(p string, limit int64) ([]byte, time.Time, error) {
+	pl, err := r.open(p, true)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer pl.close()
+	if pl.file == nil {
+		return nil, time.Time{}, fmt.Errorf("%s is a folder, not a file", r.Display(r.abs(pl.root, pl.names)))
+	}
+	if size := pl.file.size(); size > limit {
+		return nil, time.Time{}, fmt.Errorf("%s is %d bytes, over the limit of %d", r.Display(r.abs(pl.root, pl.names)), size, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(pl.file, pl.file.size()))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("reading %s: %w", r.Display(r.abs(pl.root, pl.names)), err)
+	}
+	return data, pl.file.modTime(), nil
 }
 
 // Display returns how a result path is shown: relative to its root when

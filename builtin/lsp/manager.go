@@ -243,16 +243,18 @@ func (s *server) initialize(ctx context.Context) error {
 	return s.c.notify("initialized", map[string]any{})
 }
 
-// open makes sure the server has the current text of path.
-func (s *server) open(path string, languageID string) (string, []byte, error) {
-	data, err := os.ReadFile(path)
+// maxFileBytes bounds a file sent to a language server or read to show
+// lines.
+const maxFileBytes = 16 << 20
+
+// open makes sure the server has the current text of path, read through
+// roots.
+func (s *server) open(roots files.Roots, path string, languageID string) (string, []byte, error) {
+	data, mod, err := roots.ReadFile(path, maxFileBytes)
 	if err != nil {
 		return "", nil, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", nil, err
-	}
+	size := int64(len(data))
 	uri := fileURI(path)
 	s.docMu.Lock()
 	defer s.docMu.Unlock()
@@ -262,7 +264,7 @@ func (s *server) open(path string, languageID string) (string, []byte, error) {
 		err = s.c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 			"uri": uri, "languageId": languageID, "version": 1, "text": string(data)}})
 		st = docState{version: 1}
-	case !st.mod.Equal(fi.ModTime()) || st.size != fi.Size():
+	case !st.mod.Equal(mod) || st.size != size:
 		st.version++
 		err = s.c.notify("textDocument/didChange", map[string]any{
 			"textDocument":   map[string]any{"uri": uri, "version": st.version},
@@ -271,7 +273,7 @@ func (s *server) open(path string, languageID string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	st.mod, st.size = fi.ModTime(), fi.Size()
+	st.mod, st.size = mod, size
 	s.docs[uri] = st
 	return uri, data, nil
 }
@@ -386,7 +388,7 @@ func (m *Manager) Do(ctx context.Context, roots files.Roots, a Args) (string, er
 	if langID == "" {
 		langID = lang
 	}
-	uri, data, err := s.open(p, langID)
+	uri, data, err := s.open(roots, p, langID)
 	if err != nil {
 		return "", m.callErr(s, err)
 	}
@@ -478,7 +480,8 @@ func (r *render) lines(p string) []string {
 	}
 	var l []string
 	if _, ok := r.roots.Root(p); ok {
-		if data, err := os.ReadFile(p); err == nil && utf8.Valid(data) {
+		// Read through the roots: a link on the way must not lead out.
+		if data, _, err := r.roots.ReadFile(p, maxFileBytes); err == nil && utf8.Valid(data) {
 			l = strings.Split(string(data), "\n")
 		}
 	}
