@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
 )
 
 // callTool calls call_tool (or, on a full session, the tool natively when
@@ -344,5 +345,53 @@ func TestUnsolicitedRequestsAreRefused(t *testing.T) {
 		if text, isErr := other.call(t, tool); isErr || !strings.HasPrefix(text, want) {
 			t.Errorf("%s within a call = %q (error %v), want %q", tool, text, isErr, want)
 		}
+	}
+}
+
+func TestAliasName(t *testing.T) {
+	t.Parallel()
+	taken := map[string]*catalog.Tool{}
+	cases := []struct{ server, name, prefix string }{
+		{"evil", "bad name\nwith a newline", "evil__bad_name_with_a_newline_"},
+		{"evil", strings.Repeat("x", 5000), "evil__xxxx"},
+		{"evil", "\n\n", "evil__tool_"},
+		{"café", "a b", "caf__a_b_"},
+		{"a", "émoji🙂", "a__moji_"},
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		got := aliasName(&catalog.Tool{Server: c.server, Name: c.name}, taken)
+		if !validToolName(got) || len(got) > aliasLength || !strings.HasPrefix(got, c.prefix) || seen[got] {
+			t.Errorf("aliasName(%q, %.20q) = %q: want a valid, unique name of at most %d characters starting %q", c.server, c.name, got, aliasLength, c.prefix)
+		}
+		seen[got] = true
+	}
+	// A name already taken gets a longer hash.
+	tool := &catalog.Tool{Server: "evil", Name: "a b"}
+	first := aliasName(tool, taken)
+	taken[first] = &catalog.Tool{Server: "evil", Name: "a_b_squatter"}
+	if second := aliasName(tool, taken); second == first || !validToolName(second) {
+		t.Errorf("with %q taken, the alias is %q", first, second)
+	}
+}
+
+// TestAliasOnlyWhatClientsRefuse: only a name clients would refuse gets an
+// alias: a bare name that is valid stays, even under a server key with
+// characters a tool name may not have; a valid tool name whose
+// server__tool form is too long is aliased.
+func TestAliasOnlyWhatClientsRefuse(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("y", 125)
+	g, _ := newGatewayLogged(t, map[string]any{"café": map[string]any{"command": "unused", "naming": "bare"},
+		"db": map[string]any{"command": "unused", "naming": "prefixed"}}, nil)
+	v := viewOf(t, map[string][]string{"café": {"menu"}, "db": {long, "query"}}, nil)
+	g.nameView(v)
+	for id, want := range map[string]string{"café/menu": "menu", "db/query": "db__query"} {
+		if tool, _ := v.snap.Tool(id); v.exposedName(tool) != want {
+			t.Errorf("%s is exposed as %q, want %q", id, v.exposedName(tool), want)
+		}
+	}
+	if tool, _ := v.snap.Tool("db/" + long); !strings.HasPrefix(v.exposedName(tool), "db__yyy") || !validToolName(v.exposedName(tool)) {
+		t.Errorf("db's 125-character tool is exposed as %q", v.exposedName(tool))
 	}
 }

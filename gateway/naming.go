@@ -95,7 +95,7 @@ func (g *Gateway) nameView(v *view) {
 		if !g.Visible(t) {
 			continue
 		}
-		if !validToolName(t.Name) || !validToolName(t.WireName()) {
+		if !validToolName(t.Name) {
 			unsafe = append(unsafe, t)
 			continue
 		}
@@ -118,6 +118,10 @@ func (g *Gateway) nameView(v *view) {
 			default:
 				name = t.Name
 			}
+		}
+		if !validToolName(name) { // server__tool too long, or a key clients refuse
+			unsafe = append(unsafe, t)
+			continue
 		}
 		n.tools[t] = name
 		n.byName[name] = t
@@ -198,27 +202,14 @@ const aliasLength = 64
 // one "_"), cut to fit, then "_" and a hash of the whole name, lengthened
 // until no name in taken has it.
 func aliasName(t *catalog.Tool, taken map[string]*catalog.Tool) string {
-	var b strings.Builder
-	for i := 0; i < len(t.Name); i++ {
-		c := t.Name[i]
-		switch {
-		case toolNameByte(c):
-			b.WriteByte(c)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
-			b.WriteByte('_')
-		}
-	}
-	stem := strings.Trim(b.String(), "_")
-	if stem == "" {
-		stem = "tool"
-	}
+	stem := sanitise(t.Name, "tool")
+	prefix := sanitise(t.Server, "server") + catalog.WireSeparator
 	sum := sha256.Sum256([]byte(t.Server + "\x00" + t.Name))
 	hash := hex.EncodeToString(sum[:])
 	for n := 8; ; n += 4 {
-		prefix := t.Server + catalog.WireSeparator
 		room := max(aliasLength-len(prefix)-1-n, 1)
-		s := stem[:min(len(stem), room)]
-		name := prefix + strings.TrimRight(s, "_") + "_" + hash[:min(n, len(hash))]
+		s := strings.TrimRight(stem[:min(len(stem), room)], "_")
+		name := prefix + s + "_" + hash[:min(n, len(hash))]
 		if len(name) > maxToolName {
 			name = name[len(name)-maxToolName:]
 		}
@@ -226,6 +217,26 @@ func aliasName(t *catalog.Tool, taken map[string]*catalog.Tool) string {
 			return name
 		}
 	}
+}
+
+// sanitise keeps the characters of s a tool name may have, a run of any
+// others becoming one "_", without "_" at either end; empty gives
+// fallback.
+func sanitise(s, fallback string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case toolNameByte(c):
+			b.WriteByte(c)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
+			b.WriteByte('_')
+		}
+	}
+	if out := strings.Trim(b.String(), "_"); out != "" {
+		return out
+	}
+	return fallback
 }
 
 // quoteShort cuts a name to 100 bytes for the log (which quotes it).
