@@ -84,6 +84,12 @@ type Status struct {
 	// RetryAt is when a server that used up its restarts is tried again
 	// (zero when it has not given up).
 	RetryAt time.Time
+	// Oversized counts the messages over the size limit the server sent
+	// (oversize.go); LastOversize says what the last one was and what
+	// the gateway did, at LastOversizeAt.
+	Oversized      int
+	LastOversize   string
+	LastOversizeAt time.Time
 }
 
 // view is the gateway's current picture of the world, replaced as a whole.

@@ -113,6 +113,11 @@ type healthServer struct {
 	Cached bool   `json:"from_cache,omitempty"`
 	// RetryAt is when a server that used up its restarts is tried again.
 	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// Oversized counts the messages over the size limit the server sent;
+	// LastOversize says what the last one was and what was done.
+	Oversized      int        `json:"oversized_messages,omitempty"`
+	LastOversize   string     `json:"last_oversized,omitempty"`
+	LastOversizeAt *time.Time `json:"last_oversized_at,omitempty"`
 }
 
 // serveHealth answers /healthz: the gateway's state, its servers and their
@@ -157,6 +162,9 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: g.Redact(st.Error), Cached: st.FromCache}
 		if !st.RetryAt.IsZero() {
 			hs.RetryAt = &st.RetryAt
+		}
+		if st.Oversized > 0 {
+			hs.Oversized, hs.LastOversize, hs.LastOversizeAt = st.Oversized, st.LastOversize, &st.LastOversizeAt
 		}
 		out.Servers = append(out.Servers, hs)
 	}

@@ -25,6 +25,7 @@ type metrics struct {
 	callSeconds  map[string]float64
 	states       map[string]string
 	restarts     map[string]int64
+	oversized    map[[2]string]int64 // server, action → messages over the size limit
 	catalogTok   int
 	sessions     int
 }
@@ -33,7 +34,7 @@ var latencyBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 
 func newMetrics() *metrics {
 	return &metrics{calls: map[[2]string]int64{}, callSeconds: map[string]float64{}, states: map[string]string{},
-		restarts: map[string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
+		restarts: map[string]int64{}, oversized: map[[2]string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
 }
 
 func (m *metrics) search(d time.Duration, hits int, err error) {
@@ -74,6 +75,12 @@ func (m *metrics) setState(server, state string) {
 func (m *metrics) restart(server string) {
 	m.mu.Lock()
 	m.restarts[server]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) oversize(server, action string) {
+	m.mu.Lock()
+	m.oversized[[2]string{server, action}]++
 	m.mu.Unlock()
 }
 
@@ -159,6 +166,16 @@ func (m *metrics) write(w io.Writer, loaded, held int) {
 	p("# TYPE toolsearch_upstream_restarts_total counter")
 	for _, s := range sortedKeysOf(m.restarts) {
 		p("toolsearch_upstream_restarts_total{server=%q} %d", s, m.restarts[s])
+	}
+	p("# HELP toolsearch_upstream_oversized_messages_total Messages over the size limit per upstream server and what was done: call_failed, dropped or restarted.")
+	p("# TYPE toolsearch_upstream_oversized_messages_total counter")
+	okeys := make([][2]string, 0, len(m.oversized))
+	for k := range m.oversized {
+		okeys = append(okeys, k)
+	}
+	sort.Slice(okeys, func(i, j int) bool { return okeys[i][0]+"\x00"+okeys[i][1] < okeys[j][0]+"\x00"+okeys[j][1] })
+	for _, k := range okeys {
+		p("toolsearch_upstream_oversized_messages_total{server=%q,action=%q} %d", k[0], k[1], m.oversized[k])
 	}
 	p("# HELP toolsearch_catalog_tokens Tokens of every visible tool definition.")
 	p("# TYPE toolsearch_catalog_tokens gauge")

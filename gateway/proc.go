@@ -70,7 +70,10 @@ const stdinWriteTimeout = 30 * time.Second
 // The server's stdin, stdout and stderr are plain pipes owned by the
 // gateway, so that its exit is seen when it exits, even if a child it
 // spawned keeps the pipes open.
-func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger) (*process, error) {
+//
+// A message over maxMessageBytes is skipped and reported to onOversize
+// (which may be nil); see filterStdout.
+func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
@@ -107,37 +110,7 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger) (*proce
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		dropped := 0
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 64<<10), mcp.DefaultMaxLineLength)
-		for sc.Scan() {
-			line := sc.Bytes()
-			trimmed := bytes.TrimSpace(line)
-			if len(trimmed) == 0 {
-				continue
-			}
-			if trimmed[0] != '{' && trimmed[0] != '[' {
-				msg := string(trimmed)
-				if len(msg) > 200 {
-					msg = msg[:200] + "…"
-				}
-				fmt.Fprintf(stderrTail, "[not JSON-RPC on stdout, dropped] %s\n", msg)
-				dropped++
-				switch {
-				case dropped <= 3:
-					log.Warn("upstream printed a line that is not JSON-RPC on stdout; dropped", "line", msg)
-				case dropped == 4:
-					log.Warn("upstream keeps printing lines that are not JSON-RPC on stdout; dropping them quietly")
-				default:
-					log.Debug("dropped a line that is not JSON-RPC", "line", msg)
-				}
-				continue
-			}
-			if _, err := pw.Write(append(append([]byte(nil), trimmed...), '\n')); err != nil {
-				return
-			}
-		}
-		if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+		if err := filterStdout(outR, pw, stderrTail, log, onOversize); err != nil {
 			fmt.Fprintf(stderrTail, "[reading stdout: %v]\n", err)
 		}
 	}()
@@ -209,12 +182,107 @@ func (p *process) exitErr() error {
 	}
 }
 
+// errResetOversize ends a connection on which a message over the bound had
+// no id the gateway could answer for.
+var errResetOversize = errors.New("the server sent a message over the size limit with no id to answer for; the connection is reset")
+
+// filterStdout copies a server's stdout to w one line (one JSON-RPC
+// message) at a time, each line whole in one Write. Lines that are not JSON
+// objects or arrays are reported to stderrTail and the log and dropped. A
+// line over maxMessageBytes is skipped while msgHead reads it, then: a
+// response gets an error response for its id in its place, a notification
+// or a server request is dropped, and anything else ends the copy, closing
+// w with errResetOversize so that the session ends and the server is
+// restarted. onOversize (may be nil) hears of each. It returns the read
+// error that ended the copy, if not the end of the output.
+func filterStdout(r io.Reader, w *io.PipeWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		line    []byte
+		over    bool // the line is over the bound: head reads it, line is not kept
+		head    msgHead
+		size    int64
+		dropped int
+	)
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += int64(len(frag))
+		switch {
+		case over:
+			_, _ = head.Write(frag)
+		case size > maxMessageBytes:
+			over, head = true, msgHead{}
+			_, _ = head.Write(line)
+			_, _ = head.Write(frag)
+			line = nil // do not keep a buffer this large
+		default:
+			line = append(line, frag...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if over {
+			ev := head.decide(size)
+			log.Warn("upstream sent a message over the size limit", "what", ev.describe())
+			fmt.Fprintf(stderrTail, "[message over the size limit: %s]\n", ev.describe())
+			if onOversize != nil {
+				onOversize(ev)
+			}
+			switch ev.Action {
+			case oversizeFailedCall:
+				if _, werr := w.Write(append(tooLargeResponse(ev.ID, size), '\n')); werr != nil {
+					return nil
+				}
+			case oversizeRestarted:
+				w.CloseWithError(errResetOversize)
+				return nil
+			}
+		} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			if trimmed[0] != '{' && trimmed[0] != '[' {
+				msg := string(trimmed)
+				if len(msg) > 200 {
+					msg = msg[:200] + "…"
+				}
+				fmt.Fprintf(stderrTail, "[not JSON-RPC on stdout, dropped] %s\n", msg)
+				dropped++
+				switch {
+				case dropped <= 3:
+					log.Warn("upstream printed a line that is not JSON-RPC on stdout; dropped", "line", msg)
+				case dropped == 4:
+					log.Warn("upstream keeps printing lines that are not JSON-RPC on stdout; dropping them quietly")
+				default:
+					log.Debug("dropped a line that is not JSON-RPC", "line", msg)
+				}
+			} else if _, werr := w.Write(append(append([]byte(nil), trimmed...), '\n')); werr != nil {
+				return nil
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		over, size, line = false, 0, line[:0]
+		if cap(line) > 1<<20 {
+			line = nil // a large line's buffer is not kept for the small ones
+		}
+	}
+}
+
+// sdkLineBound is the MCP library's bound on one message read from
+// filterStdout, which already bounds each line to maxMessageBytes: the
+// library counts the bytes it has read ahead of a message too, so its
+// bound has room for two, and still stops a message that a server spreads
+// over many lines.
+const sdkLineBound = 2*maxMessageBytes + 64<<10
+
 // procTransport connects to a started process over its stdin and filtered
 // stdout.
 type procTransport struct{ p *process }
 
 func (t *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	inner := &mcp.IOTransport{Reader: t.p.out, Writer: &procWriter{t.p}}
+	inner := &mcp.IOTransport{Reader: t.p.out, Writer: &procWriter{t.p}, MaxLineLength: sdkLineBound}
 	return inner.Connect(ctx)
 }
 

@@ -72,6 +72,11 @@ type upstream struct {
 	retryAt   time.Time // when a server that gave up is tried again (zero: never, or not given up)
 	since     time.Time
 	listMu    sync.Mutex // serialises listings
+	// oversized counts messages over the size limit; lastOversize is the
+	// last one's description, at lastOversizeAt.
+	oversized      int
+	lastOversize   string
+	lastOversizeAt time.Time
 }
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
@@ -81,7 +86,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
 	}
 	if cfg.Transport == config.TransportHTTP || cfg.Transport == config.TransportSSE {
-		u.httpClient = upstreamHTTPClient(cfg.Headers, u.tap)
+		u.httpClient = upstreamHTTPClient(cfg.Headers, u.tap, u.noteOversized)
 	}
 	return u
 }
@@ -257,7 +262,7 @@ func (u *upstream) start(ctx context.Context) error {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Env = environ(u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
-		p, err := startProcess(cmd, u.stderr, u.log)
+		p, err := startProcess(cmd, u.stderr, u.log, u.noteOversized)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", u.cfg.Command, err)
 		}
@@ -596,20 +601,32 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt}
+	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt,
+		Oversized: u.oversized, LastOversize: u.lastOversize, LastOversizeAt: u.lastOversizeAt}
 	if u.err != nil {
 		s.Error = u.err.Error()
 	}
 	return s
 }
 
+// noteOversized records a message over the size limit (oversize.go): the
+// count and the last one for status, the metric.
+func (u *upstream) noteOversized(ev oversizeEvent) {
+	u.mu.Lock()
+	u.oversized++
+	u.lastOversize, u.lastOversizeAt = ev.describe(), time.Now()
+	u.mu.Unlock()
+	u.g.metrics.oversize(u.cfg.Key, ev.Action)
+}
+
 // upstreamHTTPClient returns the HTTP client of one remote server: its own
 // connection pool (kept alive across calls, enough idle connections for
 // concurrent calls), the configured headers on every request, and the wire
-// tap.
-func upstreamHTTPClient(h map[string]string, tap *wireTap) *http.Client {
+// tap, which bounds every message (oversize.go) and reports those over the
+// bound to onOversize.
+func upstreamHTTPClient(h map[string]string, tap *wireTap, onOversize func(oversizeEvent)) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32
 	tr.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: &tapRoundTripper{headers: h, next: tr, tap: tap}}
+	return &http.Client{Transport: &tapRoundTripper{headers: h, next: tr, tap: tap, onOversize: onOversize}}
 }

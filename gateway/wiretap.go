@@ -265,10 +265,15 @@ func tapContext(ctx context.Context) context.Context {
 
 // tapRoundTripper adds configured headers to every request and shows the
 // requests marked with tapContext, and their responses, to a wireTap.
+//
+// Every response body is bounded first (oversize.go): a JSON response to a
+// POST as a whole, an event stream event by event, each to
+// maxMessageBytes; onOversize (may be nil) hears of each message over.
 type tapRoundTripper struct {
-	headers map[string]string
-	next    http.RoundTripper
-	tap     *wireTap
+	headers    map[string]string
+	next       http.RoundTripper
+	tap        *wireTap
+	onOversize func(oversizeEvent)
 }
 
 func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -300,10 +305,19 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.next.RoundTrip(r)
-	if err != nil || !watch {
+	if err != nil {
 		return resp, err
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case ct == "application/json" && r.Method == http.MethodPost:
+		resp.Body = &boundedJSONBody{rc: resp.Body, req: r, onOversize: t.onOversize}
+	case ct == "text/event-stream":
+		resp.Body = newBoundedSSEBody(resp.Body, r, t.onOversize)
+	}
+	if !watch {
+		return resp, nil
+	}
 	switch ct {
 	case "application/json":
 		resp.Body = &tapBody{rc: resp.Body, tap: t.tap}
@@ -321,6 +335,10 @@ type tapBody struct {
 	tap *wireTap
 	sse bool
 	buf []byte
+	// scanned is how much of buf is known to hold no event end, less the
+	// few bytes an end could start in: a large event is scanned once,
+	// not again at every read.
+	scanned int
 }
 
 func (b *tapBody) Read(p []byte) (int, error) {
@@ -350,8 +368,9 @@ func (b *tapBody) Close() error { return b.rc.Close() }
 // stream, the last one even without its blank line).
 func (b *tapBody) events(final bool) {
 	for {
-		end, next := eventEnd(b.buf)
+		end, next := eventEnd(b.buf, b.scanned)
 		if end < 0 {
+			b.scanned = max(0, len(b.buf)-3)
 			if !final || len(bytes.TrimSpace(b.buf)) == 0 {
 				return
 			}
@@ -359,13 +378,14 @@ func (b *tapBody) events(final bool) {
 		}
 		b.event(b.buf[:end])
 		b.buf = b.buf[next:]
+		b.scanned = 0
 	}
 }
 
-// eventEnd finds the blank line that ends the first event: the index where
-// the event ends and where the next begins, or -1.
-func eventEnd(buf []byte) (end, next int) {
-	for i := 0; i < len(buf); i++ {
+// eventEnd finds the blank line that ends the first event, looking from
+// from on: the index where the event ends and where the next begins, or -1.
+func eventEnd(buf []byte, from int) (end, next int) {
+	for i := from; i < len(buf); i++ {
 		if buf[i] != '\n' && buf[i] != '\r' {
 			continue
 		}

@@ -1,0 +1,421 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bigRoleEnv makes the test binary the raw server of large messages.
+const bigRoleEnv = "TOOLSEARCH_BIG_ROLE"
+
+func init() {
+	if os.Getenv(bigRoleEnv) != "" {
+		os.Exit(serveBigStdio())
+	}
+}
+
+const bigTools = `{"tools":[` +
+	`{"name":"echo","description":"Echo the text back.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}},` +
+	`{"name":"huge","description":"Answer a text of the given size.","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}}},` +
+	`{"name":"shout","description":"Send a log message of the given size, then answer.","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}}},` +
+	`{"name":"derail","description":"Write a message of the given size with no id, then answer.","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}}}]}`
+
+// bigAnswer is a minimal MCP server of large messages, written by hand
+// (ids first, as the Go SDK writes them): the lines that answer one
+// message, in order. huge answers a text of the given size; shout first
+// sends a log notification that large, derail a JSON object with no id.
+func bigAnswer(msg []byte) [][]byte {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Name            string `json:"name"`
+			Arguments       struct {
+				Text  string `json:"text"`
+				Bytes int    `json:"bytes"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 {
+		return nil
+	}
+	reply := func(result string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`)
+	}
+	text := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"content":[{"type":"text","text":` + string(b) + `}]}`
+	}
+	xs := strings.Repeat("x", req.Params.Arguments.Bytes)
+	switch req.Method {
+	case "initialize":
+		return [][]byte{reply(fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}`, req.Params.ProtocolVersion))}
+	case "tools/list":
+		return [][]byte{reply(bigTools)}
+	case "ping":
+		return [][]byte{reply(`{}`)}
+	case "tools/call":
+		switch req.Params.Name {
+		case "echo":
+			return [][]byte{reply(text(req.Params.Arguments.Text))}
+		case "huge":
+			return [][]byte{reply(`{"content":[{"type":"text","text":"` + xs + `"}]}`)}
+		case "shout":
+			return [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + xs + `"}}`), reply(text("shout done"))}
+		case "derail":
+			return [][]byte{[]byte(`{"junk":"` + xs + `"}`), reply(text("derail done"))}
+		}
+	}
+	return [][]byte{[]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"not found"}}`)}
+}
+
+// serveBigStdio runs bigAnswer over stdin and stdout.
+func serveBigStdio() int {
+	r := bufio.NewReader(os.Stdin)
+	for {
+		line, err := r.ReadBytes('\n')
+		for _, out := range bigAnswer(line) {
+			if _, werr := os.Stdout.Write(append(out, '\n')); werr != nil {
+				return 1
+			}
+		}
+		if err != nil {
+			return 0
+		}
+	}
+}
+
+// bigStreamable serves bigAnswer over streamable HTTP, as JSON or as an
+// event stream.
+func bigStreamable(sse bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		out := bigAnswer(body)
+		if out == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if sse {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i, line := range out {
+				fmt.Fprintf(w, "id: %d\nevent: message\ndata: %s\n\n", i+1, line)
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out[len(out)-1])
+	})
+}
+
+// callWithin calls a tool by its name, within d.
+func callWithin(c *client, name string, args any, d time.Duration) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "protocol error: " + err.Error(), true
+	}
+	var b strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// TestMsgHead reads the id and method of JSON-RPC messages as the MCP
+// library would decode them.
+func TestMsgHead(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 100_000)
+	for _, tc := range []struct {
+		name, msg string
+		action    string
+		id        string
+	}{
+		{"go order", `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + long + `"}]}}`, oversizeFailedCall, "7"},
+		{"typescript order", `{"result":{"content":[{"type":"text","text":"` + long + `"}]},"jsonrpc":"2.0","id":7}`, oversizeFailedCall, "7"},
+		{"string id", `{"jsonrpc":"2.0","id":"a-1","result":{}}`, oversizeFailedCall, `"a-1"`},
+		{"spaces", " {\"jsonrpc\" : \"2.0\" , \"id\" : 12 , \"result\" : {} }\r\n", oversizeFailedCall, "12"},
+		{"ids inside the result do not count", `{"result":{"id":99,"items":[{"id":98}],"s":"\"id\":97"},"id":3}`, oversizeFailedCall, "3"},
+		{"the last id counts", `{"id":1,"result":{},"id":2}`, oversizeFailedCall, "2"},
+		{"keys fold case", `{"ID":5,"result":{}}`, oversizeFailedCall, "5"},
+		{"escaped key", `{"\u0069d":6,"result":{}}`, oversizeFailedCall, "6"},
+		{"escapes in strings", `{"result":{"t":"a\\\"b\"}"},"id":8}`, oversizeFailedCall, "8"},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + long + `"}}`, oversizeDropped, ""},
+		{"request of the server", `{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{}}`, oversizeDropped, ""},
+		{"no id", `{"junk":"` + long + `"}`, oversizeRestarted, ""},
+		{"null id", `{"id":null,"error":{"code":1,"message":"x"}}`, oversizeRestarted, ""},
+		{"fractional id", `{"id":1.5,"result":{}}`, oversizeRestarted, ""},
+		{"exponent id", `{"id":1e3,"result":{}}`, oversizeRestarted, ""},
+		{"id too large for a float", `{"id":9007199254740993,"result":{}}`, oversizeRestarted, ""},
+		{"object id", `{"id":{"a":1},"result":{}}`, oversizeRestarted, ""},
+		{"id longer than kept", `{"id":"` + long + `","result":{}}`, oversizeRestarted, ""},
+		{"cut short", `{"jsonrpc":"2.0","id":7,"result":{"content":"` + long, oversizeRestarted, ""},
+		{"an array", `[{"jsonrpc":"2.0","id":7,"result":{}}]`, oversizeRestarted, ""},
+		{"not JSON", `hello`, oversizeRestarted, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var h msgHead
+			// Written in pieces of every size, as reads come.
+			for rest, n := []byte(tc.msg), 1; len(rest) > 0; n = n*2 + 1 {
+				k := min(n, len(rest))
+				_, _ = h.Write(rest[:k])
+				rest = rest[k:]
+			}
+			ev := h.decide(int64(len(tc.msg)))
+			if ev.Action != tc.action || ev.ID != tc.id {
+				t.Errorf("decide = %s %q, want %s %q", ev.Action, ev.ID, tc.action, tc.id)
+			}
+		})
+	}
+}
+
+// FuzzMsgHead checks msgHead against encoding/json, which the MCP library
+// decodes messages with: for every complete JSON object, the same id and
+// the same answer to whether there is a method.
+func FuzzMsgHead(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{}}`, `{"result":{"id":1},"id":"x"}`, `{"ID":1,"Id":2}`,
+		`{"method":"m","params":[1,{"id":3}]}`, `{"\u0069\u0064":[1, 2]}`, `{"id":"\"}"}`, `{}`, `[]`, `{"a":"\\"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h msgHead
+		_, _ = h.Write(data)
+		ev := h.decide(int64(len(data))) // never panics, whatever the bytes
+		var top map[string]json.RawMessage
+		if json.Unmarshal(data, &top) != nil || top == nil {
+			if ev.Action == oversizeFailedCall {
+				t.Fatalf("answered for %q, which is not a JSON object", data)
+			}
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method json.RawMessage `json:"method"`
+		}
+		if err := json.Unmarshal(data, &msg); err != nil {
+			return // a JSON object whose id or method the library refuses
+		}
+		if !h.done {
+			t.Fatalf("a JSON object read as incomplete: %q", data)
+		}
+		if h.method != (msg.Method != nil) {
+			t.Fatalf("method = %v, encoding/json: %q, in %q", h.method, msg.Method, data)
+		}
+		if h.idLong {
+			return
+		}
+		var a, b bytes.Buffer
+		errA, errB := json.Compact(&a, h.id), json.Compact(&b, msg.ID)
+		if len(h.id) == 0 && len(msg.ID) == 0 {
+			return
+		}
+		if errA != nil || errB != nil || a.String() != b.String() {
+			t.Fatalf("id = %q, encoding/json: %q, in %q", h.id, msg.ID, data)
+		}
+	})
+}
+
+// TestFilterStdout: a line over the bound is never passed on; in its place
+// comes an error response for its id, or nothing (a notification), or the
+// end of the output with errResetOversize (no id).
+func TestFilterStdout(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("y", maxMessageBytes)
+	before, after := `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`
+	for _, tc := range []struct {
+		name    string
+		line    string
+		want    []string // what is read after before
+		wantErr error
+		action  string
+	}{
+		{"response", `{"result":{"text":"` + big + `"},"jsonrpc":"2.0","id":2}`, []string{`"id":2,"error"`, after}, nil, oversizeFailedCall},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}`, []string{after}, nil, oversizeDropped},
+		{"no id", `{"junk":"` + big + `"}`, nil, errResetOversize, oversizeRestarted},
+		{"just under the bound", `{"id":2,"result":"` + big[:maxMessageBytes-30] + `"}`, []string{`"id":2,"result":"yyy`, after}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := strings.Join([]string{before, tc.line, after}, "\n") + "\n"
+			pr, pw := io.Pipe()
+			var events []oversizeEvent
+			var tail bytes.Buffer
+			go func() {
+				err := filterStdout(strings.NewReader(in), pw, &tail, slog.New(slog.DiscardHandler), func(ev oversizeEvent) { events = append(events, ev) })
+				pw.CloseWithError(err)
+			}()
+			out, err := io.ReadAll(pr)
+			if !errors.Is(err, tc.wantErr) && !(tc.wantErr == nil && err == nil) {
+				t.Fatalf("read error %v, want %v", err, tc.wantErr)
+			}
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if lines[0] != before {
+				t.Fatalf("first line %.80q", lines[0])
+			}
+			if len(lines)-1 != len(tc.want) {
+				t.Fatalf("%d lines after the first, want %d: %.300q", len(lines)-1, len(tc.want), out)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(lines[i+1], w) || len(lines[i+1]) > maxMessageBytes {
+					t.Errorf("line %d = %.200q, want %q in it", i+1, lines[i+1], w)
+				}
+			}
+			if tc.action == "" {
+				if len(events) != 0 {
+					t.Errorf("events %+v for a line under the bound", events)
+				}
+				return
+			}
+			if len(events) != 1 || events[0].Action != tc.action || events[0].Size <= maxMessageBytes {
+				t.Errorf("events %+v, want one %s", events, tc.action)
+			}
+			if !strings.Contains(tail.String(), "over the size limit") {
+				t.Errorf("stderr tail %q does not tell", tail.String())
+			}
+		})
+	}
+}
+
+// TestOversizedMessage: an upstream server that sends one message over the
+// 16 MiB bound does not wedge: the call it answered fails at once with a
+// clear error, the next call works, and status, /healthz and /metrics
+// tell. Over stdio (a server written by hand, whose ids come first, and
+// one written with the TypeScript SDK, whose ids come last) a large
+// notification is dropped and a large message with no id restarts the
+// server; over streamable HTTP, JSON answers and event streams are bounded
+// the same way.
+func TestOversizedMessage(t *testing.T) {
+	t.Parallel()
+	const size = 20 << 20
+	type step struct {
+		tool    string
+		args    map[string]any
+		wantErr bool
+		want    string // alternatives separated by |
+		action  string // recorded in status, or ""
+	}
+	huge := []step{
+		{tool: "huge", args: map[string]any{"bytes": size}, wantErr: true, want: "more than the 16 MiB the gateway accepts in one message", action: oversizeFailedCall},
+		{tool: "echo", args: map[string]any{"text": "after the large one"}, want: "after the large one"},
+	}
+	stdioSteps := append(append([]step(nil), huge...),
+		step{tool: "shout", args: map[string]any{"bytes": size}, want: "shout", action: oversizeDropped},
+		step{tool: "echo", args: map[string]any{"text": "after the notification"}, want: "after the notification"},
+		step{tool: "derail", args: map[string]any{"bytes": size}, wantErr: true, want: "over the size limit|stopped while the call", action: oversizeRestarted},
+		step{tool: "echo", args: map[string]any{"text": "after the restart"}, want: "after the restart"},
+	)
+	node, nodeErr := exec.LookPath("node")
+	for _, tc := range []struct {
+		name   string
+		server func(t *testing.T) map[string]any
+		steps  []step
+	}{
+		{"stdio", func(t *testing.T) map[string]any {
+			return map[string]any{"command": self(t), "env": map[string]string{bigRoleEnv: "1"}}
+		}, stdioSteps},
+		{"typescript stdio", func(t *testing.T) map[string]any {
+			if _, err := os.Stat(filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "sdk")); err != nil || nodeErr != nil {
+				t.Skip("node or node_modules/@modelcontextprotocol/sdk is absent: run `npm ci` at the repository root")
+			}
+			return map[string]any{"command": node, "args": []string{filepath.Join(repoRoot(t), "gateway", "testdata", "bigserver.mjs")}}
+		}, stdioSteps},
+		{"http json", func(t *testing.T) map[string]any {
+			return map[string]any{"type": "http", "url": serveHTTP(t, bigStreamable(false)).URL}
+		}, huge},
+		{"http event stream", func(t *testing.T) map[string]any {
+			return map[string]any{"type": "http", "url": serveHTTP(t, bigStreamable(true)).URL}
+		}, append(append([]step(nil), huge...),
+			step{tool: "shout", args: map[string]any{"bytes": size}, want: "shout done", action: oversizeDropped},
+			step{tool: "echo", args: map[string]any{"text": "after the notification"}, want: "after the notification"})},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			entry := tc.server(t)
+			entry["naming"] = "prefixed"
+			g := startGateway(t, writeConfig(t, map[string]any{"big": entry},
+				map[string]any{"limits": map[string]any{"callTimeout": "120s"}}))
+			waitState(t, g, "big", 20*time.Second, StateReady)
+			srv := serveHTTP(t, g.Handler("full"))
+			c := connectHTTP(t, srv.URL+"/mcp/full", nil)
+			counted := 0
+			for i, s := range tc.steps {
+				if s.action == oversizeRestarted || (i > 0 && tc.steps[i-1].action == oversizeRestarted) {
+					waitState(t, g, "big", 20*time.Second, StateReady)
+				}
+				// A wedged connection answers at the call timeout (120s)
+				// or never; a 20 MiB message takes a few seconds, more
+				// under the race detector on a busy machine.
+				start := time.Now()
+				text, isErr := callWithin(c, "big__"+s.tool, s.args, 90*time.Second)
+				took := time.Since(start)
+				if isErr != s.wantErr || !containsAny(text, strings.Split(s.want, "|")) {
+					t.Fatalf("step %d: %s = %.300q (error %v) after %v, want %q (error %v)", i, s.tool, text, isErr, took, s.want, s.wantErr)
+				}
+				t.Logf("step %d: %s took %v", i, s.tool, took.Round(time.Millisecond))
+				if s.action == "" {
+					continue
+				}
+				counted++
+				var st Status
+				waitFor(t, "the status to count it", 10*time.Second, func() bool {
+					for _, x := range g.Statuses() {
+						if x.Key == "big" {
+							st = x
+						}
+					}
+					return st.Oversized == counted
+				})
+				if !strings.Contains(st.LastOversize, "over the 16 MiB limit") || st.LastOversizeAt.IsZero() {
+					t.Errorf("step %d: status %+v", i, st)
+				}
+				resp, err := http.Get(srv.URL + "/healthz")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var health struct {
+					Servers []healthServer `json:"servers"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&health)
+				resp.Body.Close()
+				if err != nil || len(health.Servers) != 1 || health.Servers[0].Oversized != counted || health.Servers[0].LastOversize != st.LastOversize {
+					t.Errorf("step %d: /healthz %+v (%v)", i, health, err)
+				}
+				resp, err = http.Get(srv.URL + "/metrics")
+				if err != nil {
+					t.Fatal(err)
+				}
+				metrics, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := fmt.Sprintf(`toolsearch_upstream_oversized_messages_total{server="big",action=%q} 1`, s.action); !strings.Contains(string(metrics), want) {
+					t.Errorf("step %d: /metrics lacks %s", i, want)
+				}
+			}
+		})
+	}
+}
