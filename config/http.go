@@ -13,15 +13,35 @@ package config
 //	  "maxHeaderBytes": 65536,                  // 431 above this
 //	  "readHeaderTimeout": "10s", "idleTimeout": "2m",
 //	  "rateLimit": {"perSecond": 100, "burst": 200},       // all clients together
-//	  "sessionRateLimit": {"perSecond": 20, "burst": 40}   // per MCP session
+//	  "sessionRateLimit": {"perSecond": 20, "burst": 40},  // per MCP session
+//	  "maxSessions": 256,                       // open MCP sessions at once; 503 above
+//	  "sessionInitTimeout": "10s",              // initialize to notifications/initialized
+//	  "sessionIdleTimeout": "30m",              // a session with no request this long is closed
+//	  "exposures": ["search", "dynamic"]        // the /mcp/<exposure> endpoints served
 //	},
 //	"shutdownTimeout": "10s"                    // how long calls in flight may finish
+//
+// Sessions: every MCP session counts against maxSessions from its
+// initialize request until it ends, and a new one beyond the cap is
+// refused with 503 and Retry-After. A session whose client has not sent
+// notifications/initialized within sessionInitTimeout is closed, and so is
+// one that has had no request in progress for sessionIdleTimeout (an event
+// stream the client keeps open does not count as one).
+//
+// Exposures: /mcp serves the configured exposure; /mcp/auto, /mcp/full,
+// /mcp/search and /mcp/dynamic serve the exposures listed in "exposures"
+// and answer 404 for the others. Without the list, an endpoint is served
+// when it shows no more tool definitions than the configured exposure
+// could: search serves only search; dynamic serves dynamic and search;
+// auto, which switches between full and dynamic, serves all four, and so
+// does full.
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +55,14 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 10 * time.Second
+	// DefaultMaxSessions bounds the MCP sessions open over HTTP at once.
+	DefaultMaxSessions = 256
+	// DefaultSessionInitTimeout bounds the time from a session's
+	// initialize request to its notifications/initialized.
+	DefaultSessionInitTimeout = 10 * time.Second
+	// DefaultSessionIdleTimeout closes a session with no request in
+	// progress for this long.
+	DefaultSessionIdleTimeout = 30 * time.Minute
 	// MinAuthTokenLength is the shortest bearer token serve accepts.
 	MinAuthTokenLength = 16
 )
@@ -68,6 +96,17 @@ type Serve struct {
 	// SessionRateLimit those of one MCP session; zero rates are off.
 	RateLimit        Rate
 	SessionRateLimit Rate
+	// MaxSessions bounds the MCP sessions open over HTTP at once, from
+	// their initialize request on.
+	MaxSessions int
+	// SessionInitTimeout closes a session whose client has not sent
+	// notifications/initialized this long after initialize;
+	// SessionIdleTimeout one with no request in progress for this long.
+	SessionInitTimeout time.Duration
+	SessionIdleTimeout time.Duration
+	// Exposures are the exposures served at /mcp/<exposure>; nil means
+	// those the configured exposure allows (ServedExposures).
+	Exposures []string
 	// ShutdownTimeout is how long calls in flight may take to finish once
 	// serve is told to stop.
 	ShutdownTimeout time.Duration
@@ -90,7 +129,31 @@ func (r Rate) On() bool { return r.PerSecond > 0 }
 // origins only, bounded bodies and headers, rate limits off.
 func DefaultServe() Serve {
 	return Serve{MaxBodyBytes: DefaultMaxBodyBytes, MaxHeaderBytes: DefaultMaxHeaderBytes,
-		ReadHeaderTimeout: DefaultReadHeaderTimeout, IdleTimeout: DefaultIdleTimeout, ShutdownTimeout: DefaultShutdownTimeout}
+		ReadHeaderTimeout: DefaultReadHeaderTimeout, IdleTimeout: DefaultIdleTimeout, ShutdownTimeout: DefaultShutdownTimeout,
+		MaxSessions: DefaultMaxSessions, SessionInitTimeout: DefaultSessionInitTimeout, SessionIdleTimeout: DefaultSessionIdleTimeout}
+}
+
+// ServedExposures returns the exposures served at /mcp/<exposure> under
+// the configured exposure: the listed ones (Exposures) when there is a
+// list, else those showing no more tool definitions than the configured
+// one could (search: search; dynamic: dynamic and search; auto and full:
+// all four). The configured exposure itself is always served.
+func (s Serve) ServedExposures(configured string) []string {
+	out := s.Exposures
+	if out == nil {
+		switch configured {
+		case ExposureSearch:
+			out = []string{ExposureSearch}
+		case ExposureDynamic:
+			out = []string{ExposureDynamic, ExposureSearch}
+		default:
+			out = []string{ExposureAuto, ExposureFull, ExposureDynamic, ExposureSearch}
+		}
+	}
+	if configured != "" && !slices.Contains(out, configured) {
+		out = append([]string{configured}, out...)
+	}
+	return out
 }
 
 // CheckAuthToken reports whether token is usable as a bearer token.
@@ -107,15 +170,19 @@ func CheckAuthToken(token string) error {
 // rawServe is the JSON shape of the serve settings.
 type rawServe struct {
 	HTTP *struct {
-		AuthToken         *string         `json:"authToken"`
-		AllowedOrigins    []string        `json:"allowedOrigins"`
-		AllowedHosts      []string        `json:"allowedHosts"`
-		MaxBodyBytes      *int64          `json:"maxBodyBytes"`
-		MaxHeaderBytes    *int            `json:"maxHeaderBytes"`
-		ReadHeaderTimeout json.RawMessage `json:"readHeaderTimeout"`
-		IdleTimeout       json.RawMessage `json:"idleTimeout"`
-		RateLimit         *rawRate        `json:"rateLimit"`
-		SessionRateLimit  *rawRate        `json:"sessionRateLimit"`
+		AuthToken          *string         `json:"authToken"`
+		AllowedOrigins     []string        `json:"allowedOrigins"`
+		AllowedHosts       []string        `json:"allowedHosts"`
+		MaxBodyBytes       *int64          `json:"maxBodyBytes"`
+		MaxHeaderBytes     *int            `json:"maxHeaderBytes"`
+		ReadHeaderTimeout  json.RawMessage `json:"readHeaderTimeout"`
+		IdleTimeout        json.RawMessage `json:"idleTimeout"`
+		RateLimit          *rawRate        `json:"rateLimit"`
+		SessionRateLimit   *rawRate        `json:"sessionRateLimit"`
+		MaxSessions        *int            `json:"maxSessions"`
+		SessionInitTimeout json.RawMessage `json:"sessionInitTimeout"`
+		SessionIdleTimeout json.RawMessage `json:"sessionIdleTimeout"`
+		Exposures          []string        `json:"exposures"`
 	} `json:"http"`
 	ShutdownTimeout json.RawMessage `json:"shutdownTimeout"`
 }
@@ -193,13 +260,32 @@ func parseServe(cfg *Config, top map[string]json.RawMessage, lookup func(string)
 		name string
 		raw  json.RawMessage
 		dst  *time.Duration
-	}{{"http.readHeaderTimeout", h.ReadHeaderTimeout, &s.ReadHeaderTimeout}, {"http.idleTimeout", h.IdleTimeout, &s.IdleTimeout}} {
+	}{{"http.readHeaderTimeout", h.ReadHeaderTimeout, &s.ReadHeaderTimeout}, {"http.idleTimeout", h.IdleTimeout, &s.IdleTimeout},
+		{"http.sessionInitTimeout", h.SessionInitTimeout, &s.SessionInitTimeout}, {"http.sessionIdleTimeout", h.SessionIdleTimeout, &s.SessionIdleTimeout}} {
 		d, err := parseDuration(f.raw)
 		if err != nil {
 			return errAt(f.name, err)
 		}
 		if d > 0 {
 			*f.dst = d
+		}
+	}
+	if h.MaxSessions != nil {
+		if *h.MaxSessions < 1 {
+			return errAt("http.maxSessions", fmt.Errorf("%d is below 1", *h.MaxSessions))
+		}
+		s.MaxSessions = *h.MaxSessions
+	}
+	if h.Exposures != nil {
+		s.Exposures = []string{}
+		for _, e := range h.Exposures {
+			x, err := ParseExposure(e)
+			if err != nil {
+				return errAt("http.exposures", err)
+			}
+			if !slices.Contains(s.Exposures, x) {
+				s.Exposures = append(s.Exposures, x)
+			}
 		}
 	}
 	for _, r := range []struct {

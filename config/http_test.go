@@ -47,6 +47,22 @@ func TestParseServeSettings(t *testing.T) {
 		{name: "bad timeout", gw: `{"shutdownTimeout": "soon"}`, wantErr: "toolsearch.shutdownTimeout"},
 		{name: "empty origin", gw: `{"http": {"allowedOrigins": [" "]}}`, wantErr: "toolsearch.http.allowedOrigins"},
 		{name: "wrong type", gw: `{"http": {"maxBodyBytes": "big"}}`, wantErr: "http.maxBodyBytes"},
+		{name: "session defaults", gw: `{}`, check: func(t *testing.T, s Serve) {
+			if s.MaxSessions != DefaultMaxSessions || s.SessionInitTimeout != DefaultSessionInitTimeout ||
+				s.SessionIdleTimeout != DefaultSessionIdleTimeout || s.Exposures != nil {
+				t.Errorf("session settings %+v", s)
+			}
+		}},
+		{name: "session settings", gw: `{"http": {"maxSessions": 3, "sessionInitTimeout": "2s", "sessionIdleTimeout": 60, "exposures": ["Search", "full", "search"]}}`,
+			check: func(t *testing.T, s Serve) {
+				if s.MaxSessions != 3 || s.SessionInitTimeout != 2*time.Second || s.SessionIdleTimeout != time.Minute ||
+					!slices.Equal(s.Exposures, []string{"search", "full"}) {
+					t.Errorf("session settings %+v", s)
+				}
+			}},
+		{name: "no sessions", gw: `{"http": {"maxSessions": 0}}`, wantErr: "toolsearch.http.maxSessions"},
+		{name: "unknown exposure", gw: `{"http": {"exposures": ["everything"]}}`, wantErr: "toolsearch.http.exposures"},
+		{name: "bad session timeout", gw: `{"http": {"sessionInitTimeout": "soon"}}`, wantErr: "toolsearch.http.sessionInitTimeout"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,6 +147,27 @@ func TestSecretName(t *testing.T) {
 	} {
 		if got := secretName(name); got != want {
 			t.Errorf("secretName(%q) = %v", name, got)
+		}
+	}
+}
+
+func TestServedExposures(t *testing.T) {
+	t.Parallel()
+	all := []string{ExposureAuto, ExposureFull, ExposureDynamic, ExposureSearch}
+	for _, tc := range []struct {
+		configured string
+		listed     []string
+		want       []string
+	}{
+		{ExposureSearch, nil, []string{ExposureSearch}},
+		{ExposureDynamic, nil, []string{ExposureDynamic, ExposureSearch}},
+		{ExposureAuto, nil, all},
+		{ExposureFull, nil, all},
+		{ExposureSearch, []string{ExposureFull}, []string{ExposureSearch, ExposureFull}},
+		{ExposureAuto, []string{}, []string{ExposureAuto}},
+	} {
+		if got := (Serve{Exposures: tc.listed}).ServedExposures(tc.configured); !slices.Equal(got, tc.want) {
+			t.Errorf("ServedExposures(%s) with %v = %v, want %v", tc.configured, tc.listed, got, tc.want)
 		}
 	}
 }

@@ -66,6 +66,8 @@ type session struct {
 	templates  map[string]string
 	prompts    map[string]string
 	loadedTok  int
+	// full is the view's list a session in full mode serves (fulllist.go).
+	full *fullList
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -107,6 +109,7 @@ func (g *Gateway) newSession(mode string) *session {
 			}()
 		},
 	})
+	s.server.AddReceivingMiddleware(s.fullMiddleware)  // fulllist.go; inside the drain's
 	s.server.AddReceivingMiddleware(g.drainMiddleware) // drain.go
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -207,7 +210,7 @@ func (s *session) sync() {
 	if s.auto && s.mode == config.ExposureFull {
 		if m, reason := g.resolveMode(config.ExposureAuto); m != config.ExposureFull {
 			kept := make([]string, 0, len(s.tools))
-			for name := range s.tools {
+			for _, name := range append(s.fullNames(), sortedKeysOf(s.tools)...) {
 				if name == searchToolName || name == callToolName {
 					continue
 				}
@@ -216,33 +219,32 @@ func (s *session) sync() {
 				}
 			}
 			sort.Strings(kept)
+			s.leaveFull()
 			s.mode, s.reason, s.loaded = m, reason, kept
 			g.log.Info("auto exposure: a session switches from full to "+m, "why", reason, "tools_kept", len(kept))
 		}
 	}
-	desired := map[string]*catalog.Tool{}
-	switch s.mode {
-	case config.ExposureFull:
-		for _, t := range v.snap.Tools() {
-			if g.Visible(t) {
-				desired[v.exposedName(t)] = t
-			}
-		}
-	default:
-		for _, t := range v.snap.Tools() {
-			if t.AlwaysLoad && g.Visible(t) {
-				desired[v.exposedName(t)] = t
-			}
-		}
-		kept := s.loaded[:0]
-		for _, id := range s.loaded {
-			if t, ok := v.snap.Tool(id); ok && g.Visible(t) {
-				desired[v.exposedName(t)] = t
-				kept = append(kept, id)
-			}
-		}
-		s.loaded = kept
+	if s.mode == config.ExposureFull {
+		// One list for every session in full mode (fulllist.go).
+		s.syncFull(v)
+		s.loadedTok = g.visibleTokens(v)
+		s.syncExtras(v)
+		return
 	}
+	desired := map[string]*catalog.Tool{}
+	for _, t := range v.snap.Tools() {
+		if t.AlwaysLoad && g.Visible(t) {
+			desired[v.exposedName(t)] = t
+		}
+	}
+	kept := s.loaded[:0]
+	for _, id := range s.loaded {
+		if t, ok := v.snap.Tool(id); ok && g.Visible(t) {
+			desired[v.exposedName(t)] = t
+			kept = append(kept, id)
+		}
+	}
+	s.loaded = kept
 	var remove []string
 	for name := range s.tools {
 		if name == searchToolName || name == callToolName {
@@ -264,9 +266,7 @@ func (s *session) sync() {
 	tok := 0
 	for _, n := range names {
 		t := desired[n]
-		if s.mode != config.ExposureFull {
-			tok += t.Tokens()
-		}
+		tok += t.Tokens()
 		if prev, ok := s.tools[n]; ok && bytes.Equal(prev, t.Raw) {
 			continue
 		}
@@ -279,25 +279,21 @@ func (s *session) sync() {
 			s.tools[n] = t.Raw
 		}
 	}
-	if s.mode == config.ExposureFull {
-		tok = g.visibleTokens(v)
-	} else {
-		desc := searchDescription(v, g, s.mode)
-		if desc != s.searchDesc {
-			s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
-				InputSchema: searchInputSchema, Meta: alwaysLoadMeta,
-				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.handleSearch)
-			s.searchDesc = desc
-			s.tools[searchToolName] = nil
-		}
-		if !s.hasCall {
-			s.server.AddTool(&mcp.Tool{Name: callToolName, Title: "Call a tool", Description: callDescription,
-				InputSchema: callInputSchema, Meta: alwaysLoadMeta}, s.handleCall)
-			s.hasCall = true
-			s.tools[callToolName] = nil
-		}
-		tok += catalog.CountTokens(s.searchDesc) + catalog.CountTokens(callDescription) + 200
+	desc := searchDescription(v, g, s.mode)
+	if desc != s.searchDesc {
+		s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
+			InputSchema: searchInputSchema, Meta: alwaysLoadMeta,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.handleSearch)
+		s.searchDesc = desc
+		s.tools[searchToolName] = nil
 	}
+	if !s.hasCall {
+		s.server.AddTool(&mcp.Tool{Name: callToolName, Title: "Call a tool", Description: callDescription,
+			InputSchema: callInputSchema, Meta: alwaysLoadMeta}, s.handleCall)
+		s.hasCall = true
+		s.tools[callToolName] = nil
+	}
+	tok += catalog.CountTokens(s.searchDesc) + catalog.CountTokens(callDescription) + 200
 	s.loadedTok = tok
 	s.syncExtras(v)
 }

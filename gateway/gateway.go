@@ -128,7 +128,10 @@ type Gateway struct {
 	sessMu   sync.Mutex
 	sessions map[*session]struct{}
 	sessSeq  atomic.Int64
-	fwd      *forwarding // what passes besides calls (forward.go)
+	httpOnce sync.Once
+	httpSess *httpSessions // the sessions served over HTTP (sessions.go)
+	full     fullCache     // the tool list of full exposure (fulllist.go)
+	fwd      *forwarding   // what passes besides calls (forward.go)
 
 	progMu   sync.Mutex
 	progress map[string]progressTarget

@@ -3,10 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/httpguard"
@@ -36,7 +40,9 @@ type sessionKey struct{}
 
 // Handler returns the HTTP handler of the gateway: streamable HTTP MCP at
 // /mcp (the configured exposure) and at /mcp/auto, /mcp/full, /mcp/search
-// and /mcp/dynamic, plus /healthz and /metrics.
+// and /mcp/dynamic, plus /healthz and /metrics. Of the /mcp/<exposure>
+// endpoints, those the configuration does not serve
+// (config.Serve.ServedExposures) answer 404, saying which are served.
 //
 // Every request first passes the guard of package httpguard, set from the
 // configuration's serve settings: Host and Origin checks (DNS rebinding),
@@ -44,39 +50,67 @@ type sessionKey struct{}
 // without the token answers only whether the gateway is up), rate limits,
 // and the body bound. While the gateway drains (Drain), a request that
 // would open a new MCP session is answered 503.
+//
+// Sessions are bounded (sessions.go): at most maxSessions open at once (a
+// new one beyond is answered 503 with Retry-After), closed when their
+// client has not sent notifications/initialized within sessionInitTimeout,
+// or when they have had no request in progress for sessionIdleTimeout.
 func (g *Gateway) Handler(defaultMode string) http.Handler {
 	mux := http.NewServeMux()
 	if defaultMode == "" {
 		defaultMode = g.cfg.Gateway.Exposure
 	}
 	sv := g.cfg.Gateway.Serve
+	served := g.servedExposures(defaultMode)
 	paths := map[string]string{
 		"/mcp": defaultMode, "/mcp/auto": config.ExposureAuto, "/mcp/full": config.ExposureFull,
 		"/mcp/search": config.ExposureSearch, "/mcp/dynamic": config.ExposureDynamic,
 	}
+	hs := g.httpSessionTable()
 	// versions answers the SDK's per-request protocol-version check for
 	// requests of existing sessions; it serves nothing.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, &mcp.ServerOptions{SupportedProtocolVersions: downstreamVersions})
 	for path, mode := range paths {
+		if path != "/mcp" && !slices.Contains(served, mode) {
+			mux.Handle(path, notServed(path, g.cfg.Gateway.Exposure, served))
+			continue
+		}
 		h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			if s, ok := r.Context().Value(sessionKey{}).(*session); ok {
 				return s.server
 			}
 			return versions
-		}, &mcp.StreamableHTTPOptions{Logger: g.log, SessionTimeout: 30 * time.Minute,
+		}, &mcp.StreamableHTTPOptions{Logger: g.log,
 			// The guard checks Host (with the allowed hosts) and bounds
-			// bodies before the SDK sees the request.
+			// bodies before the SDK sees the request; sessions.go
+			// closes idle sessions.
 			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes})
 		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-				if g.Draining() {
-					w.Header().Set("Retry-After", "5")
-					http.Error(w, shuttingDown, http.StatusServiceUnavailable)
-					return
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				if r.Method != http.MethodGet {
+					// An open event stream does not keep a session
+					// from being idle: requests do.
+					defer hs.busy(id)()
 				}
-				r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, g.newSession(mode)))
+				h.ServeHTTP(w, r)
+				return
 			}
-			h.ServeHTTP(w, r)
+			if r.Method != http.MethodPost {
+				h.ServeHTTP(w, r)
+				return
+			}
+			if g.Draining() {
+				w.Header().Set("Retry-After", "5")
+				http.Error(w, shuttingDown, http.StatusServiceUnavailable)
+				return
+			}
+			if !hs.reserve() {
+				hs.refuse(w)
+				return
+			}
+			s := g.newSession(mode)
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+			hs.opened(s)
 		}))
 	}
 	mux.HandleFunc("/healthz", g.serveHealth)
@@ -89,6 +123,58 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 		PerSession:   httpguard.Rate{PerSecond: sv.SessionRateLimit.PerSecond, Burst: sv.SessionRateLimit.Burst},
 		Logger:       g.log,
 	})
+}
+
+// servedExposures are the exposures served at /mcp/<exposure>: those the
+// configuration allows, and the default mode of /mcp.
+func (g *Gateway) servedExposures(defaultMode string) []string {
+	served := g.cfg.Gateway.Serve.ServedExposures(g.cfg.Gateway.Exposure)
+	if !slices.Contains(served, defaultMode) {
+		served = append(served, defaultMode)
+	}
+	return served
+}
+
+// Endpoints returns the MCP endpoints Handler(defaultMode) serves, /mcp
+// first.
+func (g *Gateway) Endpoints(defaultMode string) []string {
+	if defaultMode == "" {
+		defaultMode = g.cfg.Gateway.Exposure
+	}
+	out := []string{"/mcp"}
+	served := g.servedExposures(defaultMode)
+	for _, e := range []string{config.ExposureAuto, config.ExposureFull, config.ExposureSearch, config.ExposureDynamic} {
+		if slices.Contains(served, e) {
+			out = append(out, "/mcp/"+e)
+		}
+	}
+	return out
+}
+
+// notServed answers every request to an endpoint whose exposure is not
+// served: 404, with a JSON-RPC error an MCP client shows, naming what is.
+func notServed(path, configured string, served []string) http.Handler {
+	var eps []string
+	for _, e := range served {
+		eps = append(eps, "/mcp/"+e)
+	}
+	msg := fmt.Sprintf("%s is not served: with exposure %q this gateway serves /mcp and %s "+
+		"(toolsearch.http.exposures lists the exposures to serve)", path, configured, strings.Join(eps, ", "))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, msg)
+	})
+}
+
+// writeJSONRPCError answers with status and a JSON-RPC error of no id.
+func writeJSONRPCError(w http.ResponseWriter, status int, code int64, msg string) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", nil, jsonrpc.Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // HTTPServer returns an HTTP server for Handler with the configured bounds:
@@ -147,6 +233,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		Why      string         `json:"auto_reason"`
 		Demo     bool           `json:"demo,omitempty"`
 		Sessions int            `json:"sessions"`
+		HTTPOpen int            `json:"http_sessions_open"`
 		Servers  []healthServer `json:"servers"`
 		InFlight int            `json:"calls_in_flight"`
 	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Demo: g.demo,
@@ -158,6 +245,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out.Sessions = len(g.sessionList())
+	out.HTTPOpen = g.httpSessionTable().count()
 	for _, st := range g.Statuses() {
 		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: g.Redact(st.Error), Cached: st.FromCache}
 		if !st.RetryAt.IsZero() {

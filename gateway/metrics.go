@@ -27,14 +27,20 @@ type metrics struct {
 	restarts     map[string]int64
 	oversized    map[[2]string]int64 // server, action → messages over the size limit
 	catalogTok   int
+	fullBuilds   int64 // tool lists of full exposure built (fulllist.go)
 	sessions     int
+	// HTTP sessions (sessions.go): open now (initialized or not), refused
+	// at the cap, closed by the gateway per reason.
+	httpOpen    int
+	httpRefused int64
+	httpExpired map[string]int64
 }
 
 var latencyBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 
 func newMetrics() *metrics {
 	return &metrics{calls: map[[2]string]int64{}, callSeconds: map[string]float64{}, states: map[string]string{},
-		restarts: map[string]int64{}, oversized: map[[2]string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
+		restarts: map[string]int64{}, oversized: map[[2]string]int64{}, httpExpired: map[string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
 }
 
 func (m *metrics) search(d time.Duration, hits int, err error) {
@@ -81,6 +87,30 @@ func (m *metrics) restart(server string) {
 func (m *metrics) oversize(server, action string) {
 	m.mu.Lock()
 	m.oversized[[2]string{server, action}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) fullListBuilt() {
+	m.mu.Lock()
+	m.fullBuilds++
+	m.mu.Unlock()
+}
+
+func (m *metrics) setHTTPSessions(n int) {
+	m.mu.Lock()
+	m.httpOpen = n
+	m.mu.Unlock()
+}
+
+func (m *metrics) sessionRefused() {
+	m.mu.Lock()
+	m.httpRefused++
+	m.mu.Unlock()
+}
+
+func (m *metrics) sessionExpired(reason string) {
+	m.mu.Lock()
+	m.httpExpired[reason]++
 	m.mu.Unlock()
 }
 
@@ -177,6 +207,9 @@ func (m *metrics) write(w io.Writer, loaded, held int) {
 	for _, k := range okeys {
 		p("toolsearch_upstream_oversized_messages_total{server=%q,action=%q} %d", k[0], k[1], m.oversized[k])
 	}
+	p("# HELP toolsearch_full_list_builds_total Tool lists of full exposure built: one per catalog version that a session in full mode saw.")
+	p("# TYPE toolsearch_full_list_builds_total counter")
+	p("toolsearch_full_list_builds_total %d", m.fullBuilds)
 	p("# HELP toolsearch_catalog_tokens Tokens of every visible tool definition.")
 	p("# TYPE toolsearch_catalog_tokens gauge")
 	p("toolsearch_catalog_tokens %d", m.catalogTok)
@@ -189,6 +222,17 @@ func (m *metrics) write(w io.Writer, loaded, held int) {
 	p("# HELP toolsearch_sessions Connected client sessions.")
 	p("# TYPE toolsearch_sessions gauge")
 	p("toolsearch_sessions %d", m.sessions)
+	p("# HELP toolsearch_http_sessions_open MCP sessions open over HTTP, initialized or not.")
+	p("# TYPE toolsearch_http_sessions_open gauge")
+	p("toolsearch_http_sessions_open %d", m.httpOpen)
+	p("# HELP toolsearch_http_sessions_refused_total New MCP sessions refused because maxSessions were open.")
+	p("# TYPE toolsearch_http_sessions_refused_total counter")
+	p("toolsearch_http_sessions_refused_total %d", m.httpRefused)
+	p("# HELP toolsearch_http_sessions_expired_total MCP sessions the gateway closed: uninitialized (no notifications/initialized in time) or idle.")
+	p("# TYPE toolsearch_http_sessions_expired_total counter")
+	for _, r := range []string{expiredIdle, expiredUninitialized} {
+		p("toolsearch_http_sessions_expired_total{reason=%q} %d", r, m.httpExpired[r])
+	}
 }
 
 func sortedKeysOf[V any](m map[string]V) []string {

@@ -220,7 +220,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 
 	srv := g.HTTPServer(cfg.Gateway.Exposure)
-	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", "/mcp /mcp/auto /mcp/full /mcp/search /mcp/dynamic /healthz /metrics",
+	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", strings.Join(append(g.Endpoints(cfg.Gateway.Exposure), "/healthz", "/metrics"), " "),
+		"max_sessions", cfg.Gateway.Serve.MaxSessions,
 		"auth", cfg.Gateway.Serve.AuthToken != "", "allowed_origins", strings.Join(cfg.Gateway.Serve.AllowedOrigins, ","),
 		"rate_limit", rateText(cfg.Gateway.Serve.RateLimit), "session_rate_limit", rateText(cfg.Gateway.Serve.SessionRateLimit))
 	errc := make(chan error, 1)

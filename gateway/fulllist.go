@@ -1,0 +1,190 @@
+package gateway
+
+// The tool list of full exposure. Every session in full mode lists the same
+// tools (every visible one), so the list is built once per catalog version
+// (a snapshot and its names), when a session first needs it, and shared: a session in full mode does
+// not register the tools with its own MCP server (which would check and
+// copy every definition again for every client). Instead, its tools/list
+// and tools/call requests are answered from the view's list, and a change
+// of the list is announced to the client with the library's own
+// list_changed notification, set off by re-registering one placeholder
+// tool that no listing shows.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// fullPageSize is how many tools one tools/list page of full exposure
+// holds: the MCP library's default page size.
+const fullPageSize = mcp.DefaultPageSize
+
+// fullList is the tool list of full exposure of one snapshot and naming.
+type fullList struct {
+	snap  *catalog.Snapshot
+	names *naming
+	tools []*mcp.Tool // sorted by name
+	has   map[string]bool
+	sum   [sha256.Size]byte // of the names and definitions: equal lists, equal sums
+}
+
+// listPlaceholder is the tool a session in full mode re-registers with its
+// MCP server to have the library send tools/list_changed; its listings
+// come from the view, so no client sees it, and a call of it is refused
+// as an unknown tool.
+var listPlaceholder = &mcp.Tool{Name: "toolsearch-full-list", InputSchema: map[string]any{"type": "object"}}
+
+// fullCache is the full list of the latest catalog version a session
+// asked for (views that differ only in their search index share it).
+type fullCache struct {
+	mu   sync.Mutex
+	list *fullList
+}
+
+// fullTools returns the full list of v's catalog version, building it if
+// it is not the one built last.
+func (g *Gateway) fullTools(v *view) *fullList {
+	c := &g.full
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fl := c.list; fl != nil && fl.snap == v.snap && fl.names == v.names {
+		return fl
+	}
+	fl := &fullList{snap: v.snap, names: v.names}
+	fl.build(g, v)
+	c.list = fl
+	return fl
+}
+
+// build makes the list: every visible tool of the view under its exposed
+// name, as full exposure registered them before. A definition the MCP
+// library refuses (its checks run on a scratch server) is left out and
+// logged, once per view.
+func (fl *fullList) build(g *Gateway, v *view) {
+	g.metrics.fullListBuilt()
+	scratch := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, nil)
+	fl.has = map[string]bool{}
+	for _, t := range v.snap.Tools() {
+		if !g.Visible(t) {
+			continue
+		}
+		name := v.exposedName(t)
+		mt, err := mcpTool(t, name)
+		if err != nil {
+			g.log.Warn("skipping a tool", "tool", t.ID(), "err", err)
+			continue
+		}
+		if fl.has[name] || !g.guard(t.ID(), func() { scratch.AddTool(mt, nil) }) {
+			continue
+		}
+		fl.has[name] = true
+		fl.tools = append(fl.tools, mt)
+	}
+	sort.Slice(fl.tools, func(i, j int) bool { return fl.tools[i].Name < fl.tools[j].Name })
+	h := sha256.New()
+	for _, t := range fl.tools {
+		fmt.Fprintf(h, "%d:%s", len(t.Name), t.Name)
+		if tool, ok := v.names.byName[t.Name]; v.names != nil && ok {
+			fmt.Fprintf(h, "%d:%s", len(tool.Raw), tool.Raw)
+		}
+	}
+	copy(fl.sum[:], h.Sum(nil))
+}
+
+// page answers tools/list: the tools after the cursor's name.
+func (fl *fullList) page(cursor string) (*mcp.ListToolsResult, error) {
+	start := 0
+	if cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", cursor)}
+		}
+		start = sort.Search(len(fl.tools), func(i int) bool { return fl.tools[i].Name > string(after) })
+	}
+	end := min(start+fullPageSize, len(fl.tools))
+	res := &mcp.ListToolsResult{Tools: append([]*mcp.Tool{}, fl.tools[start:end]...)}
+	if end < len(fl.tools) {
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(fl.tools[end-1].Name))
+	}
+	return res, nil
+}
+
+// syncFull points a session in full mode at v's list and tells the client
+// when the list differs from the one it had. s.mu is held.
+func (s *session) syncFull(v *view) {
+	fl := s.g.fullTools(v)
+	if s.full == fl {
+		return
+	}
+	changed := s.full == nil || s.full.sum != fl.sum
+	s.full = fl
+	if changed {
+		s.server.AddTool(listPlaceholder, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, fmt.Errorf("unknown tool %q", listPlaceholder.Name)
+		})
+	}
+}
+
+// leaveFull ends full mode for a session (auto switching to dynamic): its
+// tools are registered with its server from now on. s.mu is held.
+func (s *session) leaveFull() {
+	if s.full != nil {
+		s.server.RemoveTools(listPlaceholder.Name)
+		s.full = nil
+	}
+}
+
+// fullNames returns the names a session in full mode lists. s.mu is held.
+func (s *session) fullNames() []string {
+	if s.full == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.full.tools))
+	for _, t := range s.full.tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// fullMiddleware answers tools/list and tools/call of a session in full
+// mode from its view's list.
+func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" && method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		s.mu.Lock()
+		fl := s.full
+		s.mu.Unlock()
+		if fl == nil {
+			return next(ctx, method, req)
+		}
+		if method == "tools/list" {
+			cursor := ""
+			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+				cursor = p.Cursor
+			}
+			return fl.page(cursor)
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		if !fl.has[call.Params.Name] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
+		}
+		res, err := s.nativeHandler(ctx, call)
+		if err == nil && res != nil && res.Content == nil {
+			res.Content = []mcp.Content{} // as the library sends it: never null
+		}
+		return res, err
+	}
+}

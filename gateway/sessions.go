@@ -1,0 +1,180 @@
+package gateway
+
+// The MCP sessions served over HTTP: bounded in number and in time. A
+// session counts from its initialize request until it ends. One whose
+// client has not sent notifications/initialized within the init timeout is
+// closed, and so is one with no request (a POST or a DELETE) in progress
+// for the idle timeout: an event stream the client keeps open does not
+// count, as in the MCP library's own idle timeout. Beyond the cap, a new
+// session is refused with 503 and Retry-After.
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Why a session was closed by the gateway.
+const (
+	expiredUninitialized = "uninitialized"
+	expiredIdle          = "idle"
+)
+
+// httpSessions is the gateway's table of HTTP sessions.
+type httpSessions struct {
+	g                 *Gateway
+	max               int
+	initTimeout, idle time.Duration
+
+	mu   sync.Mutex
+	open int                     // reserved or live
+	byID map[string]*httpSession // live, by session id
+}
+
+// httpSession is one live session and its timer.
+type httpSession struct {
+	t      *httpSessions
+	s      *session
+	ss     *mcp.ServerSession
+	mu     sync.Mutex
+	active int       // requests in progress
+	last   time.Time // when the last one ended (or the session began)
+	timer  *time.Timer
+}
+
+func (g *Gateway) httpSessionTable() *httpSessions {
+	g.httpOnce.Do(func() {
+		sv := g.cfg.Gateway.Serve
+		t := &httpSessions{g: g, max: sv.MaxSessions, initTimeout: sv.SessionInitTimeout, idle: sv.SessionIdleTimeout,
+			byID: map[string]*httpSession{}}
+		if t.max <= 0 {
+			t.max = math.MaxInt
+		}
+		g.httpSess = t
+	})
+	return g.httpSess
+}
+
+// reserve counts a session about to be made, if the cap allows.
+func (t *httpSessions) reserve() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open >= t.max {
+		return false
+	}
+	t.open++
+	t.g.metrics.setHTTPSessions(t.open)
+	return true
+}
+
+// count is the number of sessions open (reserved or live).
+func (t *httpSessions) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open
+}
+
+func (t *httpSessions) release() {
+	t.mu.Lock()
+	t.open--
+	n := t.open
+	t.mu.Unlock()
+	t.g.metrics.setHTTPSessions(n)
+}
+
+// refuse answers a request for a session beyond the cap.
+func (t *httpSessions) refuse(w http.ResponseWriter) {
+	t.g.metrics.sessionRefused()
+	t.g.log.Warn("refusing a new MCP session: too many are open", "max_sessions", t.max)
+	// Sessions that never finish initializing are gone by then.
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(t.initTimeout.Seconds())))))
+	writeJSONRPCError(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf(
+		"toolsearch has %d MCP sessions open, the most it serves at once (toolsearch.http.maxSessions); close one or try again later", t.max))
+}
+
+// opened follows the session the initialize request made, if it made
+// one; otherwise it gives its place back.
+func (t *httpSessions) opened(s *session) {
+	var ss *mcp.ServerSession
+	for x := range s.server.Sessions() {
+		ss = x
+	}
+	if ss == nil {
+		t.release()
+		return
+	}
+	hs := &httpSession{t: t, s: s, ss: ss, last: time.Now()}
+	hs.mu.Lock()
+	hs.timer = time.AfterFunc(t.initTimeout, hs.check)
+	hs.mu.Unlock()
+	t.mu.Lock()
+	t.byID[ss.ID()] = hs
+	t.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		hs.mu.Lock()
+		hs.timer.Stop()
+		hs.mu.Unlock()
+		t.mu.Lock()
+		delete(t.byID, ss.ID())
+		t.mu.Unlock()
+		t.release()
+	}()
+}
+
+// busy marks a request of the session id in progress; the function it
+// returns marks its end.
+func (t *httpSessions) busy(id string) func() {
+	t.mu.Lock()
+	hs := t.byID[id]
+	t.mu.Unlock()
+	if hs == nil {
+		return func() {}
+	}
+	hs.mu.Lock()
+	hs.active++
+	hs.mu.Unlock()
+	return func() {
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		hs.active--
+		hs.last = time.Now()
+		if hs.active == 0 && hs.s.serverSession() != nil {
+			hs.timer.Reset(hs.t.idle)
+		}
+	}
+}
+
+// check runs at the session's deadline: an uninitialized session is
+// closed, an idle one too; any other waits for its next deadline.
+func (hs *httpSession) check() {
+	t := hs.t
+	if hs.s.serverSession() == nil {
+		t.expire(hs, expiredUninitialized, "the client did not send notifications/initialized within "+t.initTimeout.String())
+		return
+	}
+	hs.mu.Lock()
+	if hs.active > 0 {
+		hs.mu.Unlock()
+		return // the end of the request sets the timer again
+	}
+	left := t.idle - time.Since(hs.last)
+	if left > 0 {
+		hs.timer.Reset(left)
+		hs.mu.Unlock()
+		return
+	}
+	hs.mu.Unlock()
+	t.expire(hs, expiredIdle, "no request for "+t.idle.String())
+}
+
+func (t *httpSessions) expire(hs *httpSession, reason, why string) {
+	t.g.metrics.sessionExpired(reason)
+	t.g.log.Info("closing an MCP session", "session", hs.ss.ID(), "why", why)
+	_ = hs.ss.Close()
+}
