@@ -10,6 +10,7 @@
 //	    "github": {
 //	      "command": "npx", "args": ["-y", "@acme/github-mcp"],
 //	      "env": {"TOKEN": "${GITHUB_TOKEN}"}, "cwd": "/tmp",
+//	      "envPassthrough": ["AWS_PROFILE", "AWS_REGION"], // see below
 //	      "disabled": false,
 //	      "alwaysLoad": false,                // never defer this server's tools
 //	      "keywords": ["gh", "git"],          // extra search words
@@ -51,6 +52,16 @@
 // name; "auto" (the default) is bare when the server is the only enabled
 // one, prefixed otherwise. A bare name that another exposed name already
 // uses falls back to server__tool, and the gateway logs it.
+//
+// A stdio server does not inherit the gateway's environment, which holds
+// every server's secrets: it gets PATH, HOME, USER, LOGNAME, SHELL, TERM,
+// TZ, LANG, LANGUAGE and LC_*, TMPDIR (TMP, TEMP), the XDG_* directories,
+// NODE_EXTRA_CA_CERTS, SSL_CERT_FILE and SSL_CERT_DIR, and on Windows what
+// programs need there (SystemRoot, ComSpec, PATHEXT, USERPROFILE, APPDATA,
+// ...); then the variables envPassthrough names (a name, a prefix ending
+// in "*" such as "AWS_*", or "*" for the whole environment: an explicit
+// choice); then its own env, which wins. A proxy setting (HTTPS_PROXY,
+// NO_PROXY) is passed only when envPassthrough names it.
 //
 // Strings in command, args, env, cwd, url and headers expand ${VAR},
 // ${VAR:-default} and VS Code's ${env:VAR} from the environment. Durations are
@@ -134,6 +145,10 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// EnvPassthrough names the variables of the gateway's environment a
+	// stdio server gets besides the basic ones (PATH, HOME, locale...):
+	// names, prefixes ending in "*", or "*" for the whole environment.
+	EnvPassthrough []string
 	// URL and Headers reach a remote server (expanded).
 	URL     string
 	Headers map[string]string
@@ -372,6 +387,7 @@ type rawServer struct {
 	Command      string            `json:"command"`
 	Args         []string          `json:"args"`
 	Env          map[string]string `json:"env"`
+	EnvPass      []string          `json:"envPassthrough"`
 	Cwd          string            `json:"cwd"`
 	URL          string            `json:"url"`
 	ServerURL    string            `json:"serverUrl"` // Windsurf
@@ -488,6 +504,12 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 			}
 		}
 		srv.Cwd = exp("cwd", rs.Cwd)
+		for _, p := range rs.EnvPass {
+			if name := strings.TrimSuffix(p, "*"); (name != "" || p != "*") && !validVarName(name) {
+				return nil, errAt("envPassthrough", fmt.Errorf("%q is not a variable name, a prefix ending in * or *", p))
+			}
+		}
+		srv.EnvPassthrough = rs.EnvPass
 	default:
 		if rs.URL == "" {
 			return nil, errAt("url", fmt.Errorf("a %s server needs a url", srv.Transport))

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,35 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEnvPassthrough(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		list    string
+		want    []string
+		wantErr string
+	}{
+		{`["AWS_PROFILE", "AWS_*", "*"]`, []string{"AWS_PROFILE", "AWS_*", "*"}, ""},
+		{`[]`, []string{}, ""},
+		{`["AWS PROFILE"]`, nil, `field "envPassthrough"`},
+		{`[""]`, nil, `field "envPassthrough"`},
+		{`["1X"]`, nil, `"1X" is not a variable name`},
+	} {
+		cfg, err := Parse("x.json", []byte(`{"mcpServers": {"s": {"command": "srv", "envPassthrough": `+tc.list+`}}}`), nil)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: err %v, want %q", tc.list, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.list, err)
+		}
+		if got := cfg.Servers[0].EnvPassthrough; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q", tc.list, got)
+		}
+	}
 }
 
 func TestPromptAndResourceGlobs(t *testing.T) {

@@ -299,12 +299,3 @@ func (w *procWriter) Close() error {
 	go w.p.stop()
 	return nil
 }
-
-// environ returns the process environment with extra set on top.
-func environ(extra map[string]string) []string {
-	env := os.Environ()
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
-}

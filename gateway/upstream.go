@@ -260,7 +260,7 @@ func (u *upstream) start(ctx context.Context) error {
 	switch u.cfg.Transport {
 	case config.TransportStdio:
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
-		cmd.Env = environ(u.cfg.Env)
+		cmd.Env = environ(u.cfg.EnvPassthrough, u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
 		p, err := startProcess(cmd, u.stderr, u.log, u.noteOversized)
 		if err != nil {
