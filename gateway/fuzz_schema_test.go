@@ -96,8 +96,15 @@ func FuzzUpstreamTool(f *testing.F) {
 		}
 		s := g.newSession(config.ExposureFull)
 		listed := func(want []byte) bool {
-			for _, r := range s.tools {
-				if bytes.Equal(r, want) {
+			// A session in full mode lists its catalog version's full
+			// list (fulllist.go).
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.full == nil {
+				return false
+			}
+			for _, mt := range s.full.tools {
+				if t, ok := s.full.names.byName[mt.Name]; ok && bytes.Equal(t.Raw, want) {
 					return true
 				}
 			}
