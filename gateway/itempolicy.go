@@ -23,22 +23,22 @@ func (g *Gateway) allowedExtras(key string, m *manifest) *manifest {
 		return m
 	}
 	out := *m
-	out.Resources = keep(m.Resources, func(r *mcp.Resource) bool {
+	out.Resources = keepIf(m.Resources, func(r *mcp.Resource) bool {
 		return r != nil && g.pol.DecideResource(key, r.URI).Decision != policy.Deny
 	})
-	out.Templates = keep(m.Templates, func(t *mcp.ResourceTemplate) bool {
+	out.Templates = keepIf(m.Templates, func(t *mcp.ResourceTemplate) bool {
 		return t != nil && g.pol.DecideResource(key, t.URITemplate).Decision != policy.Deny
 	})
-	out.Prompts = keep(m.Prompts, func(p *mcp.Prompt) bool { return p != nil && g.pol.DecidePrompt(key, p.Name).Decision != policy.Deny })
+	out.Prompts = keepIf(m.Prompts, func(p *mcp.Prompt) bool { return p != nil && g.pol.DecidePrompt(key, p.Name).Decision != policy.Deny })
 	if len(out.Resources) == len(m.Resources) && len(out.Templates) == len(m.Templates) && len(out.Prompts) == len(m.Prompts) {
 		return m
 	}
 	return &out
 }
 
-// keep returns the elements of s that ok accepts, in a new slice (s
+// keepIf returns the elements of s that ok accepts, in a new slice (s
 // unchanged).
-func keep[T any](s []T, ok func(T) bool) []T {
+func keepIf[T any](s []T, ok func(T) bool) []T {
 	var out []T
 	for _, x := range s {
 		if ok(x) {
