@@ -35,7 +35,9 @@
 //	    "limits": {"maxResults": 5, "resultTokens": 6000, "startTimeout": "30s",
 //	               "callTimeout": "5m", "maxRestarts": 5, "restartCooldown": "5m"},
 //	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"],
-//	               "prompts": {"deny": []}, "resources": {"deny": ["*/file:///etc/*"]}}
+//	               "prompts": {"deny": []}, "resources": {"deny": ["*/file:///etc/*"]}},
+//	    "http": {"maxSessions": 256, "sessionInitTimeout": "10s", // HTTP serving:
+//	             "sessionIdleTimeout": "30m", "exposures": ["search"]} // config/http.go
 //	  }
 //	}
 //
