@@ -31,9 +31,11 @@ type httpSessions struct {
 	max               int
 	initTimeout, idle time.Duration
 
-	mu   sync.Mutex
-	open int                     // reserved or live
-	byID map[string]*httpSession // live, by session id
+	mu        sync.Mutex
+	open      int                     // reserved or live
+	byID      map[string]*httpSession // live, by session id
+	refused   int                     // refusals since the last logged one
+	refusedAt time.Time               // when a refusal was last logged
 }
 
 // httpSession is one live session and its timer.
@@ -45,6 +47,7 @@ type httpSession struct {
 	active int       // requests in progress
 	last   time.Time // when the last one ended (or the session began)
 	timer  *time.Timer
+	closed bool // the session has ended: the timer stays stopped
 }
 
 func (g *Gateway) httpSessionTable() *httpSessions {
@@ -90,7 +93,17 @@ func (t *httpSessions) release() {
 // refuse answers a request for a session beyond the cap.
 func (t *httpSessions) refuse(w http.ResponseWriter) {
 	t.g.metrics.sessionRefused()
-	t.g.log.Warn("refusing a new MCP session: too many are open", "max_sessions", t.max)
+	// One log line per ten seconds at most, with the count.
+	t.mu.Lock()
+	t.refused++
+	n, logIt := t.refused, time.Since(t.refusedAt) >= 10*time.Second
+	if logIt {
+		t.refused, t.refusedAt = 0, time.Now()
+	}
+	t.mu.Unlock()
+	if logIt {
+		t.g.log.Warn("refusing new MCP sessions: too many are open", "max_sessions", t.max, "refused", n)
+	}
 	// Sessions that never finish initializing are gone by then.
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(t.initTimeout.Seconds())))))
 	writeJSONRPCError(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf(
@@ -118,6 +131,7 @@ func (t *httpSessions) opened(s *session) {
 	go func() {
 		_ = ss.Wait()
 		hs.mu.Lock()
+		hs.closed = true
 		hs.timer.Stop()
 		hs.mu.Unlock()
 		t.mu.Lock()
@@ -144,7 +158,7 @@ func (t *httpSessions) busy(id string) func() {
 		defer hs.mu.Unlock()
 		hs.active--
 		hs.last = time.Now()
-		if hs.active == 0 && hs.s.serverSession() != nil {
+		if hs.active == 0 && !hs.closed && hs.s.serverSession() != nil {
 			hs.timer.Reset(hs.t.idle)
 		}
 	}
@@ -154,6 +168,12 @@ func (t *httpSessions) busy(id string) func() {
 // closed, an idle one too; any other waits for its next deadline.
 func (hs *httpSession) check() {
 	t := hs.t
+	hs.mu.Lock()
+	closed := hs.closed
+	hs.mu.Unlock()
+	if closed {
+		return
+	}
 	if hs.s.serverSession() == nil {
 		t.expire(hs, expiredUninitialized, "the client did not send notifications/initialized within "+t.initTimeout.String())
 		return
@@ -175,6 +195,6 @@ func (hs *httpSession) check() {
 
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
 	t.g.metrics.sessionExpired(reason)
-	t.g.log.Info("closing an MCP session", "session", hs.ss.ID(), "why", why)
+	t.g.log.Debug("closing an MCP session", "session", hs.ss.ID(), "why", why)
 	_ = hs.ss.Close()
 }
