@@ -13,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/httpguard"
 	"github.com/toolsearch/toolsearch/internal/redact"
-	"github.com/toolsearch/toolsearch/internal/safefile"
 	"github.com/toolsearch/toolsearch/proxy"
 )
 
@@ -135,28 +133,8 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 }
 
 // readProxyToken reads the token from the file, else from
-// $TOOLSEARCH_PROXY_TOKEN; "" when neither is set. There is no flag that
-// takes the token itself: it would show in ps.
-func readProxyToken(file string) (string, error) {
-	if file != "" {
-		b, err := safefile.ReadFile(file, maxTokenFileBytes)
-		if err != nil {
-			return "", fmt.Errorf("--auth-token-file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if err := config.CheckAuthToken(tok); err != nil {
-			return "", fmt.Errorf("--auth-token-file %s: %w", file, err)
-		}
-		return tok, nil
-	}
-	if tok := os.Getenv(proxyTokenEnv); tok != "" {
-		if err := config.CheckAuthToken(tok); err != nil {
-			return "", fmt.Errorf("$%s: %w", proxyTokenEnv, err)
-		}
-		return tok, nil
-	}
-	return "", nil
-}
+// $TOOLSEARCH_PROXY_TOKEN; "" when neither is set.
+func readProxyToken(file string) (string, error) { return readToken(file, proxyTokenEnv) }
 
 // checkListen refuses to serve beyond loopback without a token, unless
 // --insecure-no-auth says to.

@@ -259,27 +259,40 @@ const authTokenEnv = "TOOLSEARCH_AUTH_TOKEN"
 // There is no flag that takes the token itself: it would show in ps.
 func resolveAuthToken(cfg *config.Config, file string) error {
 	sv := &cfg.Gateway.Serve
+	tok, err := readToken(file, authTokenEnv)
 	switch {
-	case file != "":
-		b, err := safefile.ReadFile(file, maxTokenFileBytes)
-		if err != nil {
-			return fmt.Errorf("--auth-token-file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if err := config.CheckAuthToken(tok); err != nil {
-			return fmt.Errorf("--auth-token-file %s: %w", file, err)
-		}
-		sv.AuthToken = tok
-	case os.Getenv(authTokenEnv) != "":
-		tok := os.Getenv(authTokenEnv)
-		if err := config.CheckAuthToken(tok); err != nil {
-			return fmt.Errorf("$%s: %w", authTokenEnv, err)
-		}
+	case err != nil:
+		return err
+	case tok != "":
 		sv.AuthToken = tok
 	case sv.AuthTokenProblem != nil:
 		return fmt.Errorf("the HTTP auth token cannot be read: %w", sv.AuthTokenProblem)
 	}
 	return nil
+}
+
+// readToken reads a bearer token from the file (--auth-token-file), else
+// from the environment variable env; "" when neither is set. There is no
+// flag that takes the token itself: it would show in ps.
+func readToken(file, env string) (string, error) {
+	if file != "" {
+		b, err := safefile.ReadFile(file, maxTokenFileBytes)
+		if err != nil {
+			return "", fmt.Errorf("--auth-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if err := config.CheckAuthToken(tok); err != nil {
+			return "", fmt.Errorf("--auth-token-file %s: %w", file, err)
+		}
+		return tok, nil
+	}
+	if tok := os.Getenv(env); tok != "" {
+		if err := config.CheckAuthToken(tok); err != nil {
+			return "", fmt.Errorf("$%s: %w", env, err)
+		}
+		return tok, nil
+	}
+	return "", nil
 }
 
 // listen opens the HTTP listener. A bare port means loopback; an address
