@@ -137,9 +137,25 @@ func New(global Rules, servers map[string]Rules) (*Policy, error) {
 	return p, nil
 }
 
+// namedList is one of a scope's pattern lists, with its name in the
+// configuration.
+type namedList struct {
+	name string
+	pats []string
+	// resource lists match URIs, not names.
+	resource bool
+}
+
+// lists returns every pattern list of r, named as in the configuration.
+func (r Rules) lists() []namedList {
+	return []namedList{{"allow", r.Allow, false}, {"deny", r.Deny, false}, {"ask", r.Ask, false},
+		{"prompts.allow", r.Prompts.Allow, false}, {"prompts.deny", r.Prompts.Deny, false},
+		{"resources.allow", r.Resources.Allow, true}, {"resources.deny", r.Resources.Deny, true}}
+}
+
 func checkEmpty(scope string, r Rules) error {
-	for _, l := range [][]string{r.Allow, r.Deny, r.Ask, r.Prompts.Allow, r.Prompts.Deny, r.Resources.Allow, r.Resources.Deny} {
-		for _, p := range l {
+	for _, l := range r.lists() {
+		for _, p := range l.pats {
 			if strings.TrimSpace(p) == "" {
 				return fmt.Errorf("policy %s: empty pattern", scope)
 			}

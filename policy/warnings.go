@@ -64,14 +64,7 @@ func (p *Policy) Warnings(servers []string) []Warning {
 		out = append(out, Warning{Scope: scope, List: list, Pattern: pat, Problem: problem})
 	}
 	// Global patterns name server/name.
-	g := p.rawGlobal
-	for _, l := range []struct {
-		name     string
-		pats     []string
-		resource bool
-	}{{"allow", g.Allow, false}, {"deny", g.Deny, false}, {"ask", g.Ask, false},
-		{"prompts.allow", g.Prompts.Allow, false}, {"prompts.deny", g.Prompts.Deny, false},
-		{"resources.allow", g.Resources.Allow, true}, {"resources.deny", g.Resources.Deny, true}} {
+	for _, l := range p.rawGlobal.lists() {
 		for _, raw := range l.pats {
 			pat := strings.TrimSpace(raw)
 			q := pat
@@ -99,14 +92,7 @@ func (p *Policy) Warnings(servers []string) []Warning {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		r := p.rawServers[k]
-		for _, l := range []struct {
-			name     string
-			pats     []string
-			resource bool
-		}{{"allow", r.Allow, false}, {"deny", r.Deny, false}, {"ask", r.Ask, false},
-			{"prompts.allow", r.Prompts.Allow, false}, {"prompts.deny", r.Prompts.Deny, false},
-			{"resources.allow", r.Resources.Allow, true}, {"resources.deny", r.Resources.Deny, true}} {
+		for _, l := range p.rawServers[k].lists() {
 			if l.resource {
 				continue // URIs can hold anything
 			}
