@@ -296,12 +296,7 @@ func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
 // logRefused says, once per tool, that a tool was refused because its
 // name impersonates another server's.
 func (g *Gateway) logRefused(t *catalog.Tool, other string) {
-	key := t.ID() + "\x00impersonates"
-	g.collMu.Lock()
-	seen := g.collisions[key]
-	g.collisions[key] = true
-	g.collMu.Unlock()
-	if !seen {
+	if g.firstTime(t.ID() + "\x00impersonates") {
 		g.log.Warn("refusing a tool whose name is a qualified name of another server: it is not listed, found or called",
 			"server", t.Server, "tool", quoteShort(t.Name), "names_server", other)
 	}
@@ -320,14 +315,21 @@ func serverList(tools []*catalog.Tool) string {
 // logCollision says, once per item and reason, that a bare name was
 // refused.
 func (g *Gateway) logCollision(item, exposed, why string) {
-	key := item + "\x00" + why
-	g.collMu.Lock()
-	seen := g.collisions[key]
-	g.collisions[key] = true
-	g.collMu.Unlock()
-	if !seen {
+	if g.firstTime(item + "\x00" + why) {
 		g.log.Warn("a bare name collides; exposing the prefixed name instead", "item", item, "exposed_as", exposed, "why", why)
 	}
+}
+
+// firstTime reports whether key is seen for the first time, so that what
+// each view finds again is logged once.
+func (g *Gateway) firstTime(key string) bool {
+	g.collMu.Lock()
+	defer g.collMu.Unlock()
+	if g.collisions[key] {
+		return false
+	}
+	g.collisions[key] = true
+	return true
 }
 
 // exposedName is the name clients see for t in view v: its bare name or
