@@ -131,7 +131,10 @@ func (g *Gateway) nameView(v *view) {
 		n.tools[t] = name
 		n.byName[name] = t
 		n.aliases[name] = t
-		g.logCollision(t.Server+"/"+quoteShort(t.Name), name, "it is not a valid MCP tool name (ASCII letters, digits, _ - . only, at most 128 characters), which clients refuse")
+		if g.firstTime(t.ID() + "\x00alias") {
+			g.log.Warn("exposing a tool under an alias: its name is not a valid MCP tool name (ASCII letters, digits, _ - . only, at most 128 characters), which clients refuse",
+				"server", t.Server, "tool", quoteShort(t.Name), "exposed_as", name)
+		}
 	}
 	// Prompts: the same rule, among prompts.
 	keys := make([]string, 0, len(v.extras))
