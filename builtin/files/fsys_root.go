@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // A dirFD is an open folder. Its methods take one name in it, never a path
@@ -69,7 +71,7 @@ func (d *dirFD) openFile(name string) (*fileFD, error) {
 	if !mode.IsRegular() {
 		return nil, errNotRegular
 	}
-	f, err := d.r.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	f, err := d.r.OpenFile(name, os.O_RDONLY|safefile.NonblockFlag, 0)
 	if err != nil {
 		return nil, notExist(err)
 	}

@@ -2,8 +2,5 @@
 
 package safefile
 
-import "os"
-
-const openFlags = 0
-
-func blocking(*os.File) error { return nil }
+// NonblockFlag is not needed where named pipes do not block an open.
+const NonblockFlag = 0

@@ -2,17 +2,9 @@
 
 package safefile
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// openFlags makes opening a FIFO return at once instead of waiting for a
-// writer.
-const openFlags = syscall.O_NONBLOCK
-
-// blocking turns the non-blocking mode off again for a regular file, so
-// reads behave as usual.
-func blocking(f *os.File) error {
-	return syscall.SetNonblock(int(f.Fd()), false)
-}
+// NonblockFlag, added to an open's flags, makes opening a FIFO return at
+// once instead of waiting for a writer. It changes nothing for a regular
+// file, whose reads never block.
+const NonblockFlag = syscall.O_NONBLOCK

@@ -26,12 +26,12 @@ var ErrTooLarge = errors.New("file too large")
 func Open(path string) (*os.File, error) {
 	// Where the open itself cannot be made non-blocking, refuse what
 	// is plainly not a file first.
-	if openFlags == 0 {
+	if NonblockFlag == 0 {
 		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 			return nil, notRegular(path, fi.Mode())
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|NonblockFlag, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +43,6 @@ func Open(path string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, notRegular(path, fi.Mode())
-	}
-	if err := blocking(f); err != nil {
-		f.Close()
-		return nil, err
 	}
 	return f, nil
 }

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package files
-
-// openNonblock is not needed where named pipes do not block an open.
-const openNonblock = 0
