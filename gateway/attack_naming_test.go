@@ -151,7 +151,7 @@ func TestInvalidToolNamesGetSafeAliases(t *testing.T) {
 
 	names := full.toolNames(t)
 	for _, n := range names {
-		if !validToolName(n) {
+		if !catalog.ValidName(n) {
 			t.Errorf("the full list holds an invalid tool name %.80q", n)
 		}
 	}
@@ -162,7 +162,7 @@ func TestInvalidToolNamesGetSafeAliases(t *testing.T) {
 			t.Fatalf("evil/%.20q is not in the catalog", orig)
 		}
 		alias := v.exposedName(tool)
-		if !validToolName(alias) || len(alias) > aliasLength || !strings.HasPrefix(alias, "evil__") {
+		if !catalog.ValidName(alias) || len(alias) > aliasLength || !strings.HasPrefix(alias, "evil__") {
 			t.Errorf("%.20q is exposed as %.80q", orig, alias)
 		}
 		if !slices.Contains(names, alias) {
@@ -361,7 +361,7 @@ func TestAliasName(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range cases {
 		got := aliasName(&catalog.Tool{Server: c.server, Name: c.name}, taken)
-		if !validToolName(got) || len(got) > aliasLength || !strings.HasPrefix(got, c.prefix) || seen[got] {
+		if !catalog.ValidName(got) || len(got) > aliasLength || !strings.HasPrefix(got, c.prefix) || seen[got] {
 			t.Errorf("aliasName(%q, %.20q) = %q: want a valid, unique name of at most %d characters starting %q", c.server, c.name, got, aliasLength, c.prefix)
 		}
 		seen[got] = true
@@ -370,7 +370,7 @@ func TestAliasName(t *testing.T) {
 	tool := &catalog.Tool{Server: "evil", Name: "a b"}
 	first := aliasName(tool, taken)
 	taken[first] = &catalog.Tool{Server: "evil", Name: "a_b_squatter"}
-	if second := aliasName(tool, taken); second == first || !validToolName(second) {
+	if second := aliasName(tool, taken); second == first || !catalog.ValidName(second) {
 		t.Errorf("with %q taken, the alias is %q", first, second)
 	}
 }
@@ -391,7 +391,7 @@ func TestAliasOnlyWhatClientsRefuse(t *testing.T) {
 			t.Errorf("%s is exposed as %q, want %q", id, v.exposedName(tool), want)
 		}
 	}
-	if tool, _ := v.snap.Tool("db/" + long); !strings.HasPrefix(v.exposedName(tool), "db__yyy") || !validToolName(v.exposedName(tool)) {
+	if tool, _ := v.snap.Tool("db/" + long); !strings.HasPrefix(v.exposedName(tool), "db__yyy") || !catalog.ValidName(v.exposedName(tool)) {
 		t.Errorf("db's 125-character tool is exposed as %q", v.exposedName(tool))
 	}
 }

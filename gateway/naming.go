@@ -95,7 +95,7 @@ func (g *Gateway) nameView(v *view) {
 		if !g.Visible(t) {
 			continue
 		}
-		if !validToolName(t.Name) {
+		if !catalog.ValidName(t.Name) {
 			unsafe = append(unsafe, t)
 			continue
 		}
@@ -119,7 +119,7 @@ func (g *Gateway) nameView(v *view) {
 				name = t.Name
 			}
 		}
-		if !validToolName(name) { // server__tool too long, or a key clients refuse
+		if !catalog.ValidName(name) { // server__tool too long, or a key clients refuse
 			unsafe = append(unsafe, t)
 			continue
 		}
@@ -175,27 +175,6 @@ func (g *Gateway) nameView(v *view) {
 	v.names = n
 }
 
-// maxToolName is the longest tool name MCP allows.
-const maxToolName = 128
-
-// validToolName reports whether name is a tool name as MCP defines it: 1
-// to 128 ASCII letters, digits, "_", "-" and ".".
-func validToolName(name string) bool {
-	if name == "" || len(name) > maxToolName {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !toolNameByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func toolNameByte(c byte) bool {
-	return c == '_' || c == '-' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
-
 // aliasLength bounds the aliases made for invalid names, leaving room for
 // the prefix a client adds (mcp__toolsearch__ in Claude Code).
 const aliasLength = 64
@@ -213,8 +192,8 @@ func aliasName(t *catalog.Tool, taken map[string]*catalog.Tool) string {
 		room := max(aliasLength-len(prefix)-1-n, 1)
 		s := strings.TrimRight(stem[:min(len(stem), room)], "_")
 		name := prefix + s + "_" + hash[:min(n, len(hash))]
-		if len(name) > maxToolName {
-			name = name[len(name)-maxToolName:]
+		if len(name) > catalog.MaxNameLength {
+			name = name[len(name)-catalog.MaxNameLength:]
 		}
 		if _, used := taken[name]; !used || n >= len(hash) {
 			return name
@@ -230,7 +209,7 @@ func sanitise(s, fallback string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case toolNameByte(c):
+		case catalog.NameByte(c):
 			b.WriteByte(c)
 		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
 			b.WriteByte('_')

@@ -28,11 +28,9 @@ func (w Warning) String() string {
 }
 
 // toolNameChar reports whether c may appear in a tool or prompt name as
-// MCP defines them (ASCII letters, digits, "_", "-" and "."), or is a glob
-// wildcard.
+// MCP defines them, or is a glob wildcard.
 func toolNameChar(c byte) bool {
-	return c == '_' || c == '-' || c == '.' || c == '*' || c == '?' ||
-		(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+	return c == '*' || c == '?' || catalog.NameByte(c)
 }
 
 // badNameChar returns the first character of pat that no tool name has, or
