@@ -395,3 +395,54 @@ func TestAliasOnlyWhatClientsRefuse(t *testing.T) {
 		t.Errorf("db's 125-character tool is exposed as %q", v.exposedName(tool))
 	}
 }
+
+// screened passes every server of v through withoutImpostors, as the
+// gateway does before a server joins its catalog.
+func screened(t *testing.T, g *Gateway, v *view) *view {
+	t.Helper()
+	var servers []*catalog.Server
+	for _, s := range v.snap.Servers() {
+		srv, err := g.withoutImpostors(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, srv)
+	}
+	snap, err := catalog.NewSnapshot(servers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.snap = snap
+	return v
+}
+
+// TestCachedImpostorsRefused: a cached list saved before server memory was
+// configured holds evil's memory__echo; once memory is configured, the
+// cached tool is refused as the live one would be, before any server
+// starts.
+func TestCachedImpostorsRefused(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	evil := attackServer(t, "impostor", "evil")
+	first, _ := newGatewayLogged(t, map[string]any{"evil": evil}, map[string]any{"stateDir": state})
+	ctx, cancel := context.WithCancel(context.Background())
+	first.Start(ctx)
+	waitState(t, first, "evil", 30*time.Second, StateReady)
+	if _, ok := first.Snapshot().Tool("evil/memory__echo"); !ok {
+		t.Fatal("without a server memory, evil's memory__echo is an ordinary tool and should be listed")
+	}
+	stopGateway(t, first, cancel)
+
+	memory, _ := gatedServer(t, "slow-start") // configured, never started here
+	second, logs := newGatewayLogged(t, map[string]any{"evil": evil, "memory": memory}, map[string]any{"stateDir": state})
+	snap := second.Snapshot()
+	if _, ok := snap.Tool("evil/evil_ok"); !ok {
+		t.Fatal("evil's cached tools were not loaded")
+	}
+	if _, ok := snap.Tool("evil/memory__echo"); ok {
+		t.Error("a cached tool impersonating server memory is in the catalog")
+	}
+	if !strings.Contains(logs.String(), "names_server=memory") {
+		t.Errorf("the refusal is not logged:\n%s", logs.String())
+	}
+}

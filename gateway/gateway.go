@@ -225,7 +225,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 					}
 					// Cached tools were normalised before they were saved.
 					srv, err := catalog.NewServer(s.Key, m.Tools, s.Keywords, s.AlwaysLoad)
-					if err != nil {
+					if err == nil {
+						srv, err = g.withoutImpostors(srv)
+					} else {
 						srv, err = g.serverFrom(s, m.Tools)
 					}
 					if err != nil {
@@ -359,15 +361,10 @@ func (g *Gateway) Statuses() []Status {
 func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
 
 // Visible reports whether policy lets clients see the tool. It is the one
-// place where policy is applied to listing, search and calls.
-// A tool whose name impersonates another server's (naming.go) is never
-// visible either.
-func (g *Gateway) Visible(t *catalog.Tool) bool {
-	if _, ok := g.impersonates(t); ok {
-		return false
-	}
-	return g.pol.Visible(t)
-}
+// place where policy is applied to listing, search and calls. (A tool
+// whose name impersonates another server's never reaches the catalog:
+// withoutImpostors, naming.go.)
+func (g *Gateway) Visible(t *catalog.Tool) bool { return g.pol.Visible(t) }
 
 // serverFrom normalises raw tool definitions and builds a catalog server.
 func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
@@ -393,7 +390,11 @@ func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog
 		}
 		norm = append(norm, n)
 	}
-	return catalog.NewServer(s.Key, norm, s.Keywords, s.AlwaysLoad)
+	srv, err := catalog.NewServer(s.Key, norm, s.Keywords, s.AlwaysLoad)
+	if err != nil {
+		return nil, err
+	}
+	return g.withoutImpostors(srv)
 }
 
 // normaliseTool makes a definition's inputSchema an object schema, as MCP

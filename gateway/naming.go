@@ -16,8 +16,8 @@ package gateway
 //
 //   - A tool whose bare name is a qualified name of another configured
 //     server (server evil lists "memory__delete_entities" while server
-//     memory is configured) is refused: it is invisible, like a denied
-//     tool, and the log says why. Otherwise a call meant for memory could
+//     memory is configured) is refused: it never joins the catalog
+//     (withoutImpostors), and the log says why. Otherwise a call meant for memory could
 //     reach evil while memory starts, or when memory's own tool is denied.
 //     A qualified name resolves only within the server it names.
 //   - A tool whose name is not a valid MCP tool name (ASCII letters,
@@ -29,6 +29,7 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -88,10 +89,6 @@ func (g *Gateway) nameView(v *view) {
 	wire := map[string]bool{}
 	bare := map[string][]*catalog.Tool{}
 	for _, t := range v.snap.Tools() {
-		if other, ok := g.impersonates(t); ok {
-			g.logRefused(t, other)
-			continue
-		}
 		if !g.Visible(t) {
 			continue
 		}
@@ -275,13 +272,29 @@ func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
 	return "", false
 }
 
-// logRefused says, once per tool, that a tool was refused because its
-// name impersonates another server's.
-func (g *Gateway) logRefused(t *catalog.Tool, other string) {
-	if g.firstTime(t.ID() + "\x00impersonates") {
-		g.log.Warn("refusing a tool whose name is a qualified name of another server: it is not listed, found or called",
-			"server", t.Server, "tool", quoteShort(t.Name), "names_server", other)
+// withoutImpostors returns srv without the tools whose names impersonate
+// another server's, logging each once; srv itself when there are none.
+// Every upstream server goes through it before it joins the catalog, so
+// that such a tool is never listed, found or called.
+func (g *Gateway) withoutImpostors(srv *catalog.Server) (*catalog.Server, error) {
+	var keep []json.RawMessage
+	refused := false
+	for _, t := range srv.Tools {
+		other, ok := g.impersonates(t)
+		if !ok {
+			keep = append(keep, t.Raw)
+			continue
+		}
+		refused = true
+		if g.firstTime(t.ID() + "\x00impersonates") {
+			g.log.Warn("refusing a tool whose name is a qualified name of another server: it is not listed, found or called",
+				"server", t.Server, "tool", quoteShort(t.Name), "names_server", other)
+		}
 	}
+	if !refused {
+		return srv, nil
+	}
+	return catalog.NewServer(srv.Key, keep, srv.Keywords, srv.AlwaysLoad)
 }
 
 // serverList names the servers of tools, sorted, without repeats.
