@@ -67,6 +67,10 @@ type Tool struct {
 	AlwaysLoad bool
 	// SearchHint is _meta["anthropic/searchHint"], if it is a string.
 	SearchHint string
+	// Hints are search phrasings written for the tool ahead of time (by
+	// toolsearch enrich, or read from a hints file): the words people would
+	// type to find it. The search index gives them a field of their own.
+	Hints []string
 
 	tokensOnce sync.Once
 	tokens     int
