@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -68,4 +69,53 @@ func BuildUnmerged(snap *catalog.Snapshot) *Index {
 	ix := Build(snap)
 	ix.segs[0].groups = map[string]*groupBlocks{}
 	return ix
+}
+
+// BoundViolations ranks keyword query q by reading every posting, then
+// checks every bound the score model gives against the scores it bounds:
+// for each tool with a posting, the bound of its block, its block's scale
+// times its summed group scores, and the query's largest scale times its
+// sums must each be at least its final score. It returns the tools
+// checked and a description of each bound that fell short. A query that
+// does not parse, or an index that is not one segment, checks nothing.
+func (ix *Index) BoundViolations(q string) (checked int, bad []string) {
+	if !ix.prunable() {
+		return 0, nil
+	}
+	s := getScratch()
+	defer putScratch(s)
+	pq, err := ix.parseKeywords(q, s)
+	if err != nil || len(pq.groups) == 0 {
+		return 0, nil
+	}
+	r := ix.newRanking(pq, Request{MaxResults: 5}, nil, s)
+	seg := ix.segs[0]
+	b := &s.blk
+	b.size((len(seg.docs) + blockSize - 1) >> blockShift)
+	defer b.reset()
+	r.bounds(seg, b)
+	s.sizeDocs(ix.total)
+	for i := range r.groups {
+		r.read(s, &r.groups[i])
+	}
+	for _, d := range s.touched {
+		da := &s.docs[d]
+		if !pq.satisfied(da.exact) {
+			continue
+		}
+		checked++
+		final := r.final(da.acc, da.nameAcc, da.matched, seg, int(d))
+		st := &b.st[d>>blockShift]
+		id := seg.docs[d].tool.ID()
+		if float64(st.bound) < final {
+			bad = append(bad, fmt.Sprintf("%s: block bound %v < score %v", id, st.bound, final))
+		}
+		if most := r.blockMost(st); float64(da.acc)*most < final {
+			bad = append(bad, fmt.Sprintf("%s: sum %v × block scale %v < score %v", id, da.acc, most, final))
+		}
+		if float64(da.acc)*r.most < final {
+			bad = append(bad, fmt.Sprintf("%s: sum %v × query scale %v < score %v", id, da.acc, r.most, final))
+		}
+	}
+	return checked, bad
 }

@@ -42,7 +42,10 @@ func (f Field) String() string {
 }
 
 // Weights are the ranking parameters. The zero value is not useful; start
-// from DefaultWeights.
+// from DefaultWeights. An index uses any weights safely: a negative or
+// not-a-number value counts as 0, a length normalisation or share above 1
+// as 1, a weight above a million as a million, and a K1 that is not
+// positive as DefaultWeights.K1.
 type Weights struct {
 	// Field is the BM25F weight of each field.
 	Field [numFields]float64
@@ -264,8 +267,10 @@ func serverGrams(srv *catalog.Server) map[string]bool {
 func Build(snap *catalog.Snapshot) *Index { return BuildWith(snap, DefaultWeights) }
 
 // BuildWith indexes every tool of the snapshot with the given weights.
+// Any weights are safe: one that is negative, not a number or out of its
+// range is made safe as Weights documents.
 func BuildWith(snap *catalog.Snapshot, w Weights) *Index {
-	ix := &Index{w: w, version: snap.Version()}
+	ix := &Index{w: w.sanitized(), version: snap.Version()}
 	ix.rebuild(snap.Servers())
 	return ix
 }

@@ -106,7 +106,7 @@ func Load(snap *catalog.Snapshot, data []byte) (*Index, error) {
 
 // LoadWith is Load for an index built with the given weights.
 func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
-	ix := &Index{w: w, version: snap.Version()}
+	ix := &Index{w: w.sanitized(), version: snap.Version()}
 	servers := snap.Servers()
 	var docs []doc
 	ix.servers = make(map[string]*serverInfo, len(servers))

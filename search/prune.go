@@ -21,10 +21,6 @@ import (
 // of reading everything; only Result.Total becomes a lower bound when blocks
 // are skipped.
 
-// boundSlack widens every bound a little, so that float rounding can never
-// skip a tool that reading everything would have kept.
-const boundSlack = 1.0001
-
 // prunable reports whether keyword ranking may read block by block: the
 // index is one segment with no retired documents, so document numbers are
 // positions in that segment.
@@ -55,8 +51,7 @@ type blockState struct {
 	lists   uint64  // the member lists with a posting in the block (bit i%64: the query's i-th list)
 	named   uint64  // groups naming a server of the block
 	sum     float32 // summed largest group contributions
-	cov     float32 // summed idf of the groups present
-	base    float32 // the bound without name coverage
+	bound   float32 // the bound of the block's tools' scores
 	name    float32 // summed largest name coverage shares of the groups present
 	mention float32 // strongest server mention
 	gmax    uint32  // the current group's largest contribution, as float32 bits
@@ -100,12 +95,11 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	defer b.reset()
 	r.bounds(seg, b)
 	top := s.newTopK(r.req.MaxResults)
-	nc := float32(ix.w.NameCoverage)
 	h := b.heap[:0]
 	first := 0
 	for _, i := range b.touched {
-		if st := &b.st[i]; st.base > 0 {
-			bound := st.base * (1 + nc*unitShare(st.name))
+		if st := &b.st[i]; st.bound > 0 {
+			bound := st.bound
 			if len(h) > 0 && bound > h[first].bound {
 				first = len(h)
 			}
@@ -153,23 +147,21 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 }
 
 // bounds computes, for every block with a posting of the query, the bound
-// of its tools' scores without name coverage.
+// of its tools' scores.
 func (r *ranking) bounds(seg *segment, b *blockScratch) {
-	ix := r.ix
 	nw := rankWords(len(seg.docs))
 	st := b.st
 	for _, g := range r.groups {
-		gidf := float32(g.idf)
 		if f := g.merged; f != nil {
 			// The word and its synonyms' merged list.
-			b.touched = addMerged(st, b.touched, f, g.bit, gidf)
+			b.touched = addMerged(st, b.touched, f, g.bit)
 			continue
 		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]
 			l := m.l
-			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, m.fidf, g.bit, 1<<(g.first&63), gidf)
+			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, m.fidf, g.bit, 1<<(g.first&63))
 			continue
 		}
 		for x, m := range g.members {
@@ -180,7 +172,8 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			}
 			// A block's first touch by the group is recorded without a
 			// branch: it is always stored, and kept when the block had no
-			// contribution yet (gmax holds float32 bits, below 1<<32).
+			// contribution yet (gmax holds float32 bits, below 1<<32, and
+			// is never 0 once touched: see touchBits).
 			gt, n := b.gTouch[:cap(b.gTouch)], len(b.gTouch)
 			if l.blocks != nil {
 				k := 0
@@ -192,7 +185,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 						x := &st[i]
 						gt[n] = i
 						n += int((uint64(x.gmax) - 1) >> 63)
-						x.gmax = max(x.gmax, math.Float32bits(m.w*e.sat))
+						x.gmax = max(x.gmax, touchBits(m.w*e.sat))
 						x.gname = max(x.gname, math.Float32bits(m.fidf*e.name))
 						x.lists |= bit
 					}
@@ -203,7 +196,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 					x := &st[i]
 					gt[n] = i
 					n += int((uint64(x.gmax) - 1) >> 63)
-					x.gmax = max(x.gmax, math.Float32bits(m.w*p.sat))
+					x.gmax = max(x.gmax, touchBits(m.w*p.sat))
 					x.lists |= bit
 				}
 				// The tools with the term in their name, among those.
@@ -221,7 +214,6 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			n += int((x.mask - 1) >> 63)
 			x.sum += math.Float32frombits(x.gmax)
 			x.name += math.Float32frombits(x.gname)
-			x.cov += gidf
 			x.mask |= g.bit
 			x.gmax, x.gname = 0, 0
 		}
@@ -252,7 +244,6 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			}
 		}
 	}
-	w := &ix.w
 	for _, i := range b.touched {
 		x := &st[i]
 		mask := x.mask
@@ -260,26 +251,23 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// A required word is in no tool of the block.
 			continue
 		}
-		bound := float64(x.sum)
-		if r.idfSum > 0 && w.Coordination > 0 {
-			cov := float64(x.cov)
-			for m := x.named &^ mask; m != 0; m &= m - 1 {
-				cov += r.pq.groups[bits.TrailingZeros64(m)].idf
-			}
-			bound *= coordination(min(1, cov/r.idfSum), w.Coordination)
+		f := factors{sum: float64(x.sum), coverage: 1, name: float64(x.name), mention: float64(x.mention)}
+		if r.idfSum > 0 {
+			// Computed as final computes it, so that it is at least the
+			// coverage of every tool of the block to the last bit.
+			f.coverage = r.coverage(mask|x.named) / r.idfSum
 		}
-		bound *= 1 + w.ServerMention*float64(x.mention)
-		x.base = float32(bound * boundSlack)
+		x.bound = roundUp32(r.model.upper(f))
 	}
 }
 
 // addMerged adds to the blocks' states the block entries of the merged
-// list f of the group with bit gbit and idf gidf, and returns
+// list f of the group with bit gbit, and returns
 // touched with the blocks it touched first appended (its capacity must be
 // the number of blocks). It is apart from bounds, and stores by index
 // rather than through append, so that its loop keeps its values in
 // registers.
-func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, gidf float32) []uint32 {
+func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
 	for wi, rk := range f.ranks {
@@ -294,7 +282,6 @@ func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, g
 			n += int((x.mask - 1) >> 63)
 			x.sum += e.c
 			x.name += e.name
-			x.cov += gidf
 			x.mask |= gbit
 		}
 	}
@@ -303,9 +290,9 @@ func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, g
 
 // addLong adds to the blocks' states the block maxima of a long list with
 // the given ranks and entries, weighted by w (and fidf for name coverage),
-// as the one member (list bit list) of the group with bit gbit and idf gidf,
+// as the one member (list bit list) of the group with bit gbit,
 // and returns touched with the blocks it touched first appended.
-func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w, fidf float32, gbit, list uint64, gidf float32) []uint32 {
+func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w, fidf float32, gbit, list uint64) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
 	for wi, rk := range ranks {
@@ -320,7 +307,6 @@ func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []bloc
 			k++
 			x.sum += w * e.sat
 			x.name += fidf * e.name
-			x.cov += gidf
 			x.mask |= gbit
 			x.lists |= list
 		}
@@ -621,11 +607,9 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 }
 
 // blockMost is the largest factor the name coverage and the server
-// mention give a tool of the block whose state is st, widened by
-// boundSlack.
+// mention give a tool of the block whose state is st (scoreModel.scale).
 func (r *ranking) blockMost(st *blockState) float64 {
-	w := &r.ix.w
-	return (1 + w.NameCoverage*float64(unitShare(st.name))) * (1 + w.ServerMention*float64(st.mention)) * boundSlack
+	return r.model.scale(factors{coverage: 1, name: float64(st.name), mention: float64(st.mention)})
 }
 
 // searchPostings returns the first index of ps whose document is at least
@@ -643,4 +627,20 @@ func searchPostings(ps []posting, doc uint32) int {
 		n -= half
 	}
 	return base + int((uint64(ps[base].key)-key)>>63)
+}
+
+// touchBits is c as float32 bits with the lowest bit set: never 0, so that
+// a block a group touched is told from one it did not even when the
+// contribution is 0 (a zero weight), and never below c's own bits, so a
+// bound made from it stays a bound.
+func touchBits(c float32) uint32 { return math.Float32bits(c) | 1 }
+
+// roundUp32 is x in float32, rounded up rather than to nearest, so that a
+// bound kept in float32 still bounds (a tiny positive bound stays above 0).
+func roundUp32(x float64) float32 {
+	y := float32(x)
+	if float64(y) < x {
+		y = math.Nextafter32(y, float32(math.Inf(1)))
+	}
+	return y
 }

@@ -292,6 +292,11 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 		return Result{}, err
 	}
 	hits := top.sorted()
+	// A tool whose score is 0 matched nothing that counts (a word of
+	// weight 0, or only a word naming its server): it is not a hit.
+	for len(hits) > 0 && !(hits[len(hits)-1].score > 0) {
+		hits = hits[:len(hits)-1]
+	}
 	if len(hits) > 0 && ix.w.MinRelative > 0 {
 		cut := hits[0].score * ix.w.MinRelative
 		for i, h := range hits {
@@ -319,6 +324,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 // ranking is one keyword query being ranked.
 type ranking struct {
 	ix     *Index
+	model  scoreModel
 	pq     parsedQuery
 	req    Request
 	v      func(*catalog.Tool) bool
@@ -339,7 +345,7 @@ type ranking struct {
 	filtered bool
 	lists    int // the member lists of all groups
 	// most is the largest factor any tool's summed group scores can be
-	// multiplied by.
+	// multiplied by (scoreModel.scale).
 	most float64
 }
 
@@ -388,7 +394,7 @@ type rgroup struct {
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
 	r := &s.rank
-	*r = ranking{ix: ix, pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
+	*r = ranking{ix: ix, model: ix.model(), pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
 		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
 	defer func() { s.rgroups, s.gidf, s.order = r.groups, r.gidf, r.order }()
 	r.mentions, r.byGroup, r.namedBy, r.mentioned = ix.serverMentions(pq, s)
@@ -428,12 +434,11 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	if len(r.gidf) <= covGroups {
 		r.covOf = coverages(s.covOf[:1<<len(r.gidf)], r.gidf)
 	}
-	r.most = 1 + ix.w.NameCoverage
-	var most float32
+	most := factors{coverage: 1, name: 1}
 	for _, i := range r.mentioned {
-		most = max(most, r.mentions[i])
+		most.mention = max(most.mention, float64(r.mentions[i]))
 	}
-	r.most *= 1 + ix.w.ServerMention*float64(most)
+	r.most = r.model.scale(most)
 	return r
 }
 
@@ -537,74 +542,58 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 	}
 	if top.full() {
 		// Query coverage is at most 1: skip a tool that cannot enter the
-		// top k without it.
-		srv := seg.srv[i]
-		if r.mentions != nil {
-			score *= 1 + ix.w.ServerMention*float64(r.mentions[srv])
-		}
-		if nidf := seg.nameIDF[i]; nidf > 0 {
-			score *= 1 + ix.w.NameCoverage*unitShare(float64(da.nameAcc/nidf))
-		}
-		if score*boundSlack < top.min() {
+		// top k even with all of it.
+		f := r.factors(da.acc, da.nameAcc, 0, seg, i)
+		f.coverage = 1
+		if r.model.upper(f) < top.min() {
 			return
 		}
 	}
 	top.offer(scored{seg: seg, doc: uint32(i), matched: da.matched, score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
 }
 
-// final is a tool's score from its summed group scores and name idf and
-// the groups it matched: scaled by how much of the query it covers, how
-// much of its name the query covers, and how clearly the query names its
-// server. The tool is document i of seg.
+// final is a tool's score (see score.go) from its summed group scores and
+// name idf and the groups it matched. The tool is document i of seg.
 func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i int) float64 {
-	ix := r.ix
-	score := float64(acc)
+	return r.model.final(r.factors(acc, nameAcc, matched, seg, i))
+}
+
+// factors are the parts of the score of document i of seg, whose summed
+// group scores and name idf are acc and nameAcc and which matched the
+// groups in matched.
+func (r *ranking) factors(acc, nameAcc float32, matched uint64, seg *segment, i int) factors {
+	f := factors{sum: float64(acc), coverage: 1}
 	srv := seg.srv[i]
-	var mention float64
 	if r.mentions != nil {
-		mention = float64(r.mentions[srv])
+		f.mention = float64(r.mentions[srv])
 		// A word naming the tool's server covers its part of the query.
 		if r.namedBy != nil {
 			matched |= r.namedBy[srv]
 		}
 	}
-	// Coverage of the query, each group weighted by its idf.
-	var cov float64
-	if matched < uint64(len(r.covOf)) {
-		cov = r.covOf[matched]
-	} else {
-		// Every group is visited, so that the loop runs as many times
-		// for every tool of the query and its end is predicted; an
-		// unmatched group adds zero, which leaves the sum as it is.
-		for gi, idf := range r.gidf {
-			cov += idf * float64(matched>>gi&1)
-		}
+	if r.idfSum > 0 {
+		f.coverage = r.coverage(matched) / r.idfSum
 	}
-	if r.idfSum > 0 && ix.w.Coordination > 0 {
-		score *= coordination(cov/r.idfSum, ix.w.Coordination)
-	}
-	// Coverage of the tool's name.
 	if nidf := seg.nameIDF[i]; nidf > 0 {
-		score *= 1 + ix.w.NameCoverage*unitShare(float64(nameAcc/nidf))
+		f.name = float64(nameAcc / nidf)
 	}
-	return score * (1 + ix.w.ServerMention*mention)
+	return f
 }
 
-// unitShare caps a share at 1. Shares are never negative or NaN, so this
-// is math.Min(1, x) without the cases it handles.
-func unitShare[F float32 | float64](x F) F {
-	if x > 1 {
-		return 1
+// coverage is the summed idf of the groups in matched, each group added
+// in query order.
+func (r *ranking) coverage(matched uint64) float64 {
+	if matched < uint64(len(r.covOf)) {
+		return r.covOf[matched]
 	}
-	return x
-}
-
-// coordination is the factor for covering share x of the query.
-func coordination(x, power float64) float64 {
-	if power == 1 {
-		return x
+	// Every group is visited, so that the loop runs as many times for
+	// every tool of the query and its end is predicted; an unmatched
+	// group adds zero, which leaves the sum as it is.
+	var cov float64
+	for gi, idf := range r.gidf {
+		cov += idf * float64(matched>>gi&1)
 	}
-	return math.Pow(x, power)
+	return cov
 }
 
 // live reports whether member mi of a group, found in df tools, has

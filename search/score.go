@@ -1,0 +1,141 @@
+package search
+
+import "math"
+
+// The keyword score, written once. Every way of ranking a keyword query
+// (reading every posting, or block by block) scores a tool with final, and
+// every shortcut that skips tools or blocks bounds their scores with upper,
+// so the two can never drift apart.
+//
+// A query is analysed into groups, one per distinct term: the term itself
+// and its synonyms (see rank.go). For a tool t of server s:
+//
+//	score(t) = S · C^c · (1 + a·N) · (1 + m·M)
+//
+//	S = Σ over groups g of  max over members x of g found in t of
+//	        w(x) · sat(x, t) · (1 − named(g, s))
+//	    w(x)      = weight(x) · idf(x) · (k1 + 1), weight 1 for the term itself
+//	                and Weights.Synonym for a synonym
+//	    sat(x, t) = f / (f + k1), f = Σ over fields F of
+//	                Field[F] · tf(x, F) / (1 − B[F] + B[F] · len(F) / avglen(F))
+//	                (BM25F, worked out at build and kept in the posting)
+//	    named(g, s) is how clearly g's word names server s: that share of
+//	                the word is counted by the mention factor instead
+//	C = Σ idf(g) over the groups t matches or that name s / Σ idf(g) over all
+//	    groups                       (query coverage, c = Weights.Coordination)
+//	N = min(1, Σ over groups g of max weight(x) · idf(x) over members x in
+//	    t's name, divided by the summed idf of t's name terms)
+//	                                 (name coverage, a = Weights.NameCoverage)
+//	M = how clearly the query names s, at most 1
+//	                                 (server mention, m = Weights.ServerMention)
+//
+// idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
+//
+// S carries the words; C, N and M are factors of at least 0 and at most 1
+// (N and M) that scale it. Every factor is monotone, so the score of a
+// tool is at most the score of any factors that bound its own: that is
+// what upper relies on.
+
+// factors are the parts of a tool's keyword score, or bounds of them.
+type factors struct {
+	sum      float64 // S: summed group scores
+	coverage float64 // C: the share of the query's idf covered, in [0, 1]
+	name     float64 // N: the share of the tool's name covered (capped at 1)
+	mention  float64 // M: how clearly the query names the tool's server
+}
+
+// scoreModel is the formula above with an index's weights.
+type scoreModel struct {
+	coordination  float64
+	nameCoverage  float64
+	serverMention float64
+}
+
+// model returns the index's score model.
+func (ix *Index) model() scoreModel {
+	return scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
+}
+
+// final is the score of a tool with factors f.
+func (m scoreModel) final(f factors) float64 {
+	score := f.sum
+	if m.coordination > 0 {
+		score *= coordination(f.coverage, m.coordination)
+	}
+	score *= 1 + m.nameCoverage*unitShare(f.name)
+	return score * (1 + m.serverMention*f.mention)
+}
+
+// upper bounds the score of every tool whose factors are each at most f's,
+// widened by boundSlack so that float rounding can never make a bound fall
+// below the score it bounds.
+func (m scoreModel) upper(f factors) float64 {
+	return m.final(f) * boundSlack
+}
+
+// scale is the largest factor C, N and M bounded by f can multiply a
+// tool's summed group scores by, widened like upper: a tool whose sum times
+// scale is below a score cannot reach it.
+func (m scoreModel) scale(f factors) float64 {
+	f.sum = 1
+	return m.upper(f)
+}
+
+// boundSlack widens every bound a little, so that float rounding can never
+// skip a tool that reading everything would have kept.
+const boundSlack = 1.0001
+
+// unitShare caps a share at 1. Shares are never negative or NaN, so this
+// is math.Min(1, x) without the cases it handles.
+func unitShare[F float32 | float64](x F) F {
+	if x > 1 {
+		return 1
+	}
+	return x
+}
+
+// coordination is the factor for covering share x of the query.
+func coordination(x, power float64) float64 {
+	if power == 1 {
+		return x
+	}
+	return math.Pow(x, power)
+}
+
+// sanitized returns w with every weight made safe to rank with: a negative
+// or not-a-number weight, length normalisation or share becomes 0, a length
+// normalisation above 1 becomes 1, an infinite weight the largest float, and
+// a K1 that is not positive and finite becomes DefaultWeights.K1. The score
+// is then finite and never negative for any weights.
+func (w Weights) sanitized() Weights {
+	safe := func(x float64) float64 {
+		switch {
+		case math.IsNaN(x) || x < 0:
+			return 0
+		case math.IsInf(x, 1) || x > maxWeight:
+			return maxWeight
+		}
+		return x
+	}
+	for f := range w.Field {
+		w.Field[f] = safe(w.Field[f])
+		w.B[f] = min(1, safe(w.B[f]))
+	}
+	if !(w.K1 > 0) || math.IsInf(w.K1, 1) {
+		w.K1 = DefaultWeights.K1
+	}
+	w.K1 = min(w.K1, maxWeight)
+	w.Synonym = safe(w.Synonym)
+	w.NameCoverage = safe(w.NameCoverage)
+	w.Coordination = safe(w.Coordination)
+	w.MinRelative = min(1, safe(w.MinRelative))
+	w.ImplicitMention = min(1, safe(w.ImplicitMention))
+	w.SynonymMaxDF = safe(w.SynonymMaxDF)
+	w.ServerMention = safe(w.ServerMention)
+	return w
+}
+
+// maxWeight is the largest weight an index uses: large enough for any
+// tuning, small enough that products of weights and idfs stay finite in
+// float32.
+const maxWeight = 1e6
