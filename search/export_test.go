@@ -65,8 +65,8 @@ func (ix *Index) withRanking(q string, f func(*ranking)) {
 // BuildUnmerged builds an index of snap that keeps no merged lists, so that
 // every query group reads its members one by one, as a group too large to
 // merge does.
-func BuildUnmerged(snap *catalog.Snapshot) *Index {
-	ix := Build(snap)
+func BuildUnmerged(snap *catalog.Snapshot, w Weights) *Index {
+	ix := BuildWith(snap, w)
 	ix.segs[0].groups = map[string]*groupBlocks{}
 	return ix
 }
@@ -118,4 +118,20 @@ func (ix *Index) BoundViolations(q string) (checked int, bad []string) {
 		}
 	}
 	return checked, bad
+}
+
+// QueryTerms returns the terms keyword query q is ranked with, in query
+// order.
+func (ix *Index) QueryTerms(q string) []string {
+	s := getScratch()
+	defer putScratch(s)
+	pq, err := ix.parseKeywords(q, s)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, g := range pq.groups {
+		out = append(out, g.term)
+	}
+	return out
 }

@@ -74,6 +74,12 @@ type Weights struct {
 	// names by (1 + ServerMention × strength), strength being 1 for the
 	// server named most clearly.
 	ServerMention float64
+	// LongQuery is the most distinct terms a query may have and still be
+	// read as a short one. A longer query (an instruction and a request, a
+	// pasted task) reads no synonyms, weighs a term it repeats more, and
+	// needs less of its words covered (see score.go). 0 reads every query
+	// as a short one.
+	LongQuery int
 }
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
@@ -84,10 +90,11 @@ var DefaultWeights = Weights{
 	Synonym:         synonymWeight,
 	NameCoverage:    1.0,
 	Coordination:    1.0,
-	MinRelative:     0.25,
+	MinRelative:     0,
 	ServerMention:   2.0,
 	ImplicitMention: 0.25,
 	SynonymMaxDF:    0,
+	LongQuery:       16,
 }
 
 // posting records one document's use of a term in 8 bytes: the

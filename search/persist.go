@@ -279,7 +279,7 @@ func fingerprint(w Weights, servers []*catalog.Server) []byte {
 	str(savedMagic)
 	str(fmt.Sprint(analysisVersion, " ", buildRevision()))
 	for _, f := range [][]float64{w.Field[:], w.B[:], {w.K1, w.Synonym, w.NameCoverage, w.Coordination,
-		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention}} {
+		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery)}} {
 		for _, x := range f {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], math.Float64bits(x))
 			h.Write(buf)

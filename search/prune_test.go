@@ -137,7 +137,9 @@ func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
 	// More lists than a block's 64-bit list word has bits, so that lists
 	// share bits: the groups read through merged lists need none, so
 	// this needs an index without them.
-	unmerged := search.BuildUnmerged(snap)
+	w := search.DefaultWeights
+	w.LongQuery = 0 // every query reads synonyms
+	unmerged := search.BuildUnmerged(snap, w)
 	words := slices.Concat(benchVerbs, benchObjects, benchFiller)
 	slices.SortStableFunc(words, func(a, b string) int { return unmerged.QueryLists(b) - unmerged.QueryLists(a) })
 	wide := strings.Join(words[:search.MaxTerms], " ")

@@ -63,11 +63,14 @@ const (
 )
 
 // Limits on what a query may ask. A query over a limit is refused with an
-// error that names the limit.
+// error that names the limit, apart from its length: keywords are read from
+// the first MaxQueryLen bytes of a longer query, and a keyword query of more
+// than MaxTerms distinct terms is answered with its MaxTerms most
+// informative ones.
 const (
 	DefaultMaxResults = 5
 	MaxMaxResults     = 50
-	MaxQueryLen       = 1000 // bytes
+	MaxQueryLen       = 16 << 10 // bytes
 	MaxTerms          = 32
 	MaxSelectNames    = 50
 	MaxRegexLen       = 200
@@ -140,13 +143,12 @@ func (ix *Index) Search(ctx context.Context, req Request) (Result, error) {
 	switch {
 	case q == "":
 		return Result{}, badQuery("the query is empty")
-	case len(q) > MaxQueryLen:
-		return Result{}, badQuery("the query is %d bytes long; the limit is %d", len(q), MaxQueryLen)
 	case !utf8.ValidString(q):
 		return Result{}, badQuery("the query is not valid UTF-8")
 	case req.MaxResults < 0:
 		return Result{}, badQuery("max_results is %d; it must be at least 1", req.MaxResults)
 	}
+	q = clipQuery(q)
 	if req.MaxResults == 0 {
 		req.MaxResults = DefaultMaxResults
 	}
@@ -397,4 +399,20 @@ func appendNew(dst, src []Hit) []Hit {
 		}
 	}
 	return dst
+}
+
+// clipQuery returns the first MaxQueryLen bytes of q, ending at a space
+// when one is near, else at a character boundary.
+func clipQuery(q string) string {
+	if len(q) <= MaxQueryLen {
+		return q
+	}
+	cut := MaxQueryLen
+	for cut > 0 && !utf8.RuneStart(q[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexAny(q[:cut], " \t\n"); sp > cut-64 {
+		cut = sp
+	}
+	return strings.TrimSpace(q[:cut])
 }

@@ -32,6 +32,7 @@ type group struct {
 	plan   *termPlan
 	idf    float64 // idf of the term itself, for coverage
 	joined bool
+	count  int // how many times the query has the term
 }
 
 // parsedQuery is a keyword query analysed into groups.
@@ -42,12 +43,21 @@ type parsedQuery struct {
 
 // parseKeywords analyses a keyword query into groups. The groups and
 // their members live in s, so they are valid until s is put back.
+//
+// A query of more than MaxTerms distinct terms (an instruction and a
+// request, a pasted task) is not refused: it keeps the terms of its +words
+// and then its most informative terms (those whose best member has the
+// largest weighted idf), MaxTerms in all, in query order. Terms past the
+// first maxQueryGroups distinct ones are not read.
 func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 	pq := parsedQuery{groups: s.groups[:0], required: s.required[:0]}
 	buf := s.tokens[:0]
+	reqs := s.reqTerms[:0]
 	defer func() {
-		s.groups, s.required, s.tokens = pq.groups[:0], pq.required[:0], buf[:0]
+		s.groups, s.required, s.tokens, s.reqTerms = pq.groups[:0], pq.required[:0], buf[:0], reqs[:0]
+		clear(s.groupOf)
 	}()
+	words := 0 // +words read
 	for i := 0; ; {
 		var from, to int
 		if from, to = nextField(q, i); from == to {
@@ -87,12 +97,13 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 			buf = append(buf, token{term: strings.ToLower(raw)})
 			kept = nil
 		}
-		var mask, joinedMask uint64
 		for k, tk := range buf {
-			gi := slices.IndexFunc(pq.groups, func(g group) bool { return g.term == tk.term })
-			if gi < 0 {
-				if len(pq.groups) == MaxTerms {
-					return pq, badQuery("the query has more than %d distinct terms", MaxTerms)
+			gi := s.findGroup(pq.groups, tk.term)
+			if gi >= 0 {
+				pq.groups[gi].count++
+			} else {
+				if len(pq.groups) == maxQueryGroups {
+					continue
 				}
 				gi = len(pq.groups)
 				var plan *termPlan
@@ -101,22 +112,154 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 				} else {
 					plan = ix.plan(tk.term, tk.joined)
 				}
-				pq.groups = append(pq.groups, group{word: raw, term: tk.term, plan: plan, idf: plan.idf, joined: tk.joined})
+				pq.groups = append(pq.groups, group{word: raw, term: tk.term, plan: plan, idf: plan.idf, joined: tk.joined, count: 1})
+				s.addGroup(pq.groups, gi)
 			}
-			if tk.joined {
-				joinedMask |= 1 << gi
-			} else {
-				mask |= 1 << gi
+			if req {
+				reqs = append(reqs, reqTerm{word: words, group: gi, joined: tk.joined})
 			}
 		}
 		if req {
-			if mask == 0 {
-				mask = joinedMask
-			}
-			pq.required = append(pq.required, mask)
+			words++
 		}
 	}
+	if long := ix.w.LongQuery; long > 0 && len(pq.groups) > long {
+		// A long query says what it wants in many words of its own:
+		// synonyms of each would mostly add noise.
+		for gi := range pq.groups {
+			g := &pq.groups[gi]
+			if !g.joined && len(g.plan.members) > 1 {
+				g.plan = ix.plan(g.term, true)
+			}
+		}
+	}
+	keep := s.keepAll(len(pq.groups))
+	if len(pq.groups) > MaxTerms {
+		var err error
+		if pq.groups, keep, err = informative(pq.groups, reqs, keep); err != nil {
+			return pq, err
+		}
+	}
+	// Each +word needs its terms, or its joined form when it has only
+	// that.
+	for w, at := 0, 0; w < words; w++ {
+		var mask, joinedMask uint64
+		for ; at < len(reqs) && reqs[at].word == w; at++ {
+			bit := uint64(1) << keep[reqs[at].group]
+			if reqs[at].joined {
+				joinedMask |= bit
+			} else {
+				mask |= bit
+			}
+		}
+		if mask == 0 {
+			mask = joinedMask
+		}
+		pq.required = append(pq.required, mask)
+	}
 	return pq, nil
+}
+
+// maxQueryGroups bounds the distinct terms a keyword query reads before it
+// keeps its MaxTerms most informative ones.
+const maxQueryGroups = 512
+
+// reqTerm is a term a +word needs: the word's number among the query's
+// +words, and the term's group.
+type reqTerm struct {
+	word   int
+	group  int
+	joined bool
+}
+
+// findGroup returns the number of the group of term among groups, or -1.
+// A short query compares terms; a long one keeps them in a map.
+func (s *scratch) findGroup(groups []group, term string) int {
+	if len(groups) <= MaxTerms {
+		return slices.IndexFunc(groups, func(g group) bool { return g.term == term })
+	}
+	if gi, ok := s.groupOf[term]; ok {
+		return gi
+	}
+	return -1
+}
+
+// addGroup records group gi of groups for findGroup, filling the map the
+// first time a query has more groups than a scan suits.
+func (s *scratch) addGroup(groups []group, gi int) {
+	if len(groups) <= MaxTerms {
+		return
+	}
+	if s.groupOf == nil {
+		s.groupOf = make(map[string]int, 2*MaxTerms)
+	}
+	if len(s.groupOf) == 0 {
+		for i, g := range groups {
+			s.groupOf[g.term] = i
+		}
+		return
+	}
+	s.groupOf[groups[gi].term] = gi
+}
+
+// keepAll returns, in s, the identity numbering of n groups.
+func (s *scratch) keepAll(n int) []int {
+	keep := slices.Grow(s.keep[:0], n)[:n]
+	for i := range keep {
+		keep[i] = i
+	}
+	s.keep = keep
+	return keep
+}
+
+// informative keeps MaxTerms of groups: every group a +word needs, then
+// the groups whose best member weighs most (weight × idf), ties going to
+// the earlier; a group with no member in the index weighs nothing. It
+// returns the kept groups in query order and, through keep, each old
+// group's new number (-1 when dropped). A query whose +words alone need
+// more than MaxTerms terms is refused.
+func informative(groups []group, reqs []reqTerm, keep []int) ([]group, []int, error) {
+	order := make([]int, len(groups))
+	need := make([]bool, len(groups))
+	for _, r := range reqs {
+		need[r.group] = true
+	}
+	weight := func(g group) float32 {
+		var w float32
+		for _, m := range g.plan.members {
+			w = max(w, m.fidf)
+		}
+		return w
+	}
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if need[a] != need[b] {
+			if need[a] {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(weight(groups[b]), weight(groups[a]))
+	})
+	if need[order[MaxTerms]] {
+		return nil, nil, badQuery("the query's +words need more than %d distinct terms", MaxTerms)
+	}
+	chosen := make([]bool, len(groups))
+	for _, gi := range order[:MaxTerms] {
+		chosen[gi] = true
+	}
+	out := groups[:0]
+	for gi, g := range groups {
+		keep[gi] = -1
+		if chosen[gi] {
+			keep[gi] = len(out)
+			out = append(out, g)
+		}
+	}
+	clear(groups[len(out):])
+	return out, keep, nil
 }
 
 // nextField returns the bounds of the first field of q at or after byte i,
@@ -166,6 +309,9 @@ type scratch struct {
 	required []uint64
 	tokens   []token
 	stemMemo map[string]string
+	reqTerms []reqTerm
+	keep     []int
+	groupOf  map[string]int // a long query's groups by term
 
 	docs     []docAcc
 	touched  []uint32 // docs with a group matched
@@ -392,9 +538,27 @@ type rgroup struct {
 	first int
 }
 
+// repeatWeight is the weight of a term a query has count times.
+func repeatWeight(count int) float32 {
+	return float32(1 + repeatPower*math.Log(float64(count)))
+}
+
+var repeatPower = 2.0
+
+// scale multiplies the weights of g's members by x (their name coverage
+// shares stay as they are).
+func (g *rgroup) scale(x float32) {
+	ms := make([]rmember, len(g.members))
+	for i, m := range g.members {
+		m.w *= x
+		ms[i] = m
+	}
+	g.members, g.ub, g.merged = ms, g.ub*x, nil
+}
+
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
 	r := &s.rank
-	*r = ranking{ix: ix, model: ix.model(), pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
+	*r = ranking{ix: ix, model: ix.model(len(pq.groups)), pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
 		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
 	defer func() { s.rgroups, s.gidf, s.order = r.groups, r.gidf, r.order }()
 	r.mentions, r.byGroup, r.namedBy, r.mentioned = ix.serverMentions(pq, s)
@@ -406,8 +570,14 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		r.gidf = append(r.gidf, g.idf)
 		r.idfSum += g.idf
 		p := g.plan
-		r.groups = append(r.groups, rgroup{gi: gi, bit: 1 << gi, idf: g.idf,
-			members: p.members, ub: p.ub, nameUB: p.nameUB, merged: p.merged})
+		rg := rgroup{gi: gi, bit: 1 << gi, idf: g.idf, members: p.members, ub: p.ub, nameUB: p.nameUB, merged: p.merged}
+		if long := ix.w.LongQuery; g.count > 1 && long > 0 && len(pq.groups) > long {
+			// A long query's repeated term weighs more, as the query's
+			// own words are all its evidence. Its members are weighed
+			// anew, so it is read member by member.
+			rg.scale(repeatWeight(g.count))
+		}
+		r.groups = append(r.groups, rg)
 	}
 	// Required words first (a tool unseen once one is read cannot qualify),
 	// then the groups that can add the most. Every tool's sums are added in

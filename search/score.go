@@ -32,7 +32,9 @@ import "math"
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
 // S carries the words; C, N and M are factors of at least 0 and at most 1
-// (N and M) that scale it. Every factor is monotone, so the score of a
+// (N and M) that scale it. A long query (more than Weights.LongQuery
+// groups) reads no synonyms, weighs a term it repeats by 1 + ln(count),
+// and has its coverage power c scaled by LongQuery / groups. Every factor is monotone, so the score of a
 // tool is at most the score of any factors that bound its own: that is
 // what upper relies on.
 
@@ -51,9 +53,16 @@ type scoreModel struct {
 	serverMention float64
 }
 
-// model returns the index's score model.
-func (ix *Index) model() scoreModel {
-	return scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
+// model returns the index's score model for a query of n groups. A long
+// query (more than Weights.LongQuery groups) describes what it wants in
+// more words than any tool will share: the power of its coverage falls as
+// its length grows, so that a tool is not lost for missing a few of them.
+func (ix *Index) model(n int) scoreModel {
+	m := scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
+	if long := ix.w.LongQuery; long > 0 && n > long {
+		m.coordination *= float64(long) / float64(n)
+	}
+	return m
 }
 
 // final is the score of a tool with factors f.
@@ -132,6 +141,7 @@ func (w Weights) sanitized() Weights {
 	w.ImplicitMention = min(1, safe(w.ImplicitMention))
 	w.SynonymMaxDF = safe(w.SynonymMaxDF)
 	w.ServerMention = safe(w.ServerMention)
+	w.LongQuery = max(0, w.LongQuery)
 	return w
 }
 

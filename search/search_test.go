@@ -267,13 +267,12 @@ func TestBadQueries(t *testing.T) {
 		want string // substring of the error
 	}{
 		{"empty", Request{Query: "   "}, "empty"},
-		{"too long", Request{Query: strings.Repeat("a ", MaxQueryLen)}, "limit is 1000"},
 		{"invalid utf-8", Request{Query: "abc\xff"}, "UTF-8"},
 		{"negative max", Request{Query: "x", MaxResults: -1}, "max_results"},
 		{"unknown server", Request{Query: "x", Servers: []string{"nope"}}, `unknown server "nope"`},
 		{"empty select", Request{Query: "select: , "}, "names no tool"},
 		{"too many select names", Request{Query: "select:" + strings.Repeat("a,", MaxSelectNames+1)}, "limit is 50"},
-		{"too many terms", Request{Query: manyWords(MaxTerms + 1)}, "more than 32 distinct terms"},
+		{"too many required terms", Request{Query: "+" + strings.ReplaceAll(manyWords(MaxTerms+1), " ", " +")}, "+words need more than 32"},
 		{"invalid regex names the position", Request{Query: "abc(", Mode: ModeRegex}, "position"},
 		{"unsupported regex", Request{Query: "(a)\\1", Mode: ModeRegex}, "position 3"},
 		{"regex too long", Request{Query: strings.Repeat("a", MaxRegexLen+1), Mode: ModeRegex}, "limit is 200"},
@@ -292,6 +291,65 @@ func TestBadQueries(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLongQueries checks that a query is never refused for its length: a
+// pasted task of several kilobytes, or of more distinct terms than ranking
+// reads, is answered from its most informative words.
+func TestLongQueries(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	filler := manyWords(3 * MaxTerms) // words no tool has
+	tests := []struct {
+		name  string
+		query string
+		want  string // the top hit
+	}{
+		{"instruction and request", "Given a task, retrieve the tools that can do it. " + filler + " fetch the logs of a pod", "kubernetes/get_pod_logs"},
+		{"the request first", "scale the replica count of a deployment " + filler, "kubernetes/scale_deployment"},
+		{"a pasted task of 4 KB", strings.Repeat("please ", 500) + "post a message to a channel", "slack/post_message"},
+		{"over the byte limit", "list the tables of the database schema " + strings.Repeat("zz ", MaxQueryLen), "postgres/list_tables"},
+		{"a required word among many", filler + " +pod logs", "kubernetes/get_pod_logs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := ix.Search(context.Background(), Request{Query: tc.query})
+			if err != nil {
+				t.Fatalf("a %d-byte query was refused: %v", len(tc.query), err)
+			}
+			if len(res.Hits) == 0 || res.Hits[0].Tool.ID() != tc.want {
+				t.Fatalf("hits %v, want %s first", ids(res), tc.want)
+			}
+		})
+	}
+}
+
+// TestInformativeTerms checks which terms a long query keeps: the ones
+// its +words need, then the rarest, MaxTerms in all.
+func TestInformativeTerms(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	// Common words of the fixture first, then one rare word: the rare one
+	// must survive the cut.
+	var ws []string
+	for range 3 {
+		ws = append(ws, strings.Fields(manyWords(MaxTerms))...)
+	}
+	q := strings.Join(ws, " ") + " kubernetes replica"
+	terms := ix.QueryTerms(q)
+	if len(terms) != MaxTerms {
+		t.Fatalf("%d terms kept, want %d", len(terms), MaxTerms)
+	}
+	for _, want := range []string{"kubernet", "replica"} {
+		if !slices.Contains(terms, want) {
+			t.Errorf("terms %v lack %q", terms, want)
+		}
+	}
+	req := ix.QueryTerms(manyWords(2*MaxTerms) + " +wordzz")
+	if !slices.Contains(req, "wordzz") {
+		t.Errorf("the +word's term was dropped: %v", req)
 	}
 }
 
