@@ -67,6 +67,7 @@ type buildAnalyser struct {
 	memo  map[string][]termRef
 	// Scratch space for one word or text.
 	toks  []termRef
+	weak  []termRef // the current name's weak parts (weakNamePart)
 	buf   []byte
 	ends  []int
 	split []string
@@ -428,12 +429,35 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 	var nameIDs [16]int32
 	nameTerms := nameIDs[:0]
 	b.toks = b.analyse(t.Name, b.toks[:0], false)
-	b.bumpRefs(&a, b.toks, FieldName)
+	// A number or a single character says little about what a tool
+	// does: it goes with the description. A verb adds its action class
+	// (see actions.go), which does not count towards the name's length.
+	name, weak := b.toks[:0], b.weak[:0]
+	var actions [4]int32
+	acts := actions[:0]
 	for _, tk := range b.toks {
-		if !tk.joined && !slices.Contains(nameTerms, tk.id) {
-			nameTerms = append(nameTerms, tk.id)
+		term := b.dict.terms[tk.id]
+		if !tk.joined && weakNamePart(term) {
+			weak = append(weak, tk)
+			continue
+		}
+		name = append(name, tk)
+		if tk.joined || slices.Contains(nameTerms, tk.id) {
+			continue
+		}
+		nameTerms = append(nameTerms, tk.id)
+		if class, ok := actionOf[term]; ok && len(acts) < cap(acts) {
+			if id := b.dict.intern(class); !slices.Contains(acts, id) {
+				acts = append(acts, id)
+			}
 		}
 	}
+	b.bumpRefs(&a, name, FieldName)
+	for _, id := range acts {
+		b.bump(&a, id, FieldName)
+		a.lens[FieldName]--
+	}
+	b.weak = weak
 	for _, id := range b.serverIDs(serverTerms) {
 		b.bump(&a, id, FieldServer)
 	}
@@ -442,7 +466,11 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 	for _, k := range t.Keywords {
 		addText(FieldExtra, k)
 	}
+	for _, h := range t.Hints {
+		addText(FieldHints, h)
+	}
 	addText(FieldDescription, t.Description)
+	b.bumpRefs(&a, b.weak, FieldDescription)
 	for _, p := range t.Params() {
 		addText(FieldParams, p.Name)
 		addText(FieldParams, p.Description)

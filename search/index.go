@@ -26,12 +26,13 @@ const (
 	FieldName        Field = iota // the tool's name
 	FieldServer                   // the server's key, title and package
 	FieldExtra                    // title, searchHint and operator keywords
+	FieldHints                    // search hints written ahead of time (catalog.Tool.Hints)
 	FieldDescription              // the description
 	FieldParams                   // parameter names and descriptions
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "server", "title/hint/keywords", "description", "parameters"}
+var fieldNames = [numFields]string{"name", "server", "title/hint/keywords", "hints", "description", "parameters"}
 
 // String names the field.
 func (f Field) String() string {
@@ -55,6 +56,10 @@ type Weights struct {
 	K1 float64
 	// Synonym is the weight of a synonym relative to the query's own term.
 	Synonym float64
+	// Action is the weight, relative to the query's own term, of a tool
+	// name's verb of the same action class as a query verb (see
+	// actions.go).
+	Action float64
 	// NameCoverage is added, times the best group score, for the share of a
 	// tool's name words that the query covers.
 	NameCoverage float64
@@ -84,10 +89,11 @@ type Weights struct {
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
 var DefaultWeights = Weights{
-	Field:           [numFields]float64{3.0, 1.5, 2.0, 1.0, 0.3},
-	B:               [numFields]float64{0.3, 0.3, 0.5, 0.75, 0.75},
+	Field:           [numFields]float64{3.0, 1.5, 2.0, 1.5, 1.0, 0.3},
+	B:               [numFields]float64{0.3, 0.3, 0.5, 0.5, 0.75, 0.75},
 	K1:              1.2,
 	Synonym:         synonymWeight,
+	Action:          0.2,
 	NameCoverage:    1.0,
 	Coordination:    1.0,
 	MinRelative:     0,
@@ -108,7 +114,7 @@ type posting struct {
 
 // fieldBits is the number of low bits of a posting's key that hold its
 // fields (bit f set when the term occurs in field f).
-const fieldBits = 5
+const fieldBits = 6
 
 var _ [fieldBits - numFields]struct{} // every field has its bit
 

@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 2
+const analysisVersion = 3
 
 const savedMagic = "toolsearch index\n"
 
@@ -279,7 +279,7 @@ func fingerprint(w Weights, servers []*catalog.Server) []byte {
 	str(savedMagic)
 	str(fmt.Sprint(analysisVersion, " ", buildRevision()))
 	for _, f := range [][]float64{w.Field[:], w.B[:], {w.K1, w.Synonym, w.NameCoverage, w.Coordination,
-		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery)}} {
+		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery), w.Action}} {
 		for _, x := range f {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], math.Float64bits(x))
 			h.Write(buf)
@@ -291,6 +291,7 @@ func fingerprint(w Weights, servers []*catalog.Server) []byte {
 		for _, t := range srv.Tools {
 			raw(t.Raw)
 			str(strings.Join(t.Keywords, "\x00"))
+			str(strings.Join(t.Hints, "\x00"))
 		}
 	}
 	return h.Sum(nil)

@@ -189,7 +189,15 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		}
 	} else if ix.w.ImplicitMention > 0 {
 		if srv, c := ix.concentration(term, p.df); c >= 0.5 {
-			p.implicit, p.implicitP = ix.servers[srv].idx, ix.w.ImplicitMention*c
+			// A word names a server only when it is far more
+			// concentrated in it than the server's share of the
+			// catalog: in a server of a large part of the catalog,
+			// most words are concentrated without naming it.
+			info := ix.servers[srv]
+			share := float64(len(info.srv.Tools)) / float64(ix.n)
+			if c >= minMentionLift*share {
+				p.implicit, p.implicitP = info.idx, ix.w.ImplicitMention*c
+			}
 		}
 	}
 	return p
@@ -204,3 +212,8 @@ func (ix *Index) memberWeights(weight float64, df int32) (w, fidf float32) {
 	idf := weight * ix.idf(df)
 	return float32(idf * (ix.w.K1 + 1)), float32(idf)
 }
+
+// minMentionLift is how many times a word must be more concentrated in a
+// server's tools than the server's share of the catalog for the word to
+// name the server implicitly.
+const minMentionLift = 10

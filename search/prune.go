@@ -98,13 +98,19 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 	h := b.heap[:0]
 	first := 0
 	for _, i := range b.touched {
-		if st := &b.st[i]; st.bound > 0 {
-			bound := st.bound
-			if len(h) > 0 && bound > h[first].bound {
-				first = len(h)
+		st := &b.st[i]
+		if !(st.bound > 0) {
+			// No tool of the block can score, but its tools with a
+			// positive sum (that a zero factor cancels) would count.
+			if st.sum > 0 && r.pq.satisfied(st.mask) {
+				res.TotalAtLeast = true
 			}
-			h = append(h, blockBound{bound, i})
+			continue
 		}
+		if len(h) > 0 && st.bound > h[first].bound {
+			first = len(h)
+		}
+		h = append(h, blockBound{st.bound, i})
 	}
 	if len(h) > 0 {
 		// The block with the best bound is read first, found without a
@@ -474,7 +480,9 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		o := bits.TrailingZeros64(t)
 		da := &acc[o]
 		if quick && float64(da.acc)*most < theta {
-			res.Total++
+			if da.acc > 0 {
+				res.Total++
+			}
 		} else {
 			r.offer(top, da, lo+uint32(o), most, res)
 			if top.full() {

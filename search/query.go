@@ -95,7 +95,7 @@ type Request struct {
 	// tool is never returned, counted or named by any query form.
 	Visible func(*catalog.Tool) bool
 	// Explain asks for the fields and words that matched each keyword hit
-	// (Hit.Why). Hits found otherwise (select:, an exact name, a server
+	// (Hit.Why) and the numbers behind its score (Hit.Breakdown). Hits found otherwise (select:, an exact name, a server
 	// prefix, a regex) always say briefly how.
 	Explain bool
 }
@@ -107,6 +107,9 @@ type Hit struct {
 	// Why says, briefly, what matched: fields and terms (for a keyword hit,
 	// when the request asks to Explain), or the form.
 	Why string
+	// Breakdown takes a keyword hit's score apart, when the request asks
+	// to Explain.
+	Breakdown *Breakdown
 }
 
 // Result is what a search found.

@@ -32,7 +32,8 @@ type group struct {
 	plan   *termPlan
 	idf    float64 // idf of the term itself, for coverage
 	joined bool
-	count  int // how many times the query has the term
+	count  int  // how many times the query has the term
+	action bool // an action class's group (addActions)
 }
 
 // parsedQuery is a keyword query analysed into groups.
@@ -133,6 +134,9 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 			}
 		}
 	}
+	if long := ix.w.LongQuery; ix.w.Action > 0 && (long == 0 || len(pq.groups) <= long) {
+		pq.groups = ix.addActions(pq.groups, s)
+	}
 	keep := s.keepAll(len(pq.groups))
 	if len(pq.groups) > MaxTerms {
 		var err error
@@ -158,6 +162,29 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 		pq.required = append(pq.required, mask)
 	}
 	return pq, nil
+}
+
+// addActions adds to groups, for each action class (see actions.go) a verb
+// of the query belongs to, a group of the class's term: it matches the
+// verbs of that class in tool names, at Weights.Action. An action group
+// says how a word is meant rather than adding a word, so it does not count
+// towards the query's coverage.
+func (ix *Index) addActions(groups []group, s *scratch) []group {
+	n := len(groups)
+	for gi := range n {
+		g := &groups[gi]
+		class, ok := actionOf[g.term]
+		if !ok || g.joined || len(groups) == MaxTerms || s.findGroup(groups, class) >= 0 {
+			continue
+		}
+		plan := ix.plan(class, true)
+		if len(plan.members) == 0 {
+			continue
+		}
+		groups = append(groups, group{word: g.word, term: class, plan: plan, joined: true, count: 1, action: true})
+		s.addGroup(groups, len(groups)-1)
+	}
+	return groups
 }
 
 // maxQueryGroups bounds the distinct terms a keyword query reads before it
@@ -458,6 +485,7 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 		hit := Hit{Tool: t, Score: h.score}
 		if req.Explain {
 			hit.Why = r.explain(h.seg, h.doc, h.matched)
+			hit.Breakdown = r.breakdown(h.seg, h.doc, h.matched)
 		}
 		res.Hits = append(res.Hits, hit)
 	}
@@ -545,15 +573,16 @@ func repeatWeight(count int) float32 {
 
 var repeatPower = 2.0
 
-// scale multiplies the weights of g's members by x (their name coverage
-// shares stay as they are).
-func (g *rgroup) scale(x float32) {
+// scale multiplies the weights of g's members by x and their shares of
+// name coverage by name.
+func (g *rgroup) scale(x, name float32) {
 	ms := make([]rmember, len(g.members))
 	for i, m := range g.members {
 		m.w *= x
+		m.fidf *= name
 		ms[i] = m
 	}
-	g.members, g.ub, g.merged = ms, g.ub*x, nil
+	g.members, g.ub, g.nameUB, g.merged = ms, g.ub*x, g.nameUB*name, nil
 }
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
@@ -575,7 +604,10 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 			// A long query's repeated term weighs more, as the query's
 			// own words are all its evidence. Its members are weighed
 			// anew, so it is read member by member.
-			rg.scale(repeatWeight(g.count))
+			rg.scale(repeatWeight(g.count), 1)
+		}
+		if g.action {
+			rg.scale(float32(ix.w.Action), float32(ix.w.Action))
 		}
 		r.groups = append(r.groups, rg)
 	}
@@ -693,7 +725,9 @@ func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*top
 // multiplied by, for skipping it cheaply.
 func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Result) {
 	ix := r.ix
-	if !r.pq.satisfied(da.exact) {
+	if !r.pq.satisfied(da.exact) || !(da.acc > 0) {
+		// A tool whose summed group scores are 0 matched nothing that
+		// counts (only a word naming its server, or of weight 0).
 		return
 	}
 	score := float64(da.acc)
@@ -832,6 +866,9 @@ func (ix *Index) serverMentions(pq parsedQuery, s *scratch) (mentions []float32,
 	}
 	for gi, g := range pq.groups {
 		p := g.plan
+		if g.action {
+			continue
+		}
 		if p.implicit >= 0 {
 			add(p.implicit, p.implicitP)
 		}

@@ -52,7 +52,9 @@ var RegexTimeLimit = 2 * time.Second
 var ErrTimeExceeded = errors.New("search time exceeded")
 
 // regexFieldScore is what a match in each field adds to a tool's score.
-var regexFieldScore = [numFields]float64{4, 0, 2, 1, 0.5}
+// A regular expression is matched against what a tool says of itself, not
+// against hints written for it.
+var regexFieldScore = [numFields]float64{4, 0, 2, 0, 1, 0.5}
 
 func (ix *Index) regexSearch(ctx context.Context, pattern string, req Request, v func(*catalog.Tool) bool) (Result, error) {
 	if len(pattern) > MaxRegexLen {

@@ -14,8 +14,9 @@ import "math"
 //
 //	S = Σ over groups g of  max over members x of g found in t of
 //	        w(x) · sat(x, t) · (1 − named(g, s))
-//	    w(x)      = weight(x) · idf(x) · (k1 + 1), weight 1 for the term itself
-//	                and Weights.Synonym for a synonym
+//	    w(x)      = weight(x) · idf(x) · (k1 + 1), weight 1 for the term itself,
+//	                Weights.Synonym for a synonym and Weights.Action for an
+//	                action class (actions.go)
 //	    sat(x, t) = f / (f + k1), f = Σ over fields F of
 //	                Field[F] · tf(x, F) / (1 − B[F] + B[F] · len(F) / avglen(F))
 //	                (BM25F, worked out at build and kept in the posting)
@@ -135,6 +136,7 @@ func (w Weights) sanitized() Weights {
 	}
 	w.K1 = min(w.K1, maxWeight)
 	w.Synonym = safe(w.Synonym)
+	w.Action = safe(w.Action)
 	w.NameCoverage = safe(w.NameCoverage)
 	w.Coordination = safe(w.Coordination)
 	w.MinRelative = min(1, safe(w.MinRelative))

@@ -122,6 +122,9 @@ func printResult(w io.Writer, query string, res search.Result, explain bool) {
 		}
 		if explain {
 			fmt.Fprintf(w, "   score %.3f  %s\n", h.Score, h.Why)
+			if h.Breakdown != nil {
+				fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(h.Breakdown.String(), "\n", "\n   "))
+			}
 		}
 	}
 	if len(res.Unknown) > 0 {
