@@ -1,11 +1,3 @@
-// Package search is toolsearch's engine: an in-memory index over a catalog
-// snapshot, and every query form a model or a user types to find a tool —
-// select:a,b, an exact name, a server prefix, ranked keywords and natural
-// language with +required terms, and Python-style regular expressions.
-//
-// The package does no I/O and imports no transport or SDK. An Index is
-// immutable: Update returns a new Index that shares the unchanged parts, so
-// searches never wait for indexing and never see half an update.
 package search
 
 import (
