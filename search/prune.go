@@ -102,7 +102,7 @@ func (r *ranking) pruned(ctx context.Context, s *scratch, res *Result) (*topK, e
 		if !(st.bound > 0) {
 			// No tool of the block can score, but its tools with a
 			// positive sum (that a zero factor cancels) would count.
-			if st.sum > 0 && r.pq.satisfied(st.mask) {
+			if st.sum > 0 && st.mask&r.words != 0 && r.pq.satisfied(st.mask) {
 				res.TotalAtLeast = true
 			}
 			continue
@@ -480,7 +480,7 @@ func (r *ranking) readBlock(s *scratch, seg *segment, i uint32, most float64, to
 		o := bits.TrailingZeros64(t)
 		da := &acc[o]
 		if quick && float64(da.acc)*most < theta {
-			if da.acc > 0 {
+			if r.counts(da) {
 				res.Total++
 			}
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -94,6 +95,11 @@ type Request struct {
 	// Visible, when set, hides every tool for which it returns false: such a
 	// tool is never returned, counted or named by any query form.
 	Visible func(*catalog.Tool) bool
+	// MinScore, when above 0, drops keyword hits scoring below it (scores
+	// are shown by Explain and the CLI's --explain). Without it a search
+	// returns the MaxResults best tools that match at all. Total still
+	// counts every tool that matched.
+	MinScore float64
 	// Explain asks for the fields and words that matched each keyword hit
 	// (Hit.Why) and the numbers behind its score (Hit.Breakdown). Hits found otherwise (select:, an exact name, a server
 	// prefix, a regex) always say briefly how.
@@ -148,6 +154,8 @@ func (ix *Index) Search(ctx context.Context, req Request) (Result, error) {
 		return Result{}, badQuery("the query is empty")
 	case !utf8.ValidString(q):
 		return Result{}, badQuery("the query is not valid UTF-8")
+	case math.IsNaN(req.MinScore) || math.IsInf(req.MinScore, 0) || req.MinScore < 0:
+		return Result{}, badQuery("min_score is %v; it must be a number of at least 0", req.MinScore)
 	case req.MaxResults < 0:
 		return Result{}, badQuery("max_results is %d; it must be at least 1", req.MaxResults)
 	}

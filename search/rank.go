@@ -470,6 +470,14 @@ func (ix *Index) rankKeywords(ctx context.Context, q string, req Request, v func
 	for len(hits) > 0 && !(hits[len(hits)-1].score > 0) {
 		hits = hits[:len(hits)-1]
 	}
+	if req.MinScore > 0 {
+		for i, h := range hits {
+			if h.score < req.MinScore {
+				hits = hits[:i]
+				break
+			}
+		}
+	}
 	if len(hits) > 0 && ix.w.MinRelative > 0 {
 		cut := hits[0].score * ix.w.MinRelative
 		for i, h := range hits {
@@ -521,6 +529,8 @@ type ranking struct {
 	// most is the largest factor any tool's summed group scores can be
 	// multiplied by (scoreModel.scale).
 	most float64
+	// words are the query's groups other than action classes'.
+	words uint64
 }
 
 // coverages fills cov (of 1<<len(idf) entries) with the summed idf of
@@ -596,6 +606,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 		required |= m
 	}
 	for gi, g := range pq.groups {
+		if !g.action {
+			r.words |= 1 << gi
+		}
 		r.gidf = append(r.gidf, g.idf)
 		r.idfSum += g.idf
 		p := g.plan
@@ -725,9 +738,7 @@ func (r *ranking) exhaustive(ctx context.Context, s *scratch, res *Result) (*top
 // multiplied by, for skipping it cheaply.
 func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Result) {
 	ix := r.ix
-	if !r.pq.satisfied(da.exact) || !(da.acc > 0) {
-		// A tool whose summed group scores are 0 matched nothing that
-		// counts (only a word naming its server, or of weight 0).
+	if !r.counts(da) || !r.pq.satisfied(da.exact) {
 		return
 	}
 	score := float64(da.acc)
@@ -747,13 +758,19 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 	if top.full() {
 		// Query coverage is at most 1: skip a tool that cannot enter the
 		// top k even with all of it.
-		f := r.factors(da.acc, da.nameAcc, 0, seg, i)
-		f.coverage = 1
-		if r.model.upper(f) < top.min() {
+		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i)) < top.min() {
 			return
 		}
 	}
 	top.offer(scored{seg: seg, doc: uint32(i), matched: da.matched, score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
+}
+
+// counts reports whether a tool with accumulators da matched the query:
+// a positive sum (not only a word naming its server, or words of weight
+// 0) from some group other than an action class's (which says how a word
+// is meant, not what is asked for).
+func (r *ranking) counts(da *docAcc) bool {
+	return da.acc > 0 && da.matched&r.words != 0
 }
 
 // final is a tool's score (see score.go) from its summed group scores and
@@ -766,17 +783,23 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 // group scores and name idf are acc and nameAcc and which matched the
 // groups in matched.
 func (r *ranking) factors(acc, nameAcc float32, matched uint64, seg *segment, i int) factors {
-	f := factors{sum: float64(acc), coverage: 1}
-	srv := seg.srv[i]
-	if r.mentions != nil {
-		f.mention = float64(r.mentions[srv])
+	f := r.partial(acc, nameAcc, seg, i)
+	if r.idfSum > 0 {
 		// A word naming the tool's server covers its part of the query.
 		if r.namedBy != nil {
-			matched |= r.namedBy[srv]
+			matched |= r.namedBy[seg.srv[i]]
 		}
-	}
-	if r.idfSum > 0 {
 		f.coverage = r.coverage(matched) / r.idfSum
+	}
+	return f
+}
+
+// partial is factors with the coverage taken as full: the factors known
+// before the groups a tool matched are looked at, which bound its score.
+func (r *ranking) partial(acc, nameAcc float32, seg *segment, i int) factors {
+	f := factors{sum: float64(acc), coverage: 1}
+	if r.mentions != nil {
+		f.mention = float64(r.mentions[seg.srv[i]])
 	}
 	if nidf := seg.nameIDF[i]; nidf > 0 {
 		f.name = float64(nameAcc / nidf)

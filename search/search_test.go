@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -269,6 +270,8 @@ func TestBadQueries(t *testing.T) {
 		{"empty", Request{Query: "   "}, "empty"},
 		{"invalid utf-8", Request{Query: "abc\xff"}, "UTF-8"},
 		{"negative max", Request{Query: "x", MaxResults: -1}, "max_results"},
+		{"negative min score", Request{Query: "x", MinScore: -1}, "min_score"},
+		{"min score not a number", Request{Query: "x", MinScore: math.NaN()}, "min_score"},
 		{"unknown server", Request{Query: "x", Servers: []string{"nope"}}, `unknown server "nope"`},
 		{"empty select", Request{Query: "select: , "}, "names no tool"},
 		{"too many select names", Request{Query: "select:" + strings.Repeat("a,", MaxSelectNames+1)}, "limit is 50"},
@@ -291,6 +294,37 @@ func TestBadQueries(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestMinScore checks that a search returns the MaxResults best tools
+// that match at all, and only those scoring at least MinScore when asked.
+func TestMinScore(t *testing.T) {
+	t.Parallel()
+	_, ix := fixtureIndex(t)
+	ctx := context.Background()
+	all, err := ix.Search(ctx, Request{Query: "create a new issue in the repository", MaxResults: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Hits) < 4 || all.Total != len(all.Hits) {
+		t.Fatalf("%d hits of %d matched: want every match returned", len(all.Hits), all.Total)
+	}
+	min := (all.Hits[0].Score + all.Hits[len(all.Hits)-1].Score) / 2
+	some, err := ix.Search(ctx, Request{Query: "create a new issue in the repository", MaxResults: 20, MinScore: min})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(some.Hits) == 0 || len(some.Hits) >= len(all.Hits) {
+		t.Fatalf("min score %v kept %d of %d hits", min, len(some.Hits), len(all.Hits))
+	}
+	for i, h := range some.Hits {
+		if h.Score < min || h.Tool != all.Hits[i].Tool {
+			t.Errorf("hit %d: %s %v (min %v), want %s", i, h.Tool.ID(), h.Score, min, all.Hits[i].Tool.ID())
+		}
+	}
+	if some.Total != all.Total {
+		t.Errorf("total %d with a min score, %d without: it counts every match", some.Total, all.Total)
 	}
 }
 
