@@ -13,12 +13,13 @@ import (
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("eval", "--catalog FILE --queries FILE [-k 5] [--json] [--misses]", stderr)
+	fs := newFlags("eval", "--catalog FILE --queries FILE [-k 5] [--part K/N] [--json] [--misses]", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
-	qPath := fs.String("queries", "", "query `file` (JSON Lines: id, query, gold, style)")
-	k := fs.Int("k", 5, "rank cut-off for hit@k and MRR")
+	qPath := fs.String("queries", "", "query `file` (JSON Lines: id, query, gold, style, category)")
+	k := fs.Int("k", 5, "rank cut-off for every figure (hit@k, MRR, NDCG@k, recall@k)")
+	partFlag := fs.String("part", "", "evaluate only part `K/N` of the queries: those whose id hashes (FNV-1a) to K-1 mod N")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	misses := fs.Bool("misses", false, "list the queries not answered at rank 1")
+	misses := fs.Bool("misses", false, "list the queries not answered at rank 1, and those the engine refused")
 	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
 		return code
@@ -36,6 +37,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch eval: -k is %d; it must be between 1 and %d\n", *k, search.MaxMaxResults)
 		return exitUsage
 	}
+	var part evaluate.Part
+	if *partFlag != "" {
+		p, err := evaluate.ParsePart(*partFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch eval: --part: %v\n", err)
+			return exitUsage
+		}
+		part = p
+	}
 	snap, err := loadSnapshot(*catPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch eval: %v\n", err)
@@ -52,11 +62,18 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch eval: %s: %v\n", *qPath, err)
 		return exitUsage
 	}
+	if all := len(qs); part.N > 0 {
+		if qs = part.Select(qs); len(qs) == 0 {
+			fmt.Fprintf(stderr, "toolsearch eval: --part %s holds none of the %d queries of %s\n", part, all, *qPath)
+			return exitUsage
+		}
+	}
 	rep, err := evaluate.Run(ctx, search.Build(snap), qs, *k)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch eval: %v\n", err)
 		return exitNoResult
 	}
+	rep.Part = part.String()
 	if !*misses {
 		rep.Misses = nil
 	}
@@ -64,30 +81,71 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeJSON(stdout, rep)
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%-10s %5s %7s %7s %7s\n", "style", "n", "hit@1", fmt.Sprintf("hit@%d", *k), "MRR")
-	styles := make([]string, 0, len(rep.ByStyle))
-	for s := range rep.ByStyle {
-		styles = append(styles, s)
+	printReport(stdout, rep, *misses)
+	return exitOK
+}
+
+// printReport writes the per-style table, the per-category table when the
+// queries carry categories, and the misses when asked.
+func printReport(w io.Writer, rep evaluate.Report, misses bool) {
+	if rep.Part != "" {
+		fmt.Fprintf(w, "part %s of the queries\n", rep.Part)
 	}
-	sort.Strings(styles)
-	for _, s := range styles {
-		sc := rep.ByStyle[s]
-		fmt.Fprintf(stdout, "%-10s %5d %7.3f %7.3f %7.3f\n", s, sc.N, sc.HitAt1, sc.HitAtK, sc.MRR)
+	printTable(w, "style", rep.ByStyle, rep.Scores, rep.K)
+	if len(rep.ByCategory) > 0 {
+		fmt.Fprintln(w)
+		printTable(w, "category", rep.ByCategory, rep.Scores, rep.K)
 	}
-	fmt.Fprintf(stdout, "%-10s %5d %7.3f %7.3f %7.3f\n", "all", rep.N, rep.HitAt1, rep.HitAtK, rep.MRR)
-	if *misses {
-		fmt.Fprintln(stdout)
-		for _, m := range rep.Misses {
-			rank := "miss"
-			if m.Rank > 0 {
-				rank = fmt.Sprintf("rank %d", m.Rank)
-			}
-			fmt.Fprintf(stdout, "%s [%s] %s: %q\n  gold: %s\n  got:  %s\n", m.ID, m.Style, rank, m.Query,
-				strings.Join(m.Gold, " "), strings.Join(m.Got, " "))
-			if m.Err != "" {
-				fmt.Fprintf(stdout, "  error: %s\n", m.Err)
-			}
+	if rep.Errors > 0 {
+		fmt.Fprintf(w, "\n%d of %d queries were refused by the engine and score 0", rep.Errors, rep.N)
+		if !misses {
+			fmt.Fprint(w, " (--misses lists them)")
+		}
+		fmt.Fprintln(w, ".")
+	}
+	if !misses {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, m := range rep.Misses {
+		rank := "miss"
+		switch {
+		case m.Err != "":
+			rank = "refused"
+		case m.Rank > 0:
+			rank = fmt.Sprintf("rank %d", m.Rank)
+		}
+		label := m.Style
+		if m.Category != "" {
+			label += ", " + m.Category
+		}
+		fmt.Fprintf(w, "%s [%s] %s: %q\n  gold: %s\n", m.ID, label, rank, m.Query, strings.Join(m.Gold, " "))
+		if m.Err != "" {
+			fmt.Fprintf(w, "  error: %s\n", m.Err)
+		} else {
+			fmt.Fprintf(w, "  got:  %s\n", strings.Join(m.Got, " "))
 		}
 	}
-	return exitOK
+}
+
+// printTable writes one row per group, sorted by name, then the row of all
+// queries.
+func printTable(w io.Writer, by string, groups map[string]evaluate.Scores, all evaluate.Scores, k int) {
+	names := make([]string, 0, len(groups))
+	width := max(len(by), len("all"))
+	for name := range groups {
+		names = append(names, name)
+		width = max(width, len(name))
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "%-*s %5s %6s %7s %7s %7s %7s %7s\n", width, by, "n", "errors", "hit@1",
+		fmt.Sprintf("hit@%d", k), "MRR", fmt.Sprintf("N@%d", k), fmt.Sprintf("R@%d", k))
+	row := func(name string, sc evaluate.Scores) {
+		fmt.Fprintf(w, "%-*s %5d %6d %7.3f %7.3f %7.3f %7.3f %7.3f\n", width, name, sc.N, sc.Errors,
+			sc.HitAt1, sc.HitAtK, sc.MRR, sc.NDCGAtK, sc.RecallAtK)
+	}
+	for _, name := range names {
+		row(name, groups[name])
+	}
+	row("all", all)
 }

@@ -9,7 +9,7 @@
 //
 //	search   find tools by name, keywords, natural language or regex
 //	tools    where the tokens of a tool list go, per server
-//	eval     hit@1, hit@k and MRR of the search over a query set
+//	eval     hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set
 //	lint     how findable each tool is, and what makes it hard to find
 //
 // Run "toolsearch <command> --help" for a command's flags. Exit codes: 0 for
@@ -48,7 +48,7 @@ func init() {
 	commands = []command{
 		{"search", "find tools by name, keywords, natural language or regex", runSearch},
 		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
-		{"eval", "measure hit@1, hit@k and MRR of the search over a query set", runEval},
+		{"eval", "measure hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set", runEval},
 		{"lint", "tell tool authors how findable their tools are", runLint},
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
 		{"status", "start every configured server and show its state, tools and tokens", runStatus},

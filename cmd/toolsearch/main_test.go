@@ -133,7 +133,7 @@ func TestEvalJSONShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	for _, k := range []string{"n", "k", "hit_at_1", "hit_at_k", "mrr", "by_style", "misses"} {
+	for _, k := range []string{"n", "k", "errors", "hit_at_1", "hit_at_k", "mrr", "ndcg_at_k", "recall_at_k", "by_style", "misses"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, out)
 		}

@@ -74,3 +74,11 @@ func file(t testing.TB, elem ...string) string {
 	}
 	return p
 }
+
+// ToolRetPath returns the path of a file of the ToolRet set converted to
+// this project's formats (catalog.json, queries.jsonl, queries_inst.jsonl),
+// or skips the test.
+func ToolRetPath(t testing.TB, name string) string {
+	t.Helper()
+	return file(t, "eval", "external", "toolret", name)
+}
