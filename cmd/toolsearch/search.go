@@ -70,7 +70,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *asJSON {
 		writeJSON(stdout, searchJSON(query, res))
 	} else {
-		printResult(stdout, query, res, *explain)
+		printResult(stdout, query, res, *n, *explain)
 	}
 	if len(res.Hits) == 0 {
 		return exitNoResult
@@ -108,7 +108,7 @@ func searchJSON(query string, res search.Result) resultJSON {
 	return out
 }
 
-func printResult(w io.Writer, query string, res search.Result, explain bool) {
+func printResult(w io.Writer, query string, res search.Result, n int, explain bool) {
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(w, "No tool matches %q.\n", query)
 		if len(res.NearestServers) > 0 {
@@ -133,13 +133,35 @@ func printResult(w io.Writer, query string, res search.Result, explain bool) {
 	if len(res.Ambiguous) > 0 {
 		fmt.Fprintf(w, "Names found on several servers: %s\n", strings.Join(res.Ambiguous, ", "))
 	}
-	if res.Total > len(res.Hits) && len(res.Hits) > 0 {
-		more := ""
-		if res.TotalAtLeast {
-			more = "at least "
-		}
-		fmt.Fprintf(w, "(%s%d more matched; raise -n to see them)\n", more, res.Total-len(res.Hits))
+	if note := moreNote(res, n); note != "" {
+		fmt.Fprintln(w, note)
 	}
+}
+
+// moreNote says how many tools matched when not all of them are listed,
+// and what would show more: a larger -n only while the list was cut by -n
+// and -n is below its maximum. A list shorter than -n was cut by the
+// ranking itself (weights with a MinRelative drop the hits scoring below
+// that share of the best), which a larger -n does not change.
+func moreNote(res search.Result, n int) string {
+	shown := len(res.Hits)
+	if shown == 0 || res.Total <= shown {
+		return ""
+	}
+	total := fmt.Sprint(res.Total)
+	if res.TotalAtLeast {
+		total = "at least " + total
+	}
+	var why string
+	switch {
+	case shown < n:
+		why = "the others score too low beside the best to be listed"
+	case n >= search.MaxMaxResults:
+		why = fmt.Sprintf("%d is the most -n shows: add words to narrow the search", search.MaxMaxResults)
+	default:
+		why = fmt.Sprintf("raise -n (up to %d) to see more", search.MaxMaxResults)
+	}
+	return fmt.Sprintf("(%d of %s matching tools shown; %s)", shown, total, why)
 }
 
 // firstLine returns the first line of s, cut to at most max runes.
