@@ -225,6 +225,33 @@ func TestAnswerSearch(t *testing.T) {
 			loaded:   []string{"kube__scaleDeployment"},
 		},
 		{
+			name:     "several needs in one list, named tools first",
+			ts:       ts,
+			input:    `{"queries":["scale kubernetes deployment","select:teamchat__postMessage"],"max_results":2}`,
+			wantJSON: []string{`{"tool_name":"teamchat__postMessage","type":"tool_reference"}`, `{"tool_name":"kube__scaleDeployment","type":"tool_reference"}`},
+			loaded:   []string{"teamchat__postMessage", "kube__scaleDeployment"},
+		},
+		{
+			name:     "query and queries",
+			ts:       ts,
+			input:    `{"query":"select:codehost__create_issue","queries":["select:teamchat__postMessage","select:codehost__create_issue"]}`,
+			wantJSON: []string{`"tool_name":"codehost__create_issue"`, `"tool_name":"teamchat__postMessage"`},
+			loaded:   []string{"codehost__create_issue", "teamchat__postMessage"},
+		},
+		{
+			name:     "a bad query among several is named",
+			ts:       ts,
+			input:    `{"queries":["scale a deployment",""]}`,
+			wantJSON: []string{`"is_error":true`, `queries[1]: bad query: the query is empty`},
+			isError:  true,
+		},
+		{
+			name:     "no match of several",
+			ts:       ts,
+			input:    `{"queries":["+zzzqqq","+qqqzzz"]}`,
+			wantJSON: []string{`No deferred tool matched \"+zzzqqq\" or \"+qqqzzz\".`},
+		},
+		{
 			name:     "no match names the nearest servers",
 			ts:       ts,
 			input:    `{"query":"+zzzqqq"}`,

@@ -16,10 +16,11 @@ import (
 )
 
 // searchInputSchema is the input schema of the client-side search tool.
+// It takes query, queries or both (see search.Index.SearchMany).
 const searchInputSchema = `{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"select:name1,name2 for exact names; a server prefix such as github__; or keywords, with +word for a word that must match"},` +
-	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to load at most (default 5)"}},` +
-	`"required":["query"]}`
+	`"query":{"type":"string","description":"What the tool does; or select:name1,name2; or a server prefix such as github__"},` +
+	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several queries, one per need, answered as one list"},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to load at most (default 5)"}}}`
 
 // ToolLoadedText is the text block that follows a search answer with
 // references in the same user message, as Claude Code sends it.
@@ -63,11 +64,17 @@ type SearchAnswer struct {
 
 // searchInput is the input of the client-side search tool.
 type searchInput struct {
-	Query      string `json:"query"`
-	MaxResults int    `json:"max_results"`
+	Query      string   `json:"query"`
+	Queries    []string `json:"queries"`
+	MaxResults int      `json:"max_results"`
 }
 
-// AnswerSearch answers a call of the client-side search tool: a tool_result
+// asked lists the queries of the input, for messages.
+func (in searchInput) asked() []string { return append([]string{in.Query}, in.Queries...) }
+
+// AnswerSearch answers a call of the client-side search tool, whose input
+// has a query, queries (one per need) or both, answered as one merged list
+// (search.Index.SearchMany): a tool_result
 // whose content is the tool_reference blocks of the tools found (as text,
 // LoadedText, with Wire Expand), or a plain text saying that nothing matched
 // and naming the nearest servers. A query the engine refuses is answered
@@ -76,7 +83,7 @@ type searchInput struct {
 func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input json.RawMessage) (SearchAnswer, error) {
 	var in searchInput
 	if err := json.Unmarshal(input, &in); err != nil {
-		return errorAnswer(toolUseID, fmt.Sprintf("the input must be {\"query\": \"...\"}: %v", err)), nil
+		return errorAnswer(toolUseID, fmt.Sprintf("the input must be {\"query\": \"...\"} or {\"queries\": [\"...\"]}: %v", err)), nil
 	}
 	if !ts.decision.SearchOn || ts.ix == nil {
 		return errorAnswer(toolUseID, "tool search is off: "+ts.decision.Why()), nil
@@ -85,16 +92,16 @@ func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input jso
 	if max == 0 {
 		max = ts.cfg.MaxResults
 	}
-	res, err := ts.ix.Search(ctx, search.Request{
+	res, err := ts.ix.SearchMany(ctx, search.Request{
 		Query:      in.Query,
 		MaxResults: max,
 		Visible:    ts.searchable,
-	})
+	}, in.Queries)
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {
 			return errorAnswer(toolUseID, err.Error()), nil
 		}
-		return SearchAnswer{}, fmt.Errorf("anthropic: tool search %q: %w", in.Query, err)
+		return SearchAnswer{}, fmt.Errorf("anthropic: tool search %q: %w", in.asked(), err)
 	}
 	ans := SearchAnswer{Result: res}
 	for _, h := range res.Hits {
@@ -105,7 +112,7 @@ func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input jso
 	tr := sdk.ToolResultBlockParam{ToolUseID: toolUseID}
 	switch {
 	case len(ans.Loaded) == 0:
-		tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: noMatchText(in.Query, res)}}}
+		tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: noMatchText(in.asked(), res)}}}
 	case ts.decision.Expand:
 		text := discovery.LoadedText(ans.Loaded)
 		if len(res.Unknown) > 0 {
@@ -122,7 +129,7 @@ func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input jso
 		}
 	}
 	ans.Block = sdk.ContentBlockParamUnion{OfToolResult: &tr}
-	ts.log.Debug("toolsearch: search answered", "query", in.Query, "form", res.Form, "loaded", ans.Loaded, "total", res.Total)
+	ts.log.Debug("toolsearch: search answered", "query", in.Query, "queries", in.Queries, "form", res.Form, "loaded", ans.Loaded, "total", res.Total)
 	return ans, nil
 }
 
@@ -150,8 +157,8 @@ func errorAnswer(id, text string) SearchAnswer {
 }
 
 // noMatchText says plainly that nothing matched, and where to look.
-func noMatchText(query string, res search.Result) string {
-	return discovery.NoMatchText(query, res.Unknown, res.NearestServers)
+func noMatchText(queries []string, res search.Result) string {
+	return discovery.NoMatchAnyText(queries, res.Unknown, res.NearestServers)
 }
 
 // ResultsMessage builds the user message that answers an assistant turn:

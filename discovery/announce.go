@@ -575,7 +575,7 @@ func namesSize(names []string) int {
 func SearchToolDescription(cur Deferred, maxServers int) string {
 	var b strings.Builder
 	b.WriteString("Search the deferred tools and load the ones you need. Deferred tools are listed by name in <deferred-tools> blocks but their definitions are not loaded: call this tool first, then call the tools it loads. ")
-	b.WriteString("Query forms: \"select:name1,name2\" loads tools by exact name; a server prefix such as \"github__\" lists that server's tools; otherwise keywords or a short description of the task, with \"+word\" for a word that must match. Returns up to max_results tools (default 5).")
+	b.WriteString("Ask as the wanted tool's own description would, naming the product (\"create a GitHub pull request\"). Several needs at once: queries. Known names: \"select:name1,name2\"; a server's tools: its prefix, such as \"github__\"; \"+word\" must match. Returns up to max_results tools (default 5).")
 	servers := sortedServers(cur.Servers)
 	slices.SortStableFunc(servers, func(a, b ServerTools) int { return len(b.Names) - len(a.Names) })
 	var named []string

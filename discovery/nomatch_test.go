@@ -28,3 +28,21 @@ func TestNoMatchText(t *testing.T) {
 		}
 	}
 }
+
+func TestNoMatchAnyText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		queries []string
+		want    string
+	}{
+		{[]string{"a"}, `No deferred tool matched "a".`},
+		{[]string{"a", "b"}, `No deferred tool matched "a" or "b".`},
+		{[]string{"", "a", "  ", "b \"c\"", "d"}, `No deferred tool matched "a", "b \"c\"" or "d".`},
+		{[]string{" "}, `No deferred tool matched "".`},
+		{nil, `No deferred tool matched "".`},
+	} {
+		if got := NoMatchAnyText(tc.queries, nil, nil); got != tc.want {
+			t.Errorf("NoMatchAnyText(%q) = %q, want %q", tc.queries, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -68,8 +69,27 @@ func parseNamesLines(prefix, text string) []string {
 // points at the servers whose names are closest, rather than padding the
 // answer with unrelated tools.
 func NoMatchText(query string, unknown, nearestServers []string) string {
+	return NoMatchAnyText([]string{query}, unknown, nearestServers)
+}
+
+// NoMatchAnyText is NoMatchText for a search of several queries; blank
+// ones are left out.
+func NoMatchAnyText(queries []string, unknown, nearestServers []string) string {
+	var quoted []string
+	for _, q := range queries {
+		if strings.TrimSpace(q) != "" {
+			quoted = append(quoted, strconv.Quote(q))
+		}
+	}
+	if len(quoted) == 0 {
+		quoted = []string{`""`}
+	}
+	asked := quoted[0]
+	if n := len(quoted); n > 1 {
+		asked = strings.Join(quoted[:n-1], ", ") + " or " + quoted[n-1]
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "No deferred tool matched %q.", query)
+	fmt.Fprintf(&b, "No deferred tool matched %s.", asked)
 	if len(unknown) > 0 {
 		fmt.Fprintf(&b, " Unknown names: %s.", strings.Join(unknown, ", "))
 	}

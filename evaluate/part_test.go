@@ -96,3 +96,30 @@ func TestPartSplits(t *testing.T) {
 		t.Errorf("the zero Part holds %d of %d", len(got), len(qs))
 	}
 }
+
+// FuzzParsePart: ParsePart never panics; what it accepts is in range and
+// reads back the same from its String.
+func FuzzParsePart(f *testing.F) {
+	for _, s := range []string{"1/2", "2/2", " 3 / 7 ", "0/1", "1/0", "-1/2", "1/1000", "1/1001", "a/b", "1/", "/2", "1//2", "+1/2", "1/2/3", "9999999999999999999/2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePart(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "part ") {
+				t.Fatalf("error %q does not say it is about the part", err)
+			}
+			return
+		}
+		if p.K < 1 || p.K > p.N || p.N > MaxParts {
+			t.Fatalf("ParsePart(%q) = %v, out of range", s, p)
+		}
+		back, err := ParsePart(p.String())
+		if err != nil || back != p {
+			t.Fatalf("ParsePart(%q) = %v; its String %q reads back as %v, %v", s, p, p.String(), back, err)
+		}
+		if next := (Part{K: p.K%p.N + 1, N: p.N}); p.N > 1 && p.Holds("x") && next.Holds("x") {
+			t.Fatalf("id x is in parts %d and %d of %d", p.K, p.K%p.N+1, p.N)
+		}
+	})
+}

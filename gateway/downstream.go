@@ -35,9 +35,12 @@ const maxDynamicTools = 64
 // sessions, since a session's tool list (dynamic mode) is per session.
 var downstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
+// searchInputSchema is search_tools' input: query, queries or both. How to
+// word a query is said in the description (searchDescription), once.
 var searchInputSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"What the tool should do, in a few words (\"create a pull request\"); or select:name1,name2 to load tools by exact name; or an exact tool name; or a server name; or a regular expression over tool names and descriptions. Mark required words with +."},` +
-	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}},"required":["query"]}`)
+	`"query":{"type":"string","description":"What the tool does; or select:name1,name2, a tool or server name, a regex. +word must match."},` +
+	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several queries, one per need, answered as one list."},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}}}`)
 
 var callInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"name":{"type":"string","description":"The tool's name as search_tools returned it."},` +
@@ -301,6 +304,12 @@ func (s *session) sync() {
 const callDescription = "Call a tool that search_tools found, by the name it returned, with its arguments. " +
 	"Use it when the tool is not in your tool list."
 
+// searchAdvice tells the model how to ask. Tools are found by the words of
+// their definitions, so a query worded like the wanted tool's description
+// finds it best.
+const searchAdvice = `Ask as the wanted tool's own description would, naming the product ("create a GitHub pull request"). ` +
+	`Several needs at once: queries. Known names: select:name1,name2.`
+
 // searchDescription names the servers and their tool counts, not every
 // tool, so that its size does not grow with the catalog.
 func searchDescription(v *view, g *Gateway, mode string) string {
@@ -323,11 +332,11 @@ func searchDescription(v *view, g *Gateway, mode string) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Find tools among %d tools of %d MCP servers. Returns each match's name, description and input schema", total, len(list))
+	fmt.Fprintf(&b, "Find tools among %d tools of %d MCP servers; returns each match's name, description and input schema", total, len(list))
 	if mode == config.ExposureDynamic {
-		b.WriteString("; found tools are also added to your tool list")
+		b.WriteString(", and adds it to your tool list")
 	}
-	b.WriteString(". Then call a tool by its name (or through call_tool). Servers (tools): ")
+	b.WriteString(". Then call it by name (or through call_tool). " + searchAdvice + " Servers (tools): ")
 	for i, s := range list {
 		if i > 0 {
 			b.WriteString(", ")
@@ -414,9 +423,18 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// searchOutput is what search_tools returns, as JSON text.
+// searchArgs are search_tools' arguments.
+type searchArgs struct {
+	Query      string   `json:"query"`
+	Queries    []string `json:"queries"`
+	MaxResults int      `json:"max_results"`
+}
+
+// searchOutput is what search_tools returns, as JSON text, with the
+// query and queries it was asked.
 type searchOutput struct {
-	Query    string          `json:"query"`
+	Query    string          `json:"query,omitempty"`
+	Queries  []string        `json:"queries,omitempty"`
 	Matched  string          `json:"matched_as"`
 	Total    int             `json:"total"`
 	AtLeast  bool            `json:"total_at_least,omitempty"`
@@ -438,25 +456,26 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()
-	var args struct {
-		Query      string `json:"query"`
-		MaxResults int    `json:"max_results"`
-	}
+	var args searchArgs
 	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &args); err != nil {
-		return toolError("search_tools takes {\"query\": string, \"max_results\": integer}: %v", err), nil
+		return toolError("search_tools takes {\"query\": string, \"queries\": [string], \"max_results\": integer}: %v", err), nil
+	}
+	if args.Query == "" && len(args.Queries) == 0 {
+		return toolError("search_tools needs a query (a string) or queries (a list of strings)"), nil
 	}
 	max := args.MaxResults
 	if max <= 0 {
 		max = g.cfg.Gateway.Limits.MaxResults
 	}
-	res, err := g.Search(ctx, args.Query, max)
+	res, err := g.SearchMany(ctx, args.Query, args.Queries, max)
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {
 			return toolError("%v", err), nil
 		}
 		return toolError("search failed: %v", err), nil
 	}
-	out := searchOutput{Query: args.Query, Matched: string(res.Form), Total: res.Total, AtLeast: res.TotalAtLeast, Unknown: res.Unknown, Tools: []searchToolOut{}}
+	out := searchOutput{Query: args.Query, Queries: args.Queries, Matched: string(res.Form), Total: res.Total, AtLeast: res.TotalAtLeast,
+		Unknown: res.Unknown, Tools: []searchToolOut{}}
 	budget := g.cfg.Gateway.Limits.ResultTokens
 	used := 0
 	v := g.cur.Load()
@@ -497,10 +516,14 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if len(out.Starting) > 0 {
 		out.Note += " Some servers are still starting; search again shortly to include them."
 	}
-	for _, k := range g.targetedServers(args.Query) {
-		if st := g.ups[k].status(); st.State == StateFailed {
-			if _, ok := v.snap.Server(k); !ok {
-				out.Note += fmt.Sprintf(" Server %s could not start: %s", k, st.Error)
+	told := map[string]bool{}
+	for _, q := range append([]string{args.Query}, args.Queries...) {
+		for _, k := range g.targetedServers(q) {
+			if st := g.ups[k].status(); st.State == StateFailed && !told[k] {
+				if _, ok := v.snap.Server(k); !ok {
+					told[k] = true
+					out.Note += fmt.Sprintf(" Server %s could not start: %s", k, st.Error)
+				}
 			}
 		}
 	}

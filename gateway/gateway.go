@@ -521,13 +521,30 @@ func (g *Gateway) resolveMode(mode string) (string, string) {
 // tools, select: of its tools) first waits for that server, up to its start
 // timeout; any other query is answered at once.
 func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Result, error) {
-	g.awaitTargets(ctx, query)
+	return g.SearchMany(ctx, query, nil, max)
+}
+
+// SearchMany runs query and each of queries as Search runs one query, and
+// answers with one list merged as search.SearchMany merges it: tools named
+// outright first, then the ranked hits fused by rank, up to max. A query
+// that fails fails the search with a *search.QueryError naming it.
+func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string, max int) (search.Result, error) {
+	if len(queries) <= search.MaxQueries {
+		// Past the limit the search is refused: nothing to wait for.
+		g.awaitTargets(ctx, query)
+		for _, q := range queries {
+			g.awaitTargets(ctx, q)
+		}
+	}
 	start := time.Now()
 	v := g.cur.Load()
-	res, err, done := g.searchAliases(ctx, v, query, max)
-	if !done {
-		res, err = v.index.Search(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible})
+	one := func(ctx context.Context, req search.Request) (search.Result, error) {
+		if res, err, done := g.searchAliases(ctx, v, req.Query, req.MaxResults); done {
+			return res, err
+		}
+		return v.index.Search(ctx, req)
 	}
+	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible}, queries, one)
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
 }

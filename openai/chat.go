@@ -257,7 +257,7 @@ func (ts *Toolset) AnswerChatSearch(ctx context.Context, toolCallID, arguments s
 		case errors.Is(err, search.ErrBadQuery):
 			note = "Error: " + err.Error()
 		case err != nil:
-			return ChatSearchAnswer{}, fmt.Errorf("openai: tool search %q: %w", args.Query, err)
+			return ChatSearchAnswer{}, fmt.Errorf("openai: tool search %q: %w", args.asked(), err)
 		}
 	} else {
 		note = "Error: " + note
@@ -269,7 +269,7 @@ func (ts *Toolset) AnswerChatSearch(ctx context.Context, toolCallID, arguments s
 	text := note
 	if text == "" {
 		if len(ans.Loaded) == 0 {
-			text = noMatchText(args.Query, res)
+			text = noMatchText(args.asked(), res)
 		} else {
 			text = discovery.LoadedText(ans.Loaded) + "\nThey can be called as functions from your next step."
 			if len(res.Unknown) > 0 {

@@ -39,6 +39,9 @@ func FuzzToolSearchArguments(f *testing.F) {
 	f.Add(`"{\"query\":\"select:codehost__create_issue\"}"`)
 	f.Add(`{"query":"(?i)^kube__.*pod"}`)
 	f.Add(`{"max_results":-1}`)
+	f.Add(`{"query":"scale a deployment","queries":["select:teamchat__postMessage","pod logs","pod logs",""],"max_results":2}`)
+	f.Add(`{"queries":["a","b","c","d","e","f","g","h","i"]}`)
+	f.Add(`{"queries":[null,"^kube__"]}`)
 	ts := toolset(f, demo.Snapshot(), openai.Config{})
 	f.Fuzz(func(t *testing.T, args string) {
 		ans, err := ts.AnswerToolSearch(context.Background(), "call_1", json.RawMessage(args))

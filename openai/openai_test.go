@@ -201,6 +201,45 @@ func TestAnswerToolSearch(t *testing.T) {
 	}
 }
 
+// TestSearchQueries: both search answers take queries, one per need, and
+// load one merged list.
+func TestSearchQueries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ts := toolset(t, demo.Snapshot(), openai.Config{})
+	tests := []struct {
+		name, args string
+		loaded     []string
+		text       string // in the answer
+	}{
+		{name: "named first, then the best of the words", args: `{"queries":["scale kubernetes deployment","select:teamchat__postMessage"],"max_results":2}`,
+			loaded: []string{"teamchat__postMessage", "kube__scaleDeployment"}},
+		{name: "query and queries", args: `{"query":"select:codehost__create_issue","queries":["select:teamchat__postMessage"]}`,
+			loaded: []string{"codehost__create_issue", "teamchat__postMessage"}},
+		{name: "a bad query is named", args: `{"query":"scale","queries":["ok","  "]}`, text: "queries[1]: bad query: the query is empty"},
+		{name: "nothing matched", args: `{"queries":["+zzzqqq","+qqqzzz"]}`, text: `No deferred tool matched \"+zzzqqq\" or \"+qqqzzz\".`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ans, err := ts.AnswerToolSearch(ctx, "call_1", json.RawMessage(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chat, err := ts.AnswerChatSearch(ctx, "call_2", tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ans.Loaded, tc.loaded) || !slices.Equal(chat.Loaded, tc.loaded) {
+				t.Errorf("loaded %q and %q, want %q", ans.Loaded, chat.Loaded, tc.loaded)
+			}
+			if got, gotChat := mustJSON(t, ans.Items), mustJSON(t, chat.Message); !strings.Contains(got, tc.text) || !strings.Contains(gotChat, tc.text) {
+				t.Errorf("answers lack %q:\n%s\n%s", tc.text, got, gotChat)
+			}
+		})
+	}
+}
+
 func TestNamespaces(t *testing.T) {
 	t.Parallel()
 	ts := toolset(t, demo.Snapshot(), openai.Config{})

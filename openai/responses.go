@@ -302,7 +302,7 @@ func (ts *Toolset) AnswerToolSearch(ctx context.Context, callID string, argument
 		case errors.Is(err, search.ErrBadQuery):
 			note = err.Error()
 		case err != nil:
-			return ToolSearchAnswer{}, fmt.Errorf("openai: tool search %q: %w", args.Query, err)
+			return ToolSearchAnswer{}, fmt.Errorf("openai: tool search %q: %w", args.asked(), err)
 		}
 	}
 	ans := ToolSearchAnswer{Result: res}
@@ -317,11 +317,11 @@ func (ts *Toolset) AnswerToolSearch(ctx context.Context, callID string, argument
 	ans.Items = append(ans.Items, responses.ResponseInputItemUnionParam{OfToolSearchOutput: &out})
 	if len(ans.Loaded) == 0 {
 		if note == "" {
-			note = noMatchText(args.Query, res)
+			note = noMatchText(args.asked(), res)
 		}
 		ans.Items = append(ans.Items, developerMessage("tool_search: "+note))
 	}
-	ts.log.Debug("toolsearch: tool_search answered", "query", args.Query, "loaded", ans.Loaded)
+	ts.log.Debug("toolsearch: tool_search answered", "query", args.Query, "queries", args.Queries, "loaded", ans.Loaded)
 	return ans, nil
 }
 
@@ -338,12 +338,13 @@ func parseArgs(raw json.RawMessage) (searchArgs, string) {
 		raw = json.RawMessage(s)
 	}
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return args, fmt.Sprintf("the arguments must be {\"query\": \"...\"}: %v", err)
+		return args, fmt.Sprintf("the arguments must be {\"query\": \"...\"} or {\"queries\": [\"...\"]}: %v", err)
 	}
 	return args, ""
 }
 
-// run searches the deferred tools.
+// run searches the deferred tools for the query and queries of args,
+// answered as one merged list.
 func (ts *Toolset) run(ctx context.Context, d deferral.Decision, args searchArgs) (search.Result, error) {
 	if !d.SearchOn {
 		return search.Result{}, fmt.Errorf("%w: tool search is off: %s", search.ErrBadQuery, d.Why())
@@ -352,12 +353,12 @@ func (ts *Toolset) run(ctx context.Context, d deferral.Decision, args searchArgs
 	if max == 0 {
 		max = ts.cfg.MaxResults
 	}
-	return ts.src.Index.Search(ctx, search.Request{Query: args.Query, MaxResults: max, Visible: ts.searchable(d)})
+	return ts.src.Index.SearchMany(ctx, search.Request{Query: args.Query, MaxResults: max, Visible: ts.searchable(d)}, args.Queries)
 }
 
 // noMatchText says plainly that nothing matched, and where to look.
-func noMatchText(query string, res search.Result) string {
-	return discovery.NoMatchText(query, res.Unknown, res.NearestServers)
+func noMatchText(queries []string, res search.Result) string {
+	return discovery.NoMatchAnyText(queries, res.Unknown, res.NearestServers)
 }
 
 // Compact replaces conv.Input[:keep] by a user message holding summary,

@@ -251,16 +251,22 @@ func schema(raw json.RawMessage) json.RawMessage {
 }
 
 // searchParameters is the parameter schema of the search tool.
+// It takes query, queries or both (see search.Index.SearchMany).
 const searchParameters = `{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"select:name1,name2 for exact names; a server prefix such as github__; or keywords, with +word for a word that must match"},` +
+	`"query":{"type":"string","description":"What the tool does; or select:name1,name2; or a server prefix such as github__"},` +
+	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several queries, one per need, answered as one list"},` +
 	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to load at most (default 5)"}},` +
-	`"required":["query"],"additionalProperties":false}`
+	`"additionalProperties":false}`
 
 // searchArgs are the arguments of a search call.
 type searchArgs struct {
-	Query      string `json:"query"`
-	MaxResults int    `json:"max_results"`
+	Query      string   `json:"query"`
+	Queries    []string `json:"queries"`
+	MaxResults int      `json:"max_results"`
 }
+
+// asked lists the queries of the arguments, for messages.
+func (a searchArgs) asked() []string { return append([]string{a.Query}, a.Queries...) }
 
 func (ts *Toolset) description(d deferral.Decision) string {
 	n := ts.cfg.DescribeServers
