@@ -14,8 +14,8 @@ import (
 //
 // A model that needs several tools at once ("read the log file, then post
 // a summary to Slack") asks for each in its own words. SearchMany runs each
-// query as Search would, with the same MaxResults, Servers and Visible, and
-// merges the answers into one list:
+// query as Search would, with the same MaxResults, MinScore, Servers and
+// Visible, and merges the answers into one list:
 //
 //  1. Tools named outright (by select: or by an exact tool name) come
 //     first, in the order the queries name them. As in a select: alone,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -30,6 +31,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	modeName := fs.String("mode", "auto", "how to read the query: auto, keyword or regex")
 	n := fs.Int("n", search.DefaultMaxResults, fmt.Sprintf("maximum results (1 to %d)", search.MaxMaxResults))
 	explain := fs.Bool("explain", false, "show the score and what matched for each hit")
+	minScore := fs.Float64("min-score", 0, "drop keyword hits scoring below `F` (--explain shows scores); 0 lists the n best that match")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var servers stringList
 	fs.Var(&servers, "server", "only search this server `key` (repeatable)")
@@ -46,6 +48,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch search: -n is %d; it must be between 1 and %d\n", *n, search.MaxMaxResults)
 		return exitUsage
 	}
+	if math.IsNaN(*minScore) || math.IsInf(*minScore, 0) || *minScore < 0 {
+		fmt.Fprintf(stderr, "toolsearch search: --min-score is %v; it must be a number of at least 0\n", *minScore)
+		return exitUsage
+	}
 	mode, err := search.ParseMode(*modeName)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
@@ -59,7 +65,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ix := search.Build(snap)
 	query := strings.Join(pos, " ")
 	res, err := ix.Search(ctx, search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers,
-		Explain: *explain || *asJSON})
+		MinScore: *minScore, Explain: *explain || *asJSON})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		if errors.Is(err, search.ErrBadQuery) {
@@ -70,7 +76,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *asJSON {
 		writeJSON(stdout, searchJSON(query, res))
 	} else {
-		printResult(stdout, query, res, *n, *explain)
+		printResult(stdout, query, res, *n, *minScore, *explain)
 	}
 	if len(res.Hits) == 0 {
 		return exitNoResult
@@ -108,7 +114,7 @@ func searchJSON(query string, res search.Result) resultJSON {
 	return out
 }
 
-func printResult(w io.Writer, query string, res search.Result, n int, explain bool) {
+func printResult(w io.Writer, query string, res search.Result, n int, minScore float64, explain bool) {
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(w, "No tool matches %q.\n", query)
 		if len(res.NearestServers) > 0 {
@@ -133,17 +139,18 @@ func printResult(w io.Writer, query string, res search.Result, n int, explain bo
 	if len(res.Ambiguous) > 0 {
 		fmt.Fprintf(w, "Names found on several servers: %s\n", strings.Join(res.Ambiguous, ", "))
 	}
-	if note := moreNote(res, n); note != "" {
+	if note := moreNote(res, n, minScore); note != "" {
 		fmt.Fprintln(w, note)
 	}
 }
 
 // moreNote says how many tools matched when not all of them are listed,
 // and what would show more: a larger -n only while the list was cut by -n
-// and -n is below its maximum. A list shorter than -n was cut by the
-// ranking itself (weights with a MinRelative drop the hits scoring below
-// that share of the best), which a larger -n does not change.
-func moreNote(res search.Result, n int) string {
+// and -n is below its maximum. A list shorter than -n was cut by
+// --min-score, or by the ranking itself (weights with a MinRelative drop
+// the hits scoring below that share of the best), which a larger -n does
+// not change.
+func moreNote(res search.Result, n int, minScore float64) string {
 	shown := len(res.Hits)
 	if shown == 0 || res.Total <= shown {
 		return ""
@@ -154,6 +161,8 @@ func moreNote(res search.Result, n int) string {
 	}
 	var why string
 	switch {
+	case shown < n && minScore > 0:
+		why = fmt.Sprintf("the others score below --min-score %g", minScore)
 	case shown < n:
 		why = "the others score too low beside the best to be listed"
 	case n >= search.MaxMaxResults:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,7 +24,8 @@ func TestMoreNote(t *testing.T) {
 		name string
 		res  search.Result
 		n    int
-		want string // "" for no note
+		min  float64 // --min-score
+		want string  // "" for no note
 	}{
 		{name: "all shown", res: search.Result{Hits: hits(3), Total: 3}, n: 5},
 		{name: "nothing found", res: search.Result{Total: 0}, n: 5},
@@ -36,11 +39,15 @@ func TestMoreNote(t *testing.T) {
 			want: "(3 of 40 matching tools shown; the others score too low beside the best to be listed)"},
 		{name: "cut by the ranking at the maximum", res: search.Result{Hits: hits(7), Total: 90}, n: max,
 			want: "(7 of 90 matching tools shown; the others score too low beside the best to be listed)"},
+		{name: "cut by --min-score", res: search.Result{Hits: hits(2), Total: 30, TotalAtLeast: true}, n: 10, min: 1.5,
+			want: "(2 of at least 30 matching tools shown; the others score below --min-score 1.5)"},
+		{name: "cut by -n beside --min-score", res: search.Result{Hits: hits(10), Total: 30}, n: 10, min: 1.5,
+			want: "(10 of 30 matching tools shown; raise -n (up to 50) to see more)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := moreNote(tc.res, tc.n); got != tc.want {
+			if got := moreNote(tc.res, tc.n, tc.min); got != tc.want {
 				t.Errorf("moreNote = %q, want %q", got, tc.want)
 			}
 		})
@@ -59,5 +66,35 @@ func TestSearchSaysHowManyMatched(t *testing.T) {
 	code, out, _ = runCLI(t, "search", "--catalog", cat, "-n", "2", "notes")
 	if code != exitOK || strings.Contains(out, "matching tools shown") {
 		t.Errorf("a complete list has a note: exit %d\n%s", code, out)
+	}
+}
+
+// TestSearchMinScore: --min-score drops the keyword hits scoring below
+// it, and the note says so rather than suggesting a larger -n.
+func TestSearchMinScore(t *testing.T) {
+	t.Parallel()
+	cat := writeFile(t, "cat.json", plainCatalog)
+	code, out, errs := runCLI(t, "search", "--catalog", cat, "--json", "title city")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res resultJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) < 2 || res.Hits[0].Score <= res.Hits[1].Score {
+		t.Fatalf("want two hits of different scores for %q: %+v", "title city", res.Hits)
+	}
+	between := (res.Hits[0].Score + res.Hits[1].Score) / 2
+	code, out, errs = runCLI(t, "search", "--catalog", cat, "--min-score", fmt.Sprint(between), "title city")
+	if code != exitOK || !strings.Contains(out, "1. "+res.Hits[0].ID) || strings.Contains(out, res.Hits[1].ID) ||
+		!strings.Contains(out, fmt.Sprintf("(1 of %d matching tools shown; the others score below --min-score %g)", res.Total, between)) {
+		t.Errorf("--min-score %g: exit %d\n%s%s", between, code, out, errs)
+	}
+	for _, bad := range []string{"-1", "NaN", "+Inf", "x"} {
+		code, _, errs := runCLI(t, "search", "--catalog", cat, "--min-score", bad, "title city")
+		if code != exitUsage || !strings.Contains(errs, "min-score") {
+			t.Errorf("--min-score %s: exit %d, stderr %q", bad, code, errs)
+		}
 	}
 }
