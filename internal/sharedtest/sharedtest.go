@@ -82,3 +82,10 @@ func ToolRetPath(t testing.TB, name string) string {
 	t.Helper()
 	return file(t, "eval", "external", "toolret", name)
 }
+
+// HintsPath returns the path of the shared catalog's hints file, or skips
+// the test.
+func HintsPath(t testing.TB) string {
+	t.Helper()
+	return file(t, "catalog", "hints.jsonl")
+}
