@@ -15,6 +15,8 @@
 // a bounded number of times, after the wait the provider asks for in
 // Retry-After (a 429 pauses every request, not only the one that got it),
 // or else after a growing back-off; every wait ends when the context does.
+// A provider that refuses the credentials or the model (401, 403, 404), or
+// fails or answers nothing usable three times in a row, ends the run.
 //
 // The run is resumable: a tool whose hints are already in the cache for
 // its current definition (same digest) is never sent again, and each
@@ -271,8 +273,8 @@ type Result struct {
 }
 
 // ErrFatal marks an error after which no request can succeed (the
-// provider refused the credentials or does not know the model): the run
-// stops.
+// provider refused the credentials or does not know the model, or
+// maxFailStreak batches in a row failed): the run stops.
 var ErrFatal = errors.New("enrich: the provider refuses every request")
 
 // Run sends the plan's batches to the provider, checks each reply and
@@ -322,6 +324,11 @@ feed:
 	return res, nil
 }
 
+// maxFailStreak is how many batches in a row may fail, or give no usable
+// hints, before the run gives up: the provider is down, unreachable, not
+// the API asked for, or its model does not follow the instructions.
+const maxFailStreak = 3
+
 // runner is one run's shared state.
 type runner struct {
 	p      Provider
@@ -331,8 +338,9 @@ type runner struct {
 	cancel context.CancelCauseFunc
 	pace   pacer
 
-	mu  sync.Mutex // guards res and serialises Progress calls
-	res Result
+	mu     sync.Mutex // guards res and streak, and serialises Progress calls
+	res    Result
+	streak int // batches failed in a row
 }
 
 // batch sends one batch and records what came of it.
@@ -353,6 +361,7 @@ func (r *runner) batch(ctx context.Context, b Batch) {
 		r.res.Failed += len(b.Tools)
 		r.res.ToolsDone += len(b.Tools)
 		r.progressLocked()
+		r.failedLocked(err)
 		r.mu.Unlock()
 		return
 	}
@@ -369,6 +378,11 @@ func (r *runner) batch(ctx context.Context, b Batch) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(entries) > 0 {
+		r.streak = 0
+	} else {
+		r.failedLocked(fmt.Errorf("no usable hints in the reply: %s", rejected[0].Problem))
+	}
 	r.res.Written += len(entries)
 	r.res.Rejections = append(r.res.Rejections, rejected...)
 	r.res.Rejected += len(b.Tools) - len(entries)
@@ -376,6 +390,15 @@ func (r *runner) batch(ctx context.Context, b Batch) {
 	r.res.InputTokens += reply.InputTokens
 	r.res.OutputTokens += reply.OutputTokens
 	r.progressLocked()
+}
+
+// failedLocked counts a batch that failed or gave nothing usable, and
+// gives the run up after maxFailStreak of them in a row; r.mu is held.
+func (r *runner) failedLocked(err error) {
+	r.streak++
+	if r.streak >= maxFailStreak {
+		r.cancel(fmt.Errorf("%w: %d requests in a row failed or gave no usable hints, the last: %w", ErrFatal, r.streak, err))
+	}
 }
 
 // progressLocked reports progress; r.mu is held.

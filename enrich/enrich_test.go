@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -589,5 +591,46 @@ func TestProgressNotConcurrent(t *testing.T) {
 	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGivesUpOnAFailingProvider checks that a provider that fails every
+// request ends the run after a few batches instead of trying them all.
+func TestGivesUpOnAFailingProvider(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    func(t *testing.T) Provider
+	}{
+		{"every request a 400", func(t *testing.T) Provider {
+			return newStandin(t, wireOpenAI, func(int, []string) answer { return answer{status: 400} }).provider()
+		}},
+		{"nothing listening", func(t *testing.T) Provider {
+			s := newStandin(t, wireAnthropic, nil)
+			s.srv.Close()
+			return s.provider()
+		}},
+		{"not the API", func(t *testing.T) Provider {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"choices": "not a list"}`))
+			}))
+			t.Cleanup(srv.Close)
+			return NewOpenAI(Config{BaseURL: srv.URL + "/v1/", APIKey: "k", Model: "m"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			snap := fixture(t, map[string]int{"alpha": 30})
+			start := time.Now()
+			_, res, err := run(t, t.Context(), tt.p(t), snap, openCache(t), Options{BatchSize: 1, Concurrency: 1, Retries: 1, Backoff: time.Millisecond})
+			if !errors.Is(err, ErrFatal) || !strings.Contains(err.Error(), "in a row failed or gave no usable hints") {
+				t.Fatalf("Run = %v, want it to give up", err)
+			}
+			if res.Failed+res.Rejected != maxFailStreak || time.Since(start) > 5*time.Second {
+				t.Errorf("%d tools failed and %d rejected in %v", res.Failed, res.Rejected, time.Since(start))
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
@@ -113,7 +114,12 @@ func NewOpenAI(cfg Config) *OpenAI {
 	if m == "" {
 		m = DefaultOpenAIModel
 	}
-	return &OpenAI{client: openai.NewClient(opts...), model: m, official: cfg.BaseURL == ""}
+	base := cfg.BaseURL
+	if base == "" {
+		base = os.Getenv("OPENAI_BASE_URL") // as the SDK reads it
+	}
+	official := base == "" || strings.HasPrefix(base, "https://api.openai.com/")
+	return &OpenAI{client: openai.NewClient(opts...), model: m, official: official}
 }
 
 // Complete sends the request as a system and a user message.

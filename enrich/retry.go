@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -80,6 +83,15 @@ func RetryAfter(h http.Header) time.Duration {
 	return 0
 }
 
+// transportError reports whether err is the network failing (a refused
+// or reset connection, a timeout, a cut-off answer): worth a retry. Other
+// errors (no credentials, an answer that is not the API's JSON) are not.
+func transportError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // pacer holds back every request until a time, after a 429.
 type pacer struct {
 	mu    sync.Mutex
@@ -139,7 +151,7 @@ func (r *runner) send(ctx context.Context, b Batch) (Reply, error) {
 		}
 		var se *StatusError
 		isStatus := errors.As(err, &se)
-		if isStatus && !se.retryable() {
+		if (isStatus && !se.retryable()) || (!isStatus && !transportError(err)) {
 			return Reply{}, err
 		}
 		if attempt >= r.opts.Retries {
