@@ -3,6 +3,7 @@ package enrich
 import (
 	"testing"
 
+	"github.com/toolsearch/toolsearch/enrich/enrichtest"
 	"github.com/toolsearch/toolsearch/hints"
 )
 
@@ -13,8 +14,8 @@ func FuzzParseReply(f *testing.F) {
 	batch := fixture(f, map[string]int{"alpha": 3}).Tools()
 	names := namesOf(batch)
 	for _, s := range []string{
-		replyFor(names, func(n string) []any { return []any{"a", "b", "c", "d"} }),
-		"```json\n" + replyFor(names[:1], func(string) []any { return []any{"a", 1, nil, "d"} }) + "\n```",
+		enrichtest.ReplyFor(names, func(n string) []any { return []any{"a", "b", "c", "d"} }),
+		"```json\n" + enrichtest.ReplyFor(names[:1], func(string) []any { return []any{"a", 1, nil, "d"} }) + "\n```",
 		`{"tools":[{"name":"tool_00","hints":["a","b","c","d"]},{"name":"tool_00","hints":[]}]}`,
 		`{"tools":null}`, `{"tools":[null,1,"x",{"name":7}]}`, "", "```", "```\n```", `prose {"tools":[]} prose`,
 		`{"tools":[{"name":"zz","hints":["a","b","c","d"]}]}`,

@@ -13,8 +13,9 @@ import (
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("eval", "--catalog FILE --queries FILE [-k 5] [--part K/N] [--json] [--misses]", stderr)
+	fs := newFlags("eval", "--catalog FILE --queries FILE [--hints FILE] [-k 5] [--part K/N] [--json] [--misses]", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
+	hintsPath := fs.String("hints", "", hintsHelp)
 	qPath := fs.String("queries", "", "query `file` (JSON Lines: id, query, gold, style, category)")
 	k := fs.Int("k", 5, "rank cut-off for every figure (hit@k, MRR, NDCG@k, recall@k)")
 	partFlag := fs.String("part", "", "evaluate only part `K/N` of the queries: those whose id hashes (FNV-1a) to K-1 mod N")
@@ -46,7 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		part = p
 	}
-	snap, err := loadSnapshot(*catPath)
+	snap, _, err := loadCatalog("eval", *catPath, *hintsPath, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch eval: %v\n", err)
 		return exitUsage

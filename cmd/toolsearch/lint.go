@@ -4,14 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/hints"
 
 	"github.com/toolsearch/toolsearch/lint"
 	"github.com/toolsearch/toolsearch/search"
 )
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("lint", "[--catalog FILE] [--server KEY] [-k 5] [--json]", stderr)
+	fs := newFlags("lint", "[--catalog FILE] [--hints FILE] [--server KEY] [-k 5] [--json]", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
+	hintsPath := fs.String("hints", "", hintsHelp)
 	k := fs.Int("k", 5, "rank within which a tool must be found by its own description")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var servers stringList
@@ -28,7 +33,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch lint: -k is %d; it must be between 1 and %d\n", *k, search.MaxMaxResults)
 		return exitUsage
 	}
-	snap, err := loadSnapshot(*catPath)
+	snap, hrep, err := loadCatalog("lint", *catPath, *hintsPath, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
 		return exitUsage
@@ -38,6 +43,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
 		return exitUsage
 	}
+	rep.Findings = append(rep.Findings, staleHintFindings(hrep, servers)...)
 	serious := 0
 	for _, f := range rep.Findings {
 		if f.Severity >= lint.Warning {
@@ -61,4 +67,19 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitNoResult
 	}
 	return exitOK
+}
+
+// staleHintFindings reports the tools whose hints were written for an
+// older definition, and so were not applied.
+func staleHintFindings(rep hints.Report, servers []string) []lint.Finding {
+	var out []lint.Finding
+	for _, id := range rep.Stale {
+		server, _, _ := strings.Cut(id, "/")
+		if len(servers) > 0 && !slices.Contains(servers, server) {
+			continue
+		}
+		out = append(out, lint.Finding{Tool: id, Check: "stale-hints", Severity: lint.Info,
+			Message: "its hints were written for an older definition and are ignored; toolsearch enrich writes them again"})
+	}
+	return out
 }

@@ -11,6 +11,7 @@
 //	tools    where the tokens of a tool list go, per server
 //	eval     hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set
 //	lint     how findable each tool is, and what makes it hard to find
+//	enrich   ask a model for search hints for each tool, once per definition
 //
 // Run "toolsearch <command> --help" for a command's flags. Exit codes: 0 for
 // success, 1 when a search finds nothing (or an evaluation fails), 2 for a
@@ -50,6 +51,7 @@ func init() {
 		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
 		{"eval", "measure hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set", runEval},
 		{"lint", "tell tool authors how findable their tools are", runLint},
+		{"enrich", "ask a model to write search hints for each tool, once per definition", runEnrich},
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
 		{"status", "start every configured server and show its state, tools and tokens", runStatus},
 		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},

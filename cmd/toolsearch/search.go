@@ -28,6 +28,7 @@ const catalogHelp = "catalog `file` (collected or plain format); the embedded de
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("search", "[flags] QUERY", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
+	hintsPath := fs.String("hints", "", hintsHelp)
 	modeName := fs.String("mode", "auto", "how to read the query: auto, keyword or regex")
 	n := fs.Int("n", search.DefaultMaxResults, fmt.Sprintf("maximum results (1 to %d)", search.MaxMaxResults))
 	explain := fs.Bool("explain", false, "show the score and what matched for each hit")
@@ -57,7 +58,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitUsage
 	}
-	snap, err := loadSnapshot(*catPath)
+	snap, _, err := loadCatalog("search", *catPath, *hintsPath, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitUsage

@@ -22,6 +22,9 @@ type serverTokens struct {
 	Share float64 `json:"share"`
 	// AlwaysLoaded counts tools that are never deferred.
 	AlwaysLoaded int `json:"always_loaded"`
+	// Hinted counts the tools with search hints (--hints, _meta's
+	// searchHint counts too).
+	Hinted int `json:"hinted"`
 	// DeferSaves is what deferring the server's tools saves per request:
 	// their definitions, less the names that announce them to the model.
 	DeferSaves int `json:"defer_saves"`
@@ -33,11 +36,13 @@ type toolsReport struct {
 	Tokens       int            `json:"tokens"`
 	ClaudeTokens int            `json:"claude_tokens"`
 	DeferSaves   int            `json:"defer_saves"`
+	Hinted       int            `json:"hinted"`
 }
 
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tools", "[--catalog FILE] [--json]", stderr)
+	fs := newFlags("tools", "[--catalog FILE] [--hints FILE] [--json]", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
+	hintsPath := fs.String("hints", "", hintsHelp)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
@@ -47,7 +52,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch tools: unexpected argument %q\n", pos[0])
 		return exitUsage
 	}
-	snap, err := loadSnapshot(*catPath)
+	snap, _, err := loadCatalog("tools", *catPath, *hintsPath, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch tools: %v\n", err)
 		return exitUsage
@@ -68,6 +73,9 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stdout, "%-28s %6d %10d %6.1f%% %10d\n", "total", rep.Tools, rep.Tokens, 100.0, rep.DeferSaves)
 	fmt.Fprintf(stdout, "\nTokens are o200k counts of each definition {name, description, input_schema}; Claude models count about %.0f%% more (≈%d in all).\n",
 		100*(catalog.ClaudeTokenFactor-1), rep.ClaudeTokens)
+	if rep.Hinted > 0 {
+		fmt.Fprintf(stdout, "%d of %d tools have search hints (hints are indexed, never sent to the model).\n", rep.Hinted, rep.Tools)
+	}
 	return exitOK
 }
 
@@ -80,6 +88,9 @@ func tokenReport(snap *catalog.Snapshot) toolsReport {
 		for _, t := range srv.Tools {
 			n := t.Tokens()
 			r.Tokens += n
+			if len(t.Hints) > 0 || t.SearchHint != "" {
+				r.Hinted++
+			}
 			if t.AlwaysLoad {
 				r.AlwaysLoaded++
 				continue
@@ -98,6 +109,7 @@ func tokenReport(snap *catalog.Snapshot) toolsReport {
 		rep.Tokens += r.Tokens
 		rep.ClaudeTokens += r.ClaudeTokens
 		rep.DeferSaves += r.DeferSaves
+		rep.Hinted += r.Hinted
 	}
 	for i := range rep.Servers {
 		if rep.Tokens > 0 {
