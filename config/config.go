@@ -37,9 +37,26 @@
 //	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"],
 //	               "prompts": {"deny": []}, "resources": {"deny": ["*/file:///etc/*"]}},
 //	    "http": {"maxSessions": 256, "sessionInitTimeout": "10s", // HTTP serving:
-//	             "sessionIdleTimeout": "30m", "exposures": ["search"]} // config/http.go
+//	             "sessionIdleTimeout": "30m", "exposures": ["search"]}, // config/http.go
+//	    "hints": "~/hints.jsonl",             // search hints, over stateDir's hints.jsonl
+//	    "enrich": {"enabled": false,          // write hints in the background (below)
+//	               "provider": "sampling",    // sampling, anthropic or openai
+//	               "model": "", "baseURL": "", "batch": 10, "concurrency": 1,
+//	               "maxToolsPerRun": 500}
 //	  }
 //	}
+//
+// Search hints (package hints; docs/enrich.md) are phrasings written for
+// each tool ahead of time, which the index searches. The gateway reads the
+// state directory's hints.jsonl when it exists, then the file "hints"
+// names, whose entries win. With enrich enabled (it is off by default) the
+// gateway asks a model for the hints of the tools that have none, once the
+// servers have started and again after their tools change, and writes them
+// to the state directory's hints.jsonl: provider "sampling" asks the
+// connected client that offers MCP sampling; "anthropic" and "openai" ask
+// the API ($ANTHROPIC_API_KEY, $OPENAI_API_KEY; baseURL for an
+// OpenAI-compatible server such as Ollama). Only visible tools are sent:
+// their name, description and input schema.
 //
 // Policy globs (package policy): a server's own allow, deny and ask match
 // its bare tool names literally ("drop__table" is the tool drop__table);
@@ -205,6 +222,38 @@ type Gateway struct {
 	// Serve holds how serve listens over HTTP and how it stops
 	// (config/http.go).
 	Serve Serve
+	// Hints is a hints file applied over the state directory's
+	// hints.jsonl ("" for none).
+	Hints string
+	// Enrich says whether and how the gateway writes hints in the
+	// background.
+	Enrich Enrich
+}
+
+// Providers of background enrichment.
+const (
+	EnrichSampling  = "sampling"
+	EnrichAnthropic = "anthropic"
+	EnrichOpenAI    = "openai"
+)
+
+// DefaultEnrichMaxTools bounds the tools one background run sends.
+const DefaultEnrichMaxTools = 500
+
+// Enrich configures background enrichment (toolsearch.enrich).
+type Enrich struct {
+	// Enabled turns it on; it is off by default.
+	Enabled bool
+	// Provider is EnrichSampling (the default), EnrichAnthropic or
+	// EnrichOpenAI.
+	Provider string
+	// Model and BaseURL override the provider's defaults.
+	Model, BaseURL string
+	// BatchSize and Concurrency are tools per request and requests in
+	// flight; zero means 10 and 1.
+	BatchSize, Concurrency int
+	// MaxToolsPerRun bounds the tools one run sends.
+	MaxToolsPerRun int
 }
 
 // Limits bound what the gateway does.
@@ -563,6 +612,16 @@ type rawGateway struct {
 		Resources *rawGlobs `json:"resources"`
 	} `json:"policy"`
 	Builtins json.RawMessage `json:"builtins"` // read by package builtin
+	Hints    string          `json:"hints"`
+	Enrich   *struct {
+		Enabled        bool   `json:"enabled"`
+		Provider       string `json:"provider"`
+		Model          string `json:"model"`
+		BaseURL        string `json:"baseURL"`
+		Batch          *int   `json:"batch"`
+		Concurrency    *int   `json:"concurrency"`
+		MaxToolsPerRun *int   `json:"maxToolsPerRun"`
+	} `json:"enrich"`
 }
 
 func parseGateway(g *Gateway, raw json.RawMessage) error {
@@ -637,6 +696,38 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 			if d > 0 {
 				*f.dst = d
 			}
+		}
+	}
+	if rg.Hints != "" {
+		g.Hints = ExpandHome(rg.Hints)
+	}
+	if e := rg.Enrich; e != nil {
+		g.Enrich = Enrich{Enabled: e.Enabled, Model: e.Model, BaseURL: e.BaseURL, Provider: EnrichSampling,
+			BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools}
+		switch p := strings.ToLower(strings.TrimSpace(e.Provider)); p {
+		case "":
+		case EnrichSampling, EnrichAnthropic, EnrichOpenAI:
+			g.Enrich.Provider = p
+		default:
+			return errAt("enrich.provider", fmt.Errorf("unknown provider %q (want sampling, anthropic or openai)", e.Provider))
+		}
+		if e.BaseURL != "" && !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://") {
+			return errAt("enrich.baseURL", fmt.Errorf("%q is not an http or https URL", e.BaseURL))
+		}
+		for _, f := range []struct {
+			name string
+			v    *int
+			max  int
+			dst  *int
+		}{{"enrich.batch", e.Batch, 50, &g.Enrich.BatchSize}, {"enrich.concurrency", e.Concurrency, 16, &g.Enrich.Concurrency},
+			{"enrich.maxToolsPerRun", e.MaxToolsPerRun, 1_000_000, &g.Enrich.MaxToolsPerRun}} {
+			if f.v == nil {
+				continue
+			}
+			if *f.v < 1 || *f.v > f.max {
+				return errAt(f.name, fmt.Errorf("%d is out of range 1..%d", *f.v, f.max))
+			}
+			*f.dst = *f.v
 		}
 	}
 	if p := rg.Policy; p != nil {

@@ -248,3 +248,43 @@ func TestPromptAndResourceGlobs(t *testing.T) {
 		t.Errorf("global rules = %s", got)
 	}
 }
+
+func TestHintsAndEnrich(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		gw      string
+		want    Enrich
+		hints   string
+		wantErr string
+	}{
+		{name: "absent: off", gw: `{}`, want: Enrich{}},
+		{name: "defaults", gw: `{"hints": "/x/h.jsonl", "enrich": {"enabled": true}}`, hints: "/x/h.jsonl",
+			want: Enrich{Enabled: true, Provider: EnrichSampling, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools}},
+		{name: "openai", gw: `{"enrich": {"enabled": true, "provider": "OpenAI", "model": "llama3", "baseURL": "http://127.0.0.1:11434/v1", "batch": 5, "concurrency": 2, "maxToolsPerRun": 50}}`,
+			want: Enrich{Enabled: true, Provider: EnrichOpenAI, Model: "llama3", BaseURL: "http://127.0.0.1:11434/v1", BatchSize: 5, Concurrency: 2, MaxToolsPerRun: 50}},
+		{name: "unknown provider", gw: `{"enrich": {"provider": "gemini"}}`, wantErr: `field "toolsearch.enrich.provider": unknown provider "gemini"`},
+		{name: "bad url", gw: `{"enrich": {"baseURL": "file:///etc/passwd"}}`, wantErr: `field "toolsearch.enrich.baseURL"`},
+		{name: "batch out of range", gw: `{"enrich": {"batch": 0}}`, wantErr: `field "toolsearch.enrich.batch": 0 is out of range 1..50`},
+		{name: "concurrency out of range", gw: `{"enrich": {"concurrency": 99}}`, wantErr: `field "toolsearch.enrich.concurrency"`},
+		{name: "hints not a string", gw: `{"hints": 5}`, wantErr: `toolsearch.hints`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse("c.json", []byte(`{"mcpServers": {}, "toolsearch": `+tt.gw+`}`), nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Gateway.Enrich != tt.want || cfg.Gateway.Hints != tt.hints {
+				t.Errorf("enrich %+v hints %q, want %+v %q", cfg.Gateway.Enrich, cfg.Gateway.Hints, tt.want, tt.hints)
+			}
+		})
+	}
+}
