@@ -63,7 +63,7 @@ func (g *Gateway) builtinServer(resources bool) (*catalog.Server, error) {
 		return nil, fmt.Errorf("built-in tools: %w", err)
 	}
 	srv.Title = "toolsearch built-in tools"
-	return srv, nil
+	return g.withHints(srv), nil
 }
 
 // anyDeclaresResources reports whether any upstream server of the view

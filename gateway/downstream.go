@@ -153,6 +153,7 @@ func (g *Gateway) register(s *session) {
 	n := len(g.sessions)
 	g.sessMu.Unlock()
 	g.metrics.setSessions(n)
+	g.kickEnrich() // a client that offers sampling may have come (enrich.go)
 }
 
 func (g *Gateway) unregister(s *session) {

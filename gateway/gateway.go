@@ -54,6 +54,7 @@ import (
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/catalog/demo"
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/hints"
 	"github.com/toolsearch/toolsearch/policy"
 	"github.com/toolsearch/toolsearch/search"
 )
@@ -150,6 +151,15 @@ type Gateway struct {
 	// the fingerprint of the catalog saved last (indexcache.go).
 	indexDirty chan struct{}
 	savedIndex []byte
+
+	// hintSet holds the search hints known (hints.go); userHints those
+	// of the configured hints file, which win over the state directory's.
+	hintSet   atomic.Pointer[hints.Set]
+	userHints *hints.Set
+	// enrichKick wakes the background enrichment (enrich.go), which
+	// waits for enrichQuiet without a kick before it runs again.
+	enrichKick  chan struct{}
+	enrichQuiet time.Duration
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -178,10 +188,15 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
-		indexDirty: make(chan struct{}, 1),
+		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
 	}
 	if g.version == "" {
 		g.version = "dev"
+	}
+	if !opts.Demo {
+		if err := g.loadHints(); err != nil { // hints.go
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	v := &view{tokens: map[string]int{}, extras: map[string]*manifest{}, fromCache: map[string]bool{}}
 	var servers []*catalog.Server
@@ -234,7 +249,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
 						continue
 					}
-					results[i] = loaded{m, srv}
+					results[i] = loaded{m, g.withHints(srv)}
 				}
 			}()
 		}
@@ -289,6 +304,7 @@ func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
 // servers run until ctx is cancelled.
 func (g *Gateway) Start(ctx context.Context) {
 	g.startBuiltins(ctx) // built-in tools (builtin.go)
+	g.startEnrich(ctx)   // background enrichment, when configured (enrich.go)
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -394,7 +410,11 @@ func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog
 	if err != nil {
 		return nil, err
 	}
-	return g.withoutImpostors(srv)
+	srv, err = g.withoutImpostors(srv)
+	if err != nil {
+		return nil, err
+	}
+	return g.withHints(srv), nil // hints.go
 }
 
 // normaliseTool makes a definition's inputSchema an object schema, as MCP
@@ -459,6 +479,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	g.cur.Store(nv)
 	g.mu.Unlock()
 	g.indexChanged()
+	g.kickEnrich() // enrich.go
 	g.metrics.setTokens(g.visibleTokens(nv))
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
 		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)

@@ -33,6 +33,7 @@ type serveFlags struct {
 	stateDir      *string
 	lazy          *bool
 	logLevel      *string
+	hints         *string
 }
 
 func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
@@ -45,6 +46,7 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	f.threshold = fs.String("threshold", "", "auto's switch point in percent of the context window, e.g. 10 (overrides the file)")
 	f.contextWindow = fs.Int("context-window", 0, "the model's context window in tokens (overrides the file)")
 	f.stateDir = fs.String("state-dir", "", "`dir` for cached manifests (overrides the file)")
+	f.hints = fs.String("hints", "", "search hints `file` applied over the state directory's hints.jsonl (overrides toolsearch.hints)")
 	f.lazy = fs.Bool("lazy", false, "start stdio servers with a cached manifest only at their first call")
 	f.logLevel = fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	return f
@@ -101,6 +103,8 @@ func (f *serveFlags) load(stderr io.Writer) (cfg *config.Config, found bool, err
 			g.StateDir = *f.stateDir
 		case "lazy":
 			g.Lazy = *f.lazy
+		case "hints":
+			g.Hints = *f.hints
 		}
 	})
 	if ferr != nil {

@@ -172,3 +172,19 @@ func TestServeHelp(t *testing.T) {
 		t.Errorf("help offers a flag that would show the token in ps:\n%s", out)
 	}
 }
+
+// TestServeHintsFlag checks that --hints reaches the gateway: a file that
+// cannot be read stops serve before anything starts, naming the line.
+func TestServeHintsFlag(t *testing.T) {
+	t.Parallel()
+	cfg := writeFile(t, "toolsearch.json", `{"mcpServers": {}, "toolsearch": {"stateDir": "`+t.TempDir()+`"}}`)
+	broken := writeFile(t, "hints.jsonl", `{"id":"a/b","hints":"not a list"}`+"\n")
+	good := writeFile(t, "good.jsonl", `{"id":"a/b","hints":["fine"]}`+"\n")
+	code, _, errs := runCLI(t, "serve", "-c", cfg, "--check", "--hints", broken)
+	if code != exitUsage || !strings.Contains(errs, `line 1 (a/b): "hints" is not a list`) {
+		t.Errorf("serve --hints broken: exit %d: %s", code, errs)
+	}
+	if code, out, errs := runCLI(t, "serve", "-c", cfg, "--check", "--hints", good); code != exitOK {
+		t.Errorf("serve --hints good: exit %d: %s%s", code, out, errs)
+	}
+}

@@ -63,6 +63,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	red := redact.New(cfg.Secrets()...)
 	stderr = red.Writer(stderr)
 	cfg.Gateway.Lazy = false
+	cfg.Gateway.Enrich.Enabled = false // a check asks no model
 	for _, s := range cfg.Servers {
 		s.Lazy = false
 	}

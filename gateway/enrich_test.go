@@ -1,0 +1,218 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/enrich/enrichtest"
+	"github.com/toolsearch/toolsearch/hints"
+)
+
+// sampler is an MCP client whose model answers sampling requests with
+// hints for the tools in the prompt, recording each request.
+type sampler struct {
+	mu       sync.Mutex
+	requests []*mcp.CreateMessageParams
+	tools    []string // every tool name seen in a prompt
+}
+
+func (s *sampler) handle(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	p := req.Params
+	text := ""
+	if len(p.Messages) == 1 {
+		if tc, ok := p.Messages[0].Content.(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	var names []string
+	for _, l := range strings.Split(text, "\n") {
+		var d struct{ Name string }
+		if strings.HasPrefix(l, `{"name":`) && json.Unmarshal([]byte(l), &d) == nil {
+			names = append(names, d.Name)
+		}
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, p)
+	s.tools = append(s.tools, names...)
+	s.mu.Unlock()
+	reply := enrichtest.ReplyFor(names, func(n string) []any {
+		return []any{"find " + n, "use the " + n + " tool", "gimme " + n, "get " + n + " done"}
+	})
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: reply}, Model: "client-model", Role: "assistant"}, nil
+}
+
+func (s *sampler) seen() ([]*mcp.CreateMessageParams, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests), slices.Clone(s.tools)
+}
+
+// startEnrichGateway starts a gateway on cfgPath with a short quiet time.
+func startEnrichGateway(t *testing.T, cfgPath string) *Gateway {
+	t.Helper()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := slog.LevelError
+	if testing.Verbose() {
+		level = slog.LevelDebug
+	}
+	g, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.enrichQuiet = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	return g
+}
+
+// TestSamplingEnrichment connects a real MCP client that offers sampling:
+// the gateway asks it for the hints of the visible tools, writes them to
+// the state directory and puts them on the catalog's tools.
+func TestSamplingEnrichment(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	cfgPath := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{
+		"stateDir": state,
+		"enrich":   map[string]any{"enabled": true, "provider": "sampling", "batch": 3, "model": "small-model"},
+		"policy":   map[string]any{"deny": []string{"echo/delete_everything"}},
+	})
+	g := startEnrichGateway(t, cfgPath)
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+
+	s := &sampler{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st); err != nil {
+		t.Fatal(err)
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "sampling-client", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle})
+	cs, err := cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSession(t, cs) })
+
+	hintsPath := filepath.Join(state, "hints.jsonl")
+	waitFor(t, "hints on echo/echo", 20*time.Second, func() bool {
+		tl, ok := g.Snapshot().Tool("echo/echo")
+		return ok && len(tl.Hints) == 4
+	})
+	tl, _ := g.Snapshot().Tool("echo/echo")
+	if !slices.Equal(tl.Hints, []string{"find echo", "use the echo tool", "gimme echo", "get echo done"}) {
+		t.Errorf("echo/echo hints %q", tl.Hints)
+	}
+	set, err := hints.LoadFile(hintsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"echo/echo", "echo/slow", "echo/grow", "echo/deploy"} {
+		e, ok := set.Get(id)
+		tool, _ := g.Snapshot().Tool(id)
+		if !ok || e.Digest != hints.Digest(tool) {
+			t.Errorf("%s: entry %+v", id, e)
+		}
+	}
+	if _, ok := set.Get("echo/delete_everything"); ok {
+		t.Error("hints written for a tool policy hides")
+	}
+	reqs, tools := s.seen()
+	if slices.Contains(tools, "delete_everything") {
+		t.Error("a tool policy hides was sent to the client's model")
+	}
+	for _, r := range reqs {
+		if r.SystemPrompt == "" || r.MaxTokens <= 0 || r.ModelPreferences == nil || len(r.ModelPreferences.Hints) != 1 ||
+			r.ModelPreferences.Hints[0].Name != "small-model" {
+			t.Errorf("sampling request %+v", r)
+		}
+	}
+}
+
+// TestHintsFilesAtStart checks the files the gateway reads: the state
+// directory's, then the configured one, whose entries win; a broken
+// configured file stops the start, a broken state file does not.
+func TestHintsFilesAtStart(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(state, "hints.jsonl"), `{"id":"echo/echo","hints":["from the state dir"]}`+"\n"+
+		`{"id":"echo/slow","hints":["state slow"]}`+"\n"+
+		`{"id":"echo/grow","hints":["stale"],"digest":"sha256:`+strings.Repeat("0", 64)+`"}`+"\n")
+	user := filepath.Join(t.TempDir(), "mine.jsonl")
+	write(user, `{"id":"echo/slow","hints":["mine wins"]}`+"\n")
+	cfgPath := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{"stateDir": state, "hints": user})
+	g := startGateway(t, cfgPath)
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	want := map[string][]string{"echo/echo": {"from the state dir"}, "echo/slow": {"mine wins"}, "echo/grow": nil}
+	for id, w := range want {
+		tl, ok := g.Snapshot().Tool(id)
+		if !ok || !slices.Equal(tl.Hints, w) {
+			t.Errorf("%s: hints %q, want %q", id, tl.Hints, w)
+		}
+	}
+
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	write(broken, "{\"id\":\"echo/echo\",\"hints\":[\"\"]}\n")
+	cfg, err := config.Load(writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{"hints": broken}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "line 1 (echo/echo): hint 1: empty") {
+		t.Errorf("New with a broken hints file = %v", err)
+	}
+	brokenState := t.TempDir()
+	write(filepath.Join(brokenState, "hints.jsonl"), "not json\n")
+	cfg, err = config.Load(writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{"stateDir": brokenState}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, Options{}); err != nil {
+		t.Errorf("a broken state hints file stopped the start: %v", err)
+	}
+}
+
+// TestEnrichOffByDefault checks that without toolsearch.enrich the client's
+// model is never asked.
+func TestEnrichOffByDefault(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	g := startEnrichGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{"stateDir": state}))
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	s := &sampler{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSession(t, cs) })
+	time.Sleep(300 * time.Millisecond) // six times the quiet time the gateway was given
+	if reqs, _ := s.seen(); len(reqs) > 0 {
+		t.Errorf("%d sampling requests with enrichment off", len(reqs))
+	}
+	if _, err := os.Stat(filepath.Join(state, "hints.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("a hints file was written with enrichment off: %v", err)
+	}
+}
