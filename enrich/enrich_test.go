@@ -248,7 +248,7 @@ func TestRateLimitPausesEveryRequest(t *testing.T) {
 		}
 		return enrichtest.GoodAnswer(tools)
 	})
-	s.SetDelay(20 * time.Millisecond)
+	s.SetDelay(60 * time.Millisecond) // the other worker is mid-request when the 429 comes
 	snap := fixture(t, map[string]int{"alpha": 6})
 	_, res, err := run(t, t.Context(), provider(s), snap, openCache(t), Options{BatchSize: 1, Concurrency: 2})
 	if err != nil || res.Written != 6 {
@@ -258,7 +258,7 @@ func TestRateLimitPausesEveryRequest(t *testing.T) {
 	for i, r := range s.Requests() {
 		// A request sent as the 429 was on its way back may still go out;
 		// after that, none may until the second is over.
-		if d := r.At.Sub(limited); d > 100*time.Millisecond && d < time.Second {
+		if d := r.At.Sub(limited); d > 50*time.Millisecond && d < time.Second {
 			t.Errorf("request %d went out %v after the 429, inside its Retry-After", i, d)
 		}
 	}
