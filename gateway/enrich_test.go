@@ -46,9 +46,16 @@ func (s *sampler) handle(_ context.Context, req *mcp.CreateMessageRequest) (*mcp
 	s.tools = append(s.tools, names...)
 	s.mu.Unlock()
 	reply := enrichtest.ReplyFor(names, func(n string) []any {
-		return []any{"find " + n, "use the " + n + " tool", "gimme " + n, "get " + n + " done"}
+		return []any{"find " + n, "use the " + n + " tool", codeWord(n), "get " + n + " done"}
 	})
 	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: reply}, Model: "client-model", Role: "assistant"}, nil
+}
+
+// codeWord is a word found in no definition, one per tool name.
+func codeWord(name string) string {
+	r := []rune(name)
+	slices.Reverse(r)
+	return "zq" + string(r)
 }
 
 func (s *sampler) seen() ([]*mcp.CreateMessageParams, []string) {
@@ -113,7 +120,7 @@ func TestSamplingEnrichment(t *testing.T) {
 		return ok && len(tl.Hints) == 4
 	})
 	tl, _ := g.Snapshot().Tool("echo/echo")
-	if !slices.Equal(tl.Hints, []string{"find echo", "use the echo tool", "gimme echo", "get echo done"}) {
+	if !slices.Equal(tl.Hints, []string{"find echo", "use the echo tool", "zqohce", "get echo done"}) {
 		t.Errorf("echo/echo hints %q", tl.Hints)
 	}
 	set, err := hints.LoadFile(hintsPath)
@@ -140,6 +147,12 @@ func TestSamplingEnrichment(t *testing.T) {
 			t.Errorf("sampling request %+v", r)
 		}
 	}
+	// The running gateway's index searches the new hints: a word only a
+	// hint has finds its tool.
+	waitFor(t, "a search on a hint's word", 10*time.Second, func() bool {
+		hits := (&client{cs: cs}).search(t, codeWord("deploy"))
+		return len(hits) > 0 && strings.HasSuffix(hits[0], "deploy")
+	})
 }
 
 // TestHintsFilesAtStart checks the files the gateway reads: the state
