@@ -60,6 +60,9 @@ func (b *Breakdown) String() string {
 		b.Score, b.Sum, b.Coverage, b.CoveragePower, b.NameWeight, b.NameShare, b.MentionWeight, b.Mention)
 	for _, t := range b.Terms {
 		fmt.Fprintf(&sb, "\n  %s", t.Word)
+		if t.Kind == "term" && !strings.EqualFold(t.Word, t.Term) {
+			fmt.Fprintf(&sb, " (%s)", t.Term)
+		}
 		if t.Kind != "term" {
 			fmt.Fprintf(&sb, " ~%s %s", t.Kind, strings.TrimPrefix(t.Term, actionPrefix))
 		}
