@@ -168,7 +168,13 @@ func (ix *Index) makePlan(term string, joined bool) *termPlan {
 		p.nameUB = max(p.nameUB, rm.fidf)
 		p.members = append(p.members, rm)
 	}
-	consider(0, term, 1)
+	if isAction(term) {
+		// An action class is only ever read for a query verb, at its
+		// own weight (see addActions).
+		consider(0, term, ix.w.Action)
+	} else {
+		consider(0, term, 1)
+	}
 	if !joined {
 		for i, syn := range synonyms[term] {
 			consider(i+1, syn, ix.w.Synonym)

@@ -52,6 +52,7 @@ type blockState struct {
 	named   uint64  // groups naming a server of the block
 	sum     float32 // summed largest group contributions
 	bound   float32 // the bound of the block's tools' scores
+	cov     float32 // summed idf of the groups present
 	name    float32 // summed largest name coverage shares of the groups present
 	mention float32 // strongest server mention
 	gmax    uint32  // the current group's largest contribution, as float32 bits
@@ -158,16 +159,17 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 	nw := rankWords(len(seg.docs))
 	st := b.st
 	for _, g := range r.groups {
+		gidf := float32(g.idf)
 		if f := g.merged; f != nil {
 			// The word and its synonyms' merged list.
-			b.touched = addMerged(st, b.touched, f, g.bit)
+			b.touched = addMerged(st, b.touched, f, g.bit, gidf)
 			continue
 		}
 		if len(g.members) == 1 && g.members[0].l != nil && g.members[0].l.blocks != nil {
 			// One long list: its block maxima are the group's.
 			m := &g.members[0]
 			l := m.l
-			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, m.fidf, g.bit, 1<<(g.first&63))
+			b.touched = addLong(st, b.touched, seg.ranks[l.rankAt:int(l.rankAt)+nw], l.blocks, m.w, m.fidf, g.bit, 1<<(g.first&63), gidf)
 			continue
 		}
 		for x, m := range g.members {
@@ -220,6 +222,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			n += int((x.mask - 1) >> 63)
 			x.sum += math.Float32frombits(x.gmax)
 			x.name += math.Float32frombits(x.gname)
+			x.cov += gidf
 			x.mask |= g.bit
 			x.gmax, x.gname = 0, 0
 		}
@@ -259,21 +262,27 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 		}
 		f := factors{sum: float64(x.sum), coverage: 1, name: float64(x.name), mention: float64(x.mention)}
 		if r.idfSum > 0 {
-			// Computed as final computes it, so that it is at least the
-			// coverage of every tool of the block to the last bit.
-			f.coverage = r.coverage(mask|x.named) / r.idfSum
+			cov := float64(x.cov)
+			for m := x.named &^ mask; m != 0; m &= m - 1 {
+				cov += r.pq.groups[bits.TrailingZeros64(m)].idf
+			}
+			// Summed in float32, the idfs may fall short of final's
+			// float64 sum by a few units in the last place: widened,
+			// the share bounds every tool's whatever the power it is
+			// raised to.
+			f.coverage = min(1, cov/r.idfSum*coverageSlack)
 		}
 		x.bound = roundUp32(r.model.upper(f))
 	}
 }
 
 // addMerged adds to the blocks' states the block entries of the merged
-// list f of the group with bit gbit, and returns
+// list f of the group with bit gbit and idf gidf, and returns
 // touched with the blocks it touched first appended (its capacity must be
 // the number of blocks). It is apart from bounds, and stores by index
 // rather than through append, so that its loop keeps its values in
 // registers.
-func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64) []uint32 {
+func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64, gidf float32) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
 	for wi, rk := range f.ranks {
@@ -288,6 +297,7 @@ func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64) [
 			n += int((x.mask - 1) >> 63)
 			x.sum += e.c
 			x.name += e.name
+			x.cov += gidf
 			x.mask |= gbit
 		}
 	}
@@ -296,9 +306,9 @@ func addMerged(st []blockState, touched []uint32, f *groupBlocks, gbit uint64) [
 
 // addLong adds to the blocks' states the block maxima of a long list with
 // the given ranks and entries, weighted by w (and fidf for name coverage),
-// as the one member (list bit list) of the group with bit gbit,
+// as the one member (list bit list) of the group with bit gbit and idf gidf,
 // and returns touched with the blocks it touched first appended.
-func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w, fidf float32, gbit, list uint64) []uint32 {
+func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []blockMax, w, fidf float32, gbit, list uint64, gidf float32) []uint32 {
 	k := 0
 	n, all := len(touched), touched[:cap(touched)]
 	for wi, rk := range ranks {
@@ -313,6 +323,7 @@ func addLong(st []blockState, touched []uint32, ranks []blockRank, blocks []bloc
 			k++
 			x.sum += w * e.sat
 			x.name += fidf * e.name
+			x.cov += gidf
 			x.mask |= gbit
 			x.lists |= list
 		}
@@ -652,3 +663,8 @@ func roundUp32(x float64) float32 {
 	}
 	return y
 }
+
+// coverageSlack widens a block's coverage, summed in float32, past any
+// rounding of the sum (at most MaxTerms terms of 2^-24 relative error
+// each).
+const coverageSlack = 1 + 1.0/(1<<16)

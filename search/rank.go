@@ -173,7 +173,7 @@ func (ix *Index) addActions(groups []group, s *scratch) []group {
 	n := len(groups)
 	for gi := range n {
 		g := &groups[gi]
-		class, ok := actionOf[g.term]
+		class, ok := queryActionOf[g.term]
 		if !ok || g.joined || len(groups) == MaxTerms || s.findGroup(groups, class) >= 0 {
 			continue
 		}
@@ -583,16 +583,15 @@ func repeatWeight(count int) float32 {
 
 var repeatPower = 2.0
 
-// scale multiplies the weights of g's members by x and their shares of
-// name coverage by name.
-func (g *rgroup) scale(x, name float32) {
+// scale multiplies the weights of g's members by x (their shares of name
+// coverage stay as they are).
+func (g *rgroup) scale(x float32) {
 	ms := make([]rmember, len(g.members))
 	for i, m := range g.members {
 		m.w *= x
-		m.fidf *= name
 		ms[i] = m
 	}
-	g.members, g.ub, g.nameUB, g.merged = ms, g.ub*x, g.nameUB*name, nil
+	g.members, g.ub, g.merged = ms, g.ub*x, nil
 }
 
 func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) bool, s *scratch) *ranking {
@@ -617,11 +616,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 			// A long query's repeated term weighs more, as the query's
 			// own words are all its evidence. Its members are weighed
 			// anew, so it is read member by member.
-			rg.scale(repeatWeight(g.count), 1)
+			rg.scale(repeatWeight(g.count))
 		}
-		if g.action {
-			rg.scale(float32(ix.w.Action), float32(ix.w.Action))
-		}
+
 		r.groups = append(r.groups, rg)
 	}
 	// Required words first (a tool unseen once one is read cannot qualify),

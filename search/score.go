@@ -109,8 +109,14 @@ func coordination(x, power float64) float64 {
 	if power == 1 {
 		return x
 	}
-	return math.Pow(x, power)
+	return pow(x, power)
 }
+
+// pow is math.Pow kept out of line, so that the score model's common path
+// stays small enough to inline.
+//
+//go:noinline
+func pow(x, y float64) float64 { return math.Pow(x, y) }
 
 // sanitized returns w with every weight made safe to rank with: a negative
 // or not-a-number weight, length normalisation or share becomes 0, a length
