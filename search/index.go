@@ -81,7 +81,7 @@ type Weights struct {
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
 var DefaultWeights = Weights{
-	Field:           [numFields]float64{3.0, 1.5, 2.0, 1.5, 1.0, 0.3},
+	Field:           [numFields]float64{3.0, 1.5, 2.0, 2.5, 1.0, 0.3},
 	B:               [numFields]float64{0.3, 0.3, 0.5, 0.5, 0.75, 0.75},
 	K1:              1.2,
 	Synonym:         synonymWeight,

@@ -34,6 +34,9 @@ type group struct {
 	joined bool
 	count  int  // how many times the query has the term
 	action bool // an action class's group (addActions)
+	// whole is set when a query word is this term alone, not a part of
+	// an identifier or an abbreviation's expansion.
+	whole bool
 }
 
 // parsedQuery is a keyword query analysed into groups.
@@ -116,6 +119,9 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 				pq.groups = append(pq.groups, group{word: raw, term: tk.term, plan: plan, idf: plan.idf, joined: tk.joined, count: 1})
 				s.addGroup(pq.groups, gi)
 			}
+			if len(buf) == 1 {
+				pq.groups[gi].whole = true
+			}
 			if req {
 				reqs = append(reqs, reqTerm{word: words, group: gi, joined: tk.joined})
 			}
@@ -165,7 +171,8 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 }
 
 // addActions adds to groups, for each action class (see actions.go) a verb
-// of the query belongs to, a group of the class's term: it matches the
+// of the query belongs to (a word that is the verb alone, not a part of
+// an identifier or of an abbreviation's expansion), a group of the class's term: it matches the
 // verbs of that class in tool names, at Weights.Action. An action group
 // says how a word is meant rather than adding a word, so it does not count
 // towards the query's coverage.
@@ -174,7 +181,7 @@ func (ix *Index) addActions(groups []group, s *scratch) []group {
 	for gi := range n {
 		g := &groups[gi]
 		class, ok := queryActionOf[g.term]
-		if !ok || g.joined || len(groups) == MaxTerms || s.findGroup(groups, class) >= 0 {
+		if !ok || !g.whole || len(groups) == MaxTerms || s.findGroup(groups, class) >= 0 {
 			continue
 		}
 		plan := ix.plan(class, true)
