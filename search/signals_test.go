@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +91,33 @@ func TestActionClasses(t *testing.T) {
 		t.Errorf("without action classes every query is answered as well: the test shows nothing about them")
 	}
 	t.Logf("without action classes %d of %d queries put the right sibling first", plainWins, len(tests))
+}
+
+// TestActionGroupsOnlyForWords checks that only a query's own words add
+// action classes: not the parts of an abbreviation's expansion (the pull
+// of "PR") or of an identifier.
+func TestActionGroupsOnlyForWords(t *testing.T) {
+	t.Parallel()
+	ix := siblingIndex(t)
+	tests := []struct {
+		query string
+		want  string // an action class term the query must have, or ""
+		not   string // one it must not have, or ""
+	}{
+		{"grab the ticket", actionPrefix + "get", ""},
+		{"review my PR", "", actionPrefix + "get"},
+		{"pull_ticket_data", "", actionPrefix + "get"},
+		{"leave a ticket", actionPrefix + "create", ""},
+	}
+	for _, tc := range tests {
+		terms := ix.QueryTerms(tc.query)
+		if tc.want != "" && !slices.Contains(terms, tc.want) {
+			t.Errorf("%q: terms %v lack %s", tc.query, terms, tc.want)
+		}
+		if tc.not != "" && slices.Contains(terms, tc.not) {
+			t.Errorf("%q: terms %v have %s", tc.query, terms, tc.not)
+		}
+	}
 }
 
 // TestWeakNameParts checks that a number or a single letter in a tool's
