@@ -253,26 +253,33 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			}
 		}
 	}
+	// Kept in locals: the stores to the blocks' states below would
+	// otherwise make the compiler load them again for every block.
+	model, groups, required := r.model, r.pq.groups, len(r.pq.required) > 0
+	var perIDF float64 // 1 / the query's idf, widened (see coverageSlack)
+	if r.idfSum > 0 {
+		perIDF = coverageSlack / r.idfSum
+	}
 	for _, i := range b.touched {
 		x := &st[i]
 		mask := x.mask
-		if !r.pq.satisfied(mask) {
+		if required && !r.pq.satisfied(mask) {
 			// A required word is in no tool of the block.
 			continue
 		}
 		f := factors{sum: float64(x.sum), coverage: 1, name: float64(x.name), mention: float64(x.mention)}
-		if r.idfSum > 0 {
+		if perIDF > 0 {
 			cov := float64(x.cov)
 			for m := x.named &^ mask; m != 0; m &= m - 1 {
-				cov += r.pq.groups[bits.TrailingZeros64(m)].idf
+				cov += groups[bits.TrailingZeros64(m)].idf
 			}
 			// Summed in float32, the idfs may fall short of final's
 			// float64 sum by a few units in the last place: widened,
 			// the share bounds every tool's whatever the power it is
 			// raised to.
-			f.coverage = min(1, cov/r.idfSum*coverageSlack)
+			f.coverage = min(1, cov*perIDF)
 		}
-		x.bound = roundUp32(r.model.upper(f))
+		x.bound = roundUp32(model.upper(f))
 	}
 }
 
@@ -659,7 +666,9 @@ func touchBits(c float32) uint32 { return math.Float32bits(c) | 1 }
 func roundUp32(x float64) float32 {
 	y := float32(x)
 	if float64(y) < x {
-		y = math.Nextafter32(y, float32(math.Inf(1)))
+		// y is finite and not negative (bounds never are): the next
+		// float32 up is one more in its bits.
+		y = math.Float32frombits(math.Float32bits(y) + 1)
 	}
 	return y
 }
