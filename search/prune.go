@@ -279,7 +279,12 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// raised to.
 			f.coverage = min(1, cov*perIDF)
 		}
-		x.bound = roundUp32(model.upper(f))
+		if model.coordination == 1 {
+			// The usual power, inline: scaled is final without the call.
+			x.bound = roundUp32(model.scaled(f, f.coverage) * boundSlack)
+		} else {
+			x.bound = roundUp32(model.upper(f))
+		}
 	}
 }
 

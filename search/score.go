@@ -68,12 +68,24 @@ func (ix *Index) model(n int) scoreModel {
 
 // final is the score of a tool with factors f.
 func (m scoreModel) final(f factors) float64 {
-	score := f.sum
-	if m.coordination > 0 {
-		score *= coordination(f.coverage, m.coordination)
+	return m.scaled(f, m.coverageFactor(f.coverage))
+}
+
+// scaled is the score of a tool with factors f whose coverage factor C^c
+// is k: the one place where the factors are multiplied. It is small
+// enough to inline, for bounding, which works out a score for every block
+// a query touches.
+func (m scoreModel) scaled(f factors, k float64) float64 {
+	return f.sum * k * (1 + m.nameCoverage*unitShare(f.name)) * (1 + m.serverMention*f.mention)
+}
+
+// coverageFactor is C^c for coverage x: x itself for the usual power of
+// 1, 1 for a power of 0 (coverage plays no part).
+func (m scoreModel) coverageFactor(x float64) float64 {
+	if m.coordination == 1 {
+		return x
 	}
-	score *= 1 + m.nameCoverage*unitShare(f.name)
-	return score * (1 + m.serverMention*f.mention)
+	return pow(x, m.coordination)
 }
 
 // upper bounds the score of every tool whose factors are each at most f's,
@@ -104,19 +116,16 @@ func unitShare[F float32 | float64](x F) F {
 	return x
 }
 
-// coordination is the factor for covering share x of the query.
-func coordination(x, power float64) float64 {
-	if power == 1 {
-		return x
-	}
-	return pow(x, power)
-}
-
-// pow is math.Pow kept out of line, so that the score model's common path
-// stays small enough to inline.
+// pow is x^y, 1 when y is 0: math.Pow, kept out of line so that the
+// usual path of coverageFactor stays small.
 //
 //go:noinline
-func pow(x, y float64) float64 { return math.Pow(x, y) }
+func pow(x, y float64) float64 {
+	if y <= 0 {
+		return 1
+	}
+	return math.Pow(x, y)
+}
 
 // sanitized returns w with every weight made safe to rank with: a negative
 // or not-a-number weight, length normalisation or share becomes 0, a length
