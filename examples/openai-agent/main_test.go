@@ -52,7 +52,9 @@ func TestAgentAgainstStandIn(t *testing.T) {
 			name:      "chat",
 			chat:      true,
 			wantCalls: []string{"tool_search", "codehost__create_issue", "tool_search", "teamchat__postMessage", "codehost__create_issue"},
-			wantTools: []int{2, 6, 6, 6, 11, 11, 11, 11},
+			// Each search returns its five best matches (max_results), all
+			// sent in full from then on.
+			wantTools: []int{2, 7, 7, 7, 12, 12, 12, 12},
 		},
 	}
 	for _, tt := range tests {
