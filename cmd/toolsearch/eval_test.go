@@ -46,19 +46,7 @@ func TestEvalTables(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			code, out, errs := runCLI(t, append([]string{"eval", "--catalog", cat, "--queries", queries}, tc.args...)...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
+			checkCLI(t, code, tc.code, out, errs, tc.stdout, tc.stderr)
 		})
 	}
 }

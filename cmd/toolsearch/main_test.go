@@ -81,20 +81,27 @@ func TestCommands(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			code, out, errs := runCLI(t, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
+			checkCLI(t, code, tc.code, out, errs, tc.stdout, tc.stderr)
 		})
+	}
+}
+
+// checkCLI checks a command's exit code and that its stdout and stderr
+// hold the given strings.
+func checkCLI(t *testing.T, code, wantCode int, out, errs string, stdout, stderr []string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, wantCode, out, errs)
+	}
+	for _, s := range stdout {
+		if !strings.Contains(out, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range stderr {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errs)
+		}
 	}
 }
 
