@@ -101,8 +101,9 @@ type Request struct {
 	// counts every tool that matched.
 	MinScore float64
 	// Explain asks for the fields and words that matched each keyword hit
-	// (Hit.Why) and the numbers behind its score (Hit.Breakdown). Hits found otherwise (select:, an exact name, a server
-	// prefix, a regex) always say briefly how.
+	// (Hit.Why) and the numbers behind its score (Hit.Breakdown). Hits
+	// found otherwise (select:, an exact name, a server prefix, a regex)
+	// always say briefly how.
 	Explain bool
 }
 

@@ -171,11 +171,11 @@ func (ix *Index) parseKeywords(q string, s *scratch) (parsedQuery, error) {
 }
 
 // addActions adds to groups, for each action class (see actions.go) a verb
-// of the query belongs to (a word that is the verb alone, not a part of
-// an identifier or of an abbreviation's expansion), a group of the class's term: it matches the
-// verbs of that class in tool names, at Weights.Action. An action group
-// says how a word is meant rather than adding a word, so it does not count
-// towards the query's coverage.
+// of the query belongs to (a word that is the verb alone, not a part of an
+// identifier or of an abbreviation's expansion), a group of the class's
+// term: it matches the verbs of that class in tool names, at
+// Weights.Action. An action group says how a word is meant rather than
+// adding a word, so it does not count towards the query's coverage.
 func (ix *Index) addActions(groups []group, s *scratch) []group {
 	n := len(groups)
 	for gi := range n {
@@ -583,12 +583,15 @@ type rgroup struct {
 	first int
 }
 
-// repeatWeight is the weight of a term a query has count times.
+// repeatWeight is the weight of a term a long query has count times:
+// 1 + repeatPower · ln count, a damped term frequency.
 func repeatWeight(count int) float32 {
 	return float32(1 + repeatPower*math.Log(float64(count)))
 }
 
-var repeatPower = 2.0
+// repeatPower is how much a long query's repeated term gains per
+// doubling of its count, in units of ln 2.
+const repeatPower = 2
 
 // scale multiplies the weights of g's members by x (their shares of name
 // coverage stay as they are).
@@ -625,7 +628,6 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 			// anew, so it is read member by member.
 			rg.scale(repeatWeight(g.count))
 		}
-
 		r.groups = append(r.groups, rg)
 	}
 	// Required words first (a tool unseen once one is read cannot qualify),

@@ -34,10 +34,10 @@ import "math"
 //
 // S carries the words; C, N and M are factors of at least 0 and at most 1
 // (N and M) that scale it. A long query (more than Weights.LongQuery
-// groups) reads no synonyms, weighs a term it repeats by 1 + ln(count),
-// and has its coverage power c scaled by LongQuery / groups. Every factor is monotone, so the score of a
-// tool is at most the score of any factors that bound its own: that is
-// what upper relies on.
+// groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
+// (repeatWeight), and has its coverage power c scaled by LongQuery /
+// groups. Every factor is monotone, so the score of a tool is at most the
+// score of any factors that bound its own: that is what upper relies on.
 
 // factors are the parts of a tool's keyword score, or bounds of them.
 type factors struct {
