@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/internal/trickle"
 )
 
 const token = "0123456789abcdef-test-token"
@@ -229,22 +231,7 @@ func TestSlowBody(t *testing.T) {
 			}
 			defer c.Close()
 			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nabc", srv.Listener.Addr(), tc.length)
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() {
-				tick := time.NewTicker(50 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-						if _, err := c.Write([]byte("x")); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			defer trickle.Start(c, []byte("x"), 50*time.Millisecond)()
 			_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
 			br := bufio.NewReader(c)
 			resp, err := http.ReadResponse(br, nil)

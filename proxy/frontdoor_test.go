@@ -18,6 +18,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/toolsearch/toolsearch/internal/trickle"
 	"github.com/toolsearch/toolsearch/proxy"
 )
 
@@ -285,22 +286,7 @@ func TestSlowBody(t *testing.T) {
 			defer c.Close()
 			// 1000 bytes at one per 50 ms would take 50 s.
 			fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", addr)
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() {
-				tick := time.NewTicker(50 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-						if _, err := c.Write([]byte(" ")); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			defer trickle.Start(c, []byte(" "), 50*time.Millisecond)()
 			start := time.Now()
 			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			br := bufio.NewReader(c)
