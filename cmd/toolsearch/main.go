@@ -7,13 +7,21 @@
 //
 // Commands:
 //
-//	search   find tools by name, keywords, natural language or regex
-//	tools    where the tokens of a tool list go, per server
-//	eval     hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set
-//	lint     how findable each tool is, and what makes it hard to find
-//	enrich   ask a model for search hints for each tool, once per definition
+//	search      find tools by name, keywords, natural language or regex
+//	tools       where the tokens of a tool list go, per server
+//	eval        hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set
+//	lint        how findable each tool is, and what makes it hard to find
+//	enrich      ask a model for search hints for each tool, once per definition
+//	serve       the MCP gateway: one server in front of all of yours, with tool search
+//	status      start every configured server and show its state, tools and tokens
+//	import      write a gateway config from a client's settings
+//	proxy       a Messages API proxy that keeps tool search working through endpoints that break it
+//	version     the version, Go release, platform and commit of the binary
+//	help        the help of a command
+//	completion  a completion script for bash, zsh or fish
 //
-// Run "toolsearch <command> --help" for a command's flags. Exit codes: 0 for
+// Run "toolsearch help <command>" or "toolsearch <command> --help" for a
+// command's flags; "toolsearch --version" prints the version. Exit codes: 0 for
 // success, 1 when a search finds nothing (or an evaluation fails), 2 for a
 // usage error or bad input.
 package main
@@ -56,6 +64,9 @@ func init() {
 		{"status", "start every configured server and show its state, tools and tokens", runStatus},
 		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
 		{"proxy", "run a Messages API proxy that keeps tool search working through endpoints that break it", runProxy},
+		{"version", "print the version, Go release, platform and commit of this binary", runVersion},
+		{"help", "print the help of a command: toolsearch help <command>", runHelp},
+		{"completion", "print a completion script for bash, zsh or fish", runCompletion},
 	}
 }
 
@@ -72,9 +83,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "-h", "--help":
 		usage(stdout)
 		return exitOK
+	case "-V", "--version", "-version":
+		return runVersion(ctx, nil, stdout, stderr)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -91,10 +104,35 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "toolsearch <command> --help" for a command's flags.`)
+	fmt.Fprintln(w, `Run "toolsearch help <command>" for a command's flags, "toolsearch --version" for the version.`)
+}
+
+// runHelp prints the general help, or with a command's name that command's
+// help, on stdout.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "toolsearch help: name one command, got %d words\n", len(args))
+		return exitUsage
+	}
+	for _, c := range commands {
+		if c.name == args[0] && c.name != "help" {
+			return c.run(ctx, []string{"--help"}, stdout, stderr)
+		}
+	}
+	if args[0] == "help" {
+		usage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "toolsearch help: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
 }
 
 // newFlags returns a flag set for a subcommand whose usage prints the

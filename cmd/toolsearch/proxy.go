@@ -52,6 +52,7 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 	keyEnv := fs.String("api-key-env", "", "name of an environment `variable` whose value replaces the client's key upstream")
 	maxResults := fs.Int("max-results", 5, "tools an emulated server-side search loads at most")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr; no header value is logged)")
+	logFormat := fs.String("log-format", "text", logFormatHelp)
 	if _, code, ok := parseFlags(fs, args, stdout); !ok {
 		return nil, code, false
 	}
@@ -106,13 +107,13 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 	}
 	o.cfg.BodyTimeout = *bodyTimeout
 	o.cfg.MaxResults = *maxResults
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fail("--log-level: %v", err)
-	}
 	// Nothing logged shows the key or the token.
 	stderr = redact.New(o.cfg.APIKey, o.cfg.Token).Writer(stderr)
-	o.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return fail("%v", err)
+	}
+	o.cfg.Logger = logger
 	if *public {
 		o.cfg.Logger.Warn("proxy: --public is deprecated and ignored: listening beyond loopback needs a token or --insecure-no-auth")
 	}

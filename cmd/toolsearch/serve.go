@@ -33,6 +33,7 @@ type serveFlags struct {
 	stateDir      *string
 	lazy          *bool
 	logLevel      *string
+	logFormat     *string
 	hints         *string
 }
 
@@ -40,6 +41,7 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	fs := newFlags(name, synopsis, stderr)
 	f := &serveFlags{fs: fs}
 	f.configPath = fs.String("c", "", "config `file` (mcpServers JSON with an optional toolsearch key); default: "+strings.Join(config.DefaultPaths(), " or "))
+	fs.StringVar(f.configPath, "config", "", "the long form of -c")
 	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
 		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth")
 	f.exposure = fs.String("exposure", "", "what clients see: auto, full, search or dynamic (overrides the file)")
@@ -49,6 +51,7 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	f.hints = fs.String("hints", "", "search hints `file` applied over the state directory's hints.jsonl (overrides toolsearch.hints)")
 	f.lazy = fs.Bool("lazy", false, "start stdio servers with a cached manifest only at their first call")
 	f.logLevel = fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	f.logFormat = fs.String("log-format", "text", logFormatHelp)
 	return f
 }
 
@@ -117,11 +120,7 @@ func (f *serveFlags) load(stderr io.Writer) (cfg *config.Config, found bool, err
 }
 
 func (f *serveFlags) logger(stderr io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*f.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
+	return newLogger(stderr, *f.logLevel, *f.logFormat)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -178,7 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer ln.Close()
 	}
-	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: version, Demo: !found})
+	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion(), Demo: !found})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
@@ -374,6 +373,3 @@ const (
 	maxTokenFileBytes    = 64 << 10
 	maxClientConfigBytes = 64 << 20 // ~/.claude.json grows with history
 )
-
-// version is reported to clients and servers.
-const version = "0.1.0"

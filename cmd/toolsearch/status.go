@@ -68,7 +68,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 		s.Lazy = false
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: version})
+	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion()})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch status: %v\n", err)
 		return exitUsage
