@@ -34,11 +34,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/internal/wirerecord"
 )
 
 // Limits the stand-in enforces.
@@ -70,14 +71,15 @@ type Server struct {
 	// URL is the base URL to give the SDK (option.WithBaseURL).
 	URL string
 
+	// Recorder keeps every request body (Requests) and the message of
+	// every 400 (Rejections).
+	wirerecord.Recorder
+
 	opts Options
 	srv  *httptest.Server
 
 	mu         sync.Mutex
-	bodies     [][]byte
-	rejections []string
 	prevPrefix []byte
-	n          int
 }
 
 // New starts a stand-in that stops when the test ends.
@@ -104,20 +106,6 @@ func Start(opts Options) *Server {
 
 // Close stops the stand-in.
 func (s *Server) Close() { s.srv.Close() }
-
-// Requests returns the bodies of every request received, valid or not.
-func (s *Server) Requests() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bodies)
-}
-
-// Rejections returns the messages of every 400 the server answered.
-func (s *Server) Rejections() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.rejections)
-}
 
 // Tool is a tool of a request.
 type Tool struct {
@@ -201,20 +189,14 @@ func badRequest(format string, args ...any) *apiError {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.bodies = append(s.bodies, body)
-	s.n++
-	n := s.n
-	s.mu.Unlock()
+	n := s.Record(body)
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "not found: " + r.Method + " " + r.URL.Path}, "not_found_error")
 		return
 	}
 	req, prefix, err := s.parse(body)
 	if err != nil {
-		s.mu.Lock()
-		s.rejections = append(s.rejections, err.msg)
-		s.mu.Unlock()
+		s.Reject(err.msg)
 		writeError(w, err, "invalid_request_error")
 		return
 	}

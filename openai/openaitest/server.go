@@ -36,8 +36,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/internal/wirerecord"
 )
 
 // Options configure a Server.
@@ -52,12 +53,12 @@ type Server struct {
 	// URL is the base URL to give the SDK: option.WithBaseURL(URL + "/v1").
 	URL string
 
-	opts       Options
-	srv        *httptest.Server
-	mu         sync.Mutex
-	bodies     [][]byte
-	rejections []string
-	n          int
+	// Recorder keeps every request body (Requests) and the message of
+	// every 400 (Rejections).
+	wirerecord.Recorder
+
+	opts Options
+	srv  *httptest.Server
 }
 
 // New starts a stand-in that stops when the test ends.
@@ -82,31 +83,13 @@ func Start(opts Options) *Server {
 // Close stops the stand-in.
 func (s *Server) Close() { s.srv.Close() }
 
-// Requests returns every request body received.
-func (s *Server) Requests() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bodies)
-}
-
-// Rejections returns the messages of every 400 answered.
-func (s *Server) Rejections() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.rejections)
-}
-
 type apiError struct{ msg string }
 
 func bad(format string, args ...any) *apiError { return &apiError{fmt.Sprintf(format, args...)} }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.bodies = append(s.bodies, body)
-	s.n++
-	n := s.n
-	s.mu.Unlock()
+	n := s.Record(body)
 	var out any
 	var err *apiError
 	switch {
@@ -121,9 +104,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if err != nil {
-		s.mu.Lock()
-		s.rejections = append(s.rejections, err.msg)
-		s.mu.Unlock()
+		s.Reject(err.msg)
 		w.WriteHeader(http.StatusBadRequest)
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 			"message": err.msg, "type": "invalid_request_error", "param": nil, "code": nil}})
