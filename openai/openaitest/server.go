@@ -4,9 +4,12 @@
 // requests the real APIs refuse, for the parts tool search touches:
 //
 // Responses:
-//   - a function with defer_loading: true (top level or in a namespace)
+//   - a function with defer_loading: true (top level, in a namespace, in a
+//     tool_search_output or in an additional_tools item) in a request
 //     without a tool_search tool, and a request whose every tool is
 //     deferred;
+//   - an additional_tools item whose role is not "developer" or that has
+//     no tools;
 //   - a namespace without name or functions, a function without a valid
 //     name, a tool_search with an execution other than server or client;
 //   - a client tool_search_call without its tool_search_output, a
@@ -14,7 +17,11 @@
 //     function_call_output, an output answering no call ("No tool output
 //     found for function call ...");
 //   - a function_call naming a function that is neither in tools nor
-//     loaded by an earlier tool_search_output (with its namespace).
+//     loaded by an earlier tool_search_output or additional_tools item
+//     (with its namespace).
+//
+// Options.RefuseNamespaces, RefuseAdditionalTools and RefuseToolSearch
+// turn it into a Responses-compatible server that lacks one feature each.
 //
 // Chat Completions:
 //   - tool calls not followed by a tool message for each id, and tool
@@ -22,12 +29,14 @@
 //   - invalid function names and parameters that are not an object schema.
 //
 // Messages other than the two Chat Completions ones quoted are paraphrases.
-// Behind the validation sits a scripted model (see Options.Model) that
-// searches, calls what it found and ends its turn.
+// Behind the validation sits a scripted model that searches (with the
+// client tool_search when the request has one, else with the search
+// function Options.SearchToolName), calls what it found and ends its turn.
 package openaitest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,9 +52,20 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// SearchToolName is the Chat Completions search function the scripted
-	// model calls; "tool_search" when empty.
+	// SearchToolName is the search function the scripted model calls
+	// (Chat Completions, and the Responses API when the request has no
+	// tool_search tool); "tool_search" when empty.
 	SearchToolName string
+	// RefuseNamespaces, RefuseAdditionalTools and RefuseToolSearch make
+	// the Responses API behave like a compatible server that lacks the
+	// feature: a request using it is a 400 that names it, shaped like the
+	// API's refusal of an unsupported value ("Invalid value: 'namespace'.
+	// Supported values are: ...") or of an unknown parameter ("Unknown
+	// parameter: 'input[3].namespace'."). RefuseToolSearch refuses the
+	// tool_search tool, its items and defer_loading.
+	RefuseNamespaces      bool
+	RefuseAdditionalTools bool
+	RefuseToolSearch      bool
 }
 
 // Server is a running stand-in. Its methods are safe for concurrent use.
@@ -83,9 +103,15 @@ func Start(opts Options) *Server {
 // Close stops the stand-in.
 func (s *Server) Close() { s.srv.Close() }
 
-type apiError struct{ msg string }
+type apiError struct{ msg, param, code string }
 
-func bad(format string, args ...any) *apiError { return &apiError{fmt.Sprintf(format, args...)} }
+func bad(format string, args ...any) *apiError { return &apiError{msg: fmt.Sprintf(format, args...)} }
+
+// badAt is a refusal that names the parameter at fault and an error code,
+// as the API's own refusals do.
+func badAt(param, code, format string, args ...any) *apiError {
+	return &apiError{msg: fmt.Sprintf(format, args...), param: param, code: code}
+}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -106,8 +132,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.Reject(err.msg)
 		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-			"message": err.msg, "type": "invalid_request_error", "param": nil, "code": nil}})
+		e := map[string]any{"message": err.msg, "type": "invalid_request_error", "param": nil, "code": nil}
+		if err.param != "" {
+			e["param"], e["code"] = err.param, err.code
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(out)
@@ -120,6 +149,9 @@ type fn struct {
 	Namespace   string
 	Name        string
 	Description string
+	// Arguments are the arguments of a call the model makes; "{}" when
+	// empty.
+	Arguments string
 }
 
 // checkParams checks a parameters schema: an object schema.
@@ -146,6 +178,81 @@ type rawTool struct {
 	Tools        []rawTool       `json:"tools"`
 }
 
+// toolTypes and itemTypes are what the refusals list as supported.
+const (
+	toolTypes = "'function', 'file_search', 'web_search', 'mcp', 'code_interpreter', 'image_generation'"
+	itemTypes = "'message', 'function_call', 'function_call_output', 'reasoning'"
+)
+
+// tools checks a list of tools (the request's, or those of a
+// tool_search_output or additional_tools item at where) and returns the
+// functions they make callable now and how many are deferred. hasSearch
+// says whether the request's tools hold a tool_search.
+func (s *Server) tools(list []rawTool, where string, hasSearch bool) (callable []fn, deferred int, err *apiError) {
+	for i, t := range list {
+		at := fmt.Sprintf("%s[%d]", where, i)
+		switch t.Type {
+		case "function":
+			if !nameRE.MatchString(t.Name) {
+				return nil, 0, badAt(at+".name", "invalid_value", "Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", at)
+			}
+			if err := checkParams(t.Parameters, t.Name); err != nil {
+				return nil, 0, err
+			}
+			if t.DeferLoading {
+				if s.opts.RefuseToolSearch {
+					return nil, 0, badAt(at+".defer_loading", "unknown_parameter", "Unknown parameter: '%s.defer_loading'.", at)
+				}
+				if !hasSearch {
+					return nil, 0, badAt(at+".defer_loading", "invalid_value", "Invalid '%s.defer_loading': tools with defer_loading require a tool_search tool in the same request.", at)
+				}
+				deferred++
+				continue
+			}
+			callable = append(callable, fn{Name: t.Name, Description: t.Description})
+		case "namespace":
+			if s.opts.RefuseNamespaces {
+				return nil, 0, badAt(at+".type", "invalid_value", "Invalid value: 'namespace'. Supported values are: %s.", toolTypes)
+			}
+			if !nameRE.MatchString(t.Name) || len(t.Tools) == 0 {
+				return nil, 0, badAt(at, "invalid_value", "Invalid '%s': a namespace needs a name and at least one tool.", at)
+			}
+			for j, m := range t.Tools {
+				if m.Type != "function" || !nameRE.MatchString(m.Name) {
+					return nil, 0, badAt(fmt.Sprintf("%s.tools[%d]", at, j), "invalid_value", "Invalid '%s.tools[%d]': namespace members must be functions with valid names.", at, j)
+				}
+				if err := checkParams(m.Parameters, m.Name); err != nil {
+					return nil, 0, err
+				}
+				if m.DeferLoading {
+					if s.opts.RefuseToolSearch {
+						return nil, 0, badAt(fmt.Sprintf("%s.tools[%d].defer_loading", at, j), "unknown_parameter", "Unknown parameter: '%s.tools[%d].defer_loading'.", at, j)
+					}
+					if !hasSearch {
+						return nil, 0, badAt(fmt.Sprintf("%s.tools[%d].defer_loading", at, j), "invalid_value", "Invalid '%s.tools[%d].defer_loading': tools with defer_loading require a tool_search tool in the same request.", at, j)
+					}
+					deferred++
+					continue
+				}
+				callable = append(callable, fn{Namespace: t.Name, Name: m.Name, Description: m.Description})
+			}
+		case "tool_search":
+			if s.opts.RefuseToolSearch {
+				return nil, 0, badAt(at+".type", "invalid_value", "Invalid value: 'tool_search'. Supported values are: %s.", toolTypes)
+			}
+			if where != "tools" {
+				return nil, 0, badAt(at+".type", "invalid_value", "Invalid '%s': a tool_search tool belongs in the request's tools.", at)
+			}
+			if t.Execution != "" && t.Execution != "server" && t.Execution != "client" {
+				return nil, 0, badAt(at+".execution", "invalid_value", "Invalid '%s.execution': expected 'server' or 'client'.", at)
+			}
+		default:
+			return nil, 0, badAt(at+".type", "invalid_value", "Invalid value for '%s.type': '%s' is not supported by this stand-in.", at, t.Type)
+		}
+	}
+	return callable, deferred, nil
+}
+
 // responses validates a Responses request and answers it.
 func (s *Server) responses(body []byte, n int) (any, *apiError) {
 	var req struct {
@@ -159,55 +266,25 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 	if req.Model == "" {
 		return nil, bad("Missing required parameter: 'model'.")
 	}
-	visible := map[string]fn{} // key namespace + "\x00" + name
 	hasSearch, client := false, false
-	deferred, total := 0, 0
-	for i, t := range req.Tools {
-		total++
-		switch t.Type {
-		case "function":
-			if !nameRE.MatchString(t.Name) {
-				return nil, bad("Invalid 'tools[%d].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)
-			}
-			if err := checkParams(t.Parameters, t.Name); err != nil {
-				return nil, err
-			}
-			if t.DeferLoading {
-				deferred++
-			} else {
-				visible["\x00"+t.Name] = fn{Name: t.Name, Description: t.Description}
-			}
-		case "namespace":
-			if !nameRE.MatchString(t.Name) || len(t.Tools) == 0 {
-				return nil, bad("Invalid 'tools[%d]': a namespace needs a name and at least one tool.", i)
-			}
-			for _, m := range t.Tools {
-				if m.Type != "function" || !nameRE.MatchString(m.Name) {
-					return nil, bad("Invalid 'tools[%d].tools': namespace members must be functions with valid names.", i)
-				}
-				if err := checkParams(m.Parameters, m.Name); err != nil {
-					return nil, err
-				}
-				if m.DeferLoading {
-					deferred++
-					continue
-				}
-				visible[t.Name+"\x00"+m.Name] = fn{Namespace: t.Name, Name: m.Name, Description: m.Description}
-			}
-		case "tool_search":
-			if t.Execution != "" && t.Execution != "server" && t.Execution != "client" {
-				return nil, bad("Invalid 'tools[%d].execution': expected 'server' or 'client'.", i)
-			}
+	for _, t := range req.Tools {
+		if t.Type == "tool_search" {
 			hasSearch = true
-			client = t.Execution == "client"
-		default:
-			return nil, bad("Invalid value for 'tools[%d].type': '%s' is not supported by this stand-in.", i, t.Type)
+			client = client || t.Execution == "client"
 		}
 	}
-	if deferred > 0 && !hasSearch {
-		return nil, bad("Tools with defer_loading require a tool_search tool.")
+	visible := map[string]fn{} // key namespace + "\x00" + name
+	show := func(list []fn) {
+		for _, f := range list {
+			visible[f.Namespace+"\x00"+f.Name] = f
+		}
 	}
-	if total > 0 && len(visible) == 0 && !hasSearch {
+	callable, deferred, err := s.tools(req.Tools, "tools", hasSearch)
+	if err != nil {
+		return nil, err
+	}
+	show(callable)
+	if len(req.Tools) > 0 && len(callable) == 0 && deferred > 0 && !hasSearch {
 		return nil, bad("All tools are deferred; at least one tool must be loaded.")
 	}
 
@@ -228,7 +305,7 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 	calls := map[string]*call{}
 	var order []string
 	var lastLoaded []fn
-	var lastKind string
+	var lastKind, lastCall string
 	task := ""
 	for i, it := range items {
 		typ := str(it["type"])
@@ -236,6 +313,9 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 			typ = "message"
 		}
 		lastKind = typ
+		refusedItem := func() *apiError {
+			return badAt(fmt.Sprintf("input[%d].type", i), "invalid_value", "Invalid value: '%s'. Supported values are: %s.", typ, itemTypes)
+		}
 		switch typ {
 		case "message":
 			role := str(it["role"])
@@ -250,23 +330,34 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 		case "function_call":
 			id := str(it["call_id"])
 			name, ns := str(it["name"]), str(it["namespace"])
+			if _, ok := it["namespace"]; ok && s.opts.RefuseNamespaces {
+				return nil, badAt(fmt.Sprintf("input[%d].namespace", i), "unknown_parameter", "Unknown parameter: 'input[%d].namespace'.", i)
+			}
 			if _, ok := visible[ns+"\x00"+name]; !ok {
-				return nil, bad("Invalid 'input[%d]': function_call to '%s' (namespace '%s'), which is neither in tools nor loaded by tool_search.", i, name, ns)
+				return nil, bad("Invalid 'input[%d]': function_call to '%s' (namespace '%s'), which is neither in tools nor loaded by tool_search or additional_tools.", i, name, ns)
 			}
 			calls[id] = &call{kind: "function", ns: ns, name: name}
 			order = append(order, id)
 		case "function_call_output":
-			c := calls[str(it["call_id"])]
+			id := str(it["call_id"])
+			c := calls[id]
 			if c == nil || c.kind != "function" {
-				return nil, bad("No tool call found for function call output with call_id %s.", str(it["call_id"]))
+				return nil, bad("No tool call found for function call output with call_id %s.", id)
 			}
 			c.answered = true
+			lastCall = c.name
 		case "tool_search_call":
+			if s.opts.RefuseToolSearch {
+				return nil, refusedItem()
+			}
 			if str(it["execution"]) == "client" {
 				calls[str(it["call_id"])] = &call{kind: "tool_search"}
 				order = append(order, str(it["call_id"]))
 			}
 		case "tool_search_output":
+			if s.opts.RefuseToolSearch {
+				return nil, refusedItem()
+			}
 			id := str(it["call_id"])
 			if str(it["execution"]) == "client" || id != "" {
 				c := calls[id]
@@ -277,34 +368,45 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 			}
 			var tools []rawTool
 			if err := json.Unmarshal(it["tools"], &tools); err != nil {
-				return nil, bad("Invalid 'input[%d].tools'.", i)
+				return nil, badAt(fmt.Sprintf("input[%d].tools", i), "invalid_type", "Invalid 'input[%d].tools': expected an array of tools.", i)
 			}
+			if err := s.deferOK(tools, i, hasSearch); err != nil {
+				return nil, err
+			}
+			// A tool_search_output loads what it holds: deferred members
+			// become callable.
 			lastLoaded = nil
 			for _, t := range tools {
-				switch t.Type {
-				case "namespace":
-					if !nameRE.MatchString(t.Name) || len(t.Tools) == 0 {
-						return nil, bad("Invalid 'input[%d].tools': a namespace needs a name and at least one tool.", i)
-					}
-					for _, m := range t.Tools {
-						if m.Type != "function" || !nameRE.MatchString(m.Name) {
-							return nil, bad("Invalid 'input[%d].tools': namespace members must be functions.", i)
-						}
-						if err := checkParams(m.Parameters, m.Name); err != nil {
-							return nil, err
-						}
-						f := fn{Namespace: t.Name, Name: m.Name, Description: m.Description}
-						visible[t.Name+"\x00"+m.Name] = f
-						lastLoaded = append(lastLoaded, f)
-					}
-				case "function":
-					f := fn{Name: t.Name, Description: t.Description}
-					visible["\x00"+t.Name] = f
-					lastLoaded = append(lastLoaded, f)
-				default:
-					return nil, bad("Invalid 'input[%d].tools': type '%s' is not supported by this stand-in.", i, t.Type)
+				if t.Type == "function" {
+					t.DeferLoading = false
 				}
+				for j := range t.Tools {
+					t.Tools[j].DeferLoading = false
+				}
+				loaded, _, err := s.tools([]rawTool{t}, fmt.Sprintf("input[%d].tools", i), hasSearch)
+				if err != nil {
+					return nil, err
+				}
+				lastLoaded = append(lastLoaded, loaded...)
 			}
+			show(lastLoaded)
+		case "additional_tools":
+			if s.opts.RefuseAdditionalTools {
+				return nil, refusedItem()
+			}
+			if role := str(it["role"]); role != "developer" {
+				return nil, badAt(fmt.Sprintf("input[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'developer'.", role)
+			}
+			var tools []rawTool
+			if raw, ok := it["tools"]; !ok || json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
+				return nil, badAt(fmt.Sprintf("input[%d].tools", i), "missing_required_parameter", "Missing required parameter: 'input[%d].tools'.", i)
+			}
+			added, _, err := s.tools(tools, fmt.Sprintf("input[%d].tools", i), hasSearch)
+			if err != nil {
+				return nil, err
+			}
+			lastLoaded = added
+			show(added)
 		case "reasoning":
 		default:
 			return nil, bad("Invalid value for 'input[%d].type': '%s'.", i, typ)
@@ -321,21 +423,33 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 
 	// The scripted model.
 	var output []any
+	last := items[len(items)-1]
 	switch {
+	case lastKind == "function_call_output" && lastCall == s.opts.SearchToolName:
+		// The search function answered: call the first tool it names,
+		// once it is callable.
+		if f, ok := firstLoaded(visible, texts(last["output"])); ok {
+			output = append(output, functionCall(n, f))
+		} else {
+			output = append(output, message(n, "I found no tool for this."))
+		}
 	case lastKind == "function_call_output":
-		last := items[len(items)-1]
 		output = append(output, message(n, "Done: "+str(last["output"])))
-	case lastKind == "tool_search_output" && len(lastLoaded) > 0:
+	case (lastKind == "tool_search_output" || lastKind == "additional_tools") && len(lastLoaded) > 0:
 		output = append(output, functionCall(n, lastLoaded[0]))
 	case lastKind == "tool_search_output":
 		output = append(output, message(n, "I found no tool for this."))
 	default:
-		if f, ok := nameMatch(visible, task); ok {
+		_, searchFn := visible["\x00"+s.opts.SearchToolName]
+		if f, ok := nameMatch(visible, task, s.opts.SearchToolName); ok {
 			output = append(output, functionCall(n, f))
 		} else if hasSearch && client {
 			output = append(output, map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("tsc_%04d", n),
 				"call_id": fmt.Sprintf("call_search_%04d", n), "execution": "client", "status": "completed",
 				"arguments": map[string]any{"query": task}})
+		} else if searchFn {
+			args, _ := json.Marshal(map[string]any{"query": task})
+			output = append(output, functionCall(n, fn{Name: s.opts.SearchToolName, Arguments: string(args)}))
 		} else {
 			output = append(output, message(n, "I have no tool for this."))
 		}
@@ -350,6 +464,57 @@ func (s *Server) responses(body []byte, n int) (any, *apiError) {
 	}, nil
 }
 
+// deferOK refuses defer_loading in a tool_search_output of a request
+// without a tool_search tool.
+func (s *Server) deferOK(tools []rawTool, i int, hasSearch bool) *apiError {
+	if hasSearch {
+		return nil
+	}
+	for _, t := range tools {
+		deferred := t.DeferLoading
+		for _, m := range t.Tools {
+			deferred = deferred || m.DeferLoading
+		}
+		if deferred {
+			return badAt(fmt.Sprintf("input[%d].tools", i), "invalid_value", "Invalid 'input[%d].tools': tools with defer_loading require a tool_search tool in the same request.", i)
+		}
+	}
+	return nil
+}
+
+// firstLoaded returns the first tool a search function's answer names
+// ("Loaded tools: a, b") that the model can call.
+func firstLoaded(visible map[string]fn, outputs []string) (fn, bool) {
+	for _, t := range outputs {
+		for _, line := range strings.Split(t, "\n") {
+			rest, ok := strings.CutPrefix(line, "Loaded tools: ")
+			if !ok {
+				continue
+			}
+			for _, name := range strings.Split(rest, ",") {
+				name = strings.TrimSpace(name)
+				if f, ok := visible["\x00"+name]; ok {
+					return f, true
+				}
+				// An added namespace: its functions are named within it.
+				for _, f := range visible {
+					if f.Namespace != "" && flat(f) == name {
+						return f, true
+					}
+				}
+			}
+		}
+	}
+	return fn{}, false
+}
+
+// flat is the plain function name of a namespace's function as toolsearch
+// writes it: the namespace's server part, "__", the function.
+func flat(f fn) string {
+	server, _, _ := strings.Cut(f.Namespace, "__")
+	return server + "__" + f.Name
+}
+
 func message(n int, text string) map[string]any {
 	return map[string]any{"type": "message", "id": fmt.Sprintf("msg_%04d", n), "status": "completed", "role": "assistant",
 		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
@@ -357,7 +522,7 @@ func message(n int, text string) map[string]any {
 
 func functionCall(n int, f fn) map[string]any {
 	m := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", n), "call_id": fmt.Sprintf("call_%04d", n),
-		"name": f.Name, "arguments": "{}", "status": "completed"}
+		"name": f.Name, "arguments": cmp.Or(f.Arguments, "{}"), "status": "completed"}
 	if f.Namespace != "" {
 		m["namespace"] = f.Namespace
 	}
