@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,9 @@ func client(srv *openaitest.Server) oai.Client {
 
 func toolset(t testing.TB, snap *catalog.Snapshot, cfg openai.Config, connecting ...string) *openai.Toolset {
 	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	ts, err := openai.NewToolset(openai.Source{Snapshot: snap, Index: search.Build(snap), Connecting: connecting}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -69,29 +73,29 @@ func respStep(ctx context.Context, t testing.TB, ts *openai.Toolset, c oai.Clien
 		t.Fatalf("request refused: %v", err)
 	}
 	conv.Input = append(conv.Input, openai.OutputItems(resp)...)
-	done := true
-	for _, item := range resp.Output {
-		switch item.Type {
-		case "tool_search_call":
-			call := item.AsToolSearchCall()
-			args, _ := json.Marshal(call.Arguments)
-			ans, err := ts.AnswerToolSearch(ctx, call.CallID, args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conv.Input = append(conv.Input, ans.Items...)
-			done = false
-		case "function_call":
-			call := item.AsFunctionCall()
-			out := "no such tool: " + call.Namespace + "/" + call.Name
-			if tool, ok := ts.Route(call.Namespace, call.Name); ok {
-				out = "ok: ran " + tool.ID()
-			}
-			conv.Input = append(conv.Input, openai.FunctionCallOutput(call.CallID, out))
-			done = false
-		}
+	return turn, resp, answer(ctx, t, ts, conv, resp)
+}
+
+// answer answers a response's calls (searches, then the host's functions,
+// run as "ok: ran <tool>" or answered by Resolve's error) and reports
+// whether the response ended the task.
+func answer(ctx context.Context, t testing.TB, ts *openai.Toolset, conv *openai.Conversation, resp *responses.Response) bool {
+	t.Helper()
+	items, calls, err := ts.AnswerSearches(ctx, resp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return turn, resp, done
+	conv.Input = append(conv.Input, items...)
+	for _, call := range calls {
+		out := ""
+		if tool, err := ts.Resolve(call.Namespace, call.Name); err != nil {
+			out = "Error: " + err.Error()
+		} else {
+			out = "ok: ran " + tool.ID()
+		}
+		conv.Input = append(conv.Input, openai.FunctionCallOutput(call.CallID, out))
+	}
+	return len(items) == 0 && len(calls) == 0
 }
 
 func respRun(ctx context.Context, t testing.TB, ts *openai.Toolset, c oai.Client, conv *openai.Conversation, task string) ([]*openai.Turn, string) {
@@ -153,7 +157,7 @@ func TestResponsesFlow(t *testing.T) {
 func TestResponsesSearchOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, cfg := range []openai.Config{{Mode: deferral.Mode{Kind: deferral.Off}}, {NoToolSearch: true, NoToolSearchWhy: "gpt-4o has no tool_search"}} {
+	for _, cfg := range []openai.Config{{Mode: deferral.Mode{Kind: deferral.Off}}, {Mode: deferral.Mode{Kind: deferral.Off}, NoToolSearch: true}} {
 		srv := openaitest.New(t, openaitest.Options{})
 		ts := toolset(t, demo.Snapshot(), cfg)
 		if ts.Decision().SearchOn {

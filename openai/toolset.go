@@ -55,9 +55,13 @@ type Builtin struct {
 type Config struct {
 	// Mode says when search is on.
 	Mode deferral.Mode
+	// Strategy is how Responses requests reach the deferred tools;
+	// StrategyAuto (the zero value) picks by model and endpoint.
+	Strategy Strategy
 	// NoToolSearch says that the model does not support tool_search (the
-	// Responses API needs a recent model); search is then off, with
-	// NoToolSearchWhy as the reason. Chat Completions ignores it (its
+	// Responses API needs a recent model); StrategyAuto then searches with
+	// a function and adds what it finds with additional_tools items, with
+	// NoToolSearchWhy in the reason. Chat Completions ignores it (its
 	// search is emulated).
 	NoToolSearch bool
 	// NoToolSearchWhy is the reason given when NoToolSearch is set.
@@ -74,6 +78,16 @@ type Config struct {
 	MaxResults int
 	// NamespaceSize is the most functions a namespace holds; 0 means 9.
 	NamespaceSize int
+	// NoNamespaces sends found tools as plain functions ("server__tool")
+	// rather than in namespaces.
+	NoNamespaces bool
+	// Endpoints remembers what each endpoint refused for each model
+	// (Send); share one across the Toolsets of a session. nil means a
+	// memory of this Toolset's own.
+	Endpoints *Endpoints
+	// Endpoint names the endpoint the requests go to (its base URL, say),
+	// the key of Endpoints.
+	Endpoint string
 	// DescribeServers caps how many servers the search tool's description
 	// names; 0 means 40.
 	DescribeServers int
@@ -107,12 +121,14 @@ type Toolset struct {
 	names      *discovery.Names
 	ns         *namespaces
 	searchName string
-	// decision is for the Responses API, chatDecision for Chat
-	// Completions (always emulated).
-	decision, chatDecision deferral.Decision
-	mcp                    []*catalog.Tool // visible MCP tools, snapshot order
-	byWire                 map[string]*catalog.Tool
-	log                    *slog.Logger
+	// decision is for the Responses API with tool_search, fnDecision for
+	// its function search, chatDecision for Chat Completions (always
+	// emulated).
+	decision, fnDecision, chatDecision deferral.Decision
+	endpoints                          *Endpoints
+	mcp                                []*catalog.Tool // visible MCP tools, snapshot order
+	byWire                             map[string]*catalog.Tool
+	log                                *slog.Logger
 }
 
 // NewToolset prepares a catalog snapshot for the OpenAI APIs.
@@ -167,14 +183,32 @@ func NewToolset(src Source, cfg Config) (*Toolset, error) {
 	}
 	ts.decision = deferral.Decide(in)
 	in.References, in.Expand = false, true
+	in.NoReferencesWhy = "the search is a function; what it finds is added to the conversation"
+	ts.fnDecision = deferral.Decide(in)
 	in.NoReferencesWhy = "Chat Completions has no tool search"
 	ts.chatDecision = deferral.Decide(in)
+	ts.endpoints = cfg.Endpoints
+	if ts.endpoints == nil {
+		ts.endpoints = &Endpoints{}
+	}
 	ts.log.Debug("toolsearch: deferral decided", "search", ts.decision.SearchOn, "deferred", len(ts.decision.Deferred), "reason", ts.decision.Why())
 	return ts, nil
 }
 
-// Decision returns the Responses API's deferral decision.
-func (ts *Toolset) Decision() deferral.Decision { return ts.decision }
+// Decision returns the Responses API's deferral decision for the strategy
+// Config chooses before any refusal of the endpoint.
+func (ts *Toolset) Decision() deferral.Decision {
+	s, _, _ := ts.choose("")
+	return ts.decisionFor(s)
+}
+
+// decisionFor returns the Responses deferral decision under s.
+func (ts *Toolset) decisionFor(s Strategy) deferral.Decision {
+	if s == StrategyToolSearch {
+		return ts.decision
+	}
+	return ts.fnDecision
+}
 
 // ChatDecision returns the Chat Completions deferral decision (search
 // emulated).
@@ -185,8 +219,9 @@ func (ts *Toolset) ChatDecision() deferral.Decision { return ts.chatDecision }
 func (ts *Toolset) Names() *discovery.Names { return ts.names }
 
 // Route returns the catalog tool a function_call names: by namespace and
-// function name for a tool loaded by tool_search, or by its plain function
-// name ("server__name") for a tool sent as a function. A namespace from an
+// function name for a tool loaded in a namespace, or by its plain function
+// name ("server__name") for a tool sent as a function. Resolve says why a
+// call does not route. A namespace from an
 // older split of the same server still routes. Built-ins and unknown names
 // yield false; search never grants a permission, so the host checks its
 // rules before running the tool.
