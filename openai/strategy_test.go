@@ -363,3 +363,40 @@ func mustTool(t testing.TB, ts *openai.Toolset, wire string) *catalog.Tool {
 	}
 	return tl
 }
+
+// TestNamespaceNamesReversible: a large server is
+// split into namespaces of fewer than ten functions whose names lead back
+// to each tool, under the current split and under any older one.
+func TestNamespaceNamesReversible(t *testing.T) {
+	t.Parallel()
+	var raws []json.RawMessage
+	for _, n := range []string{"create_issue", "list_issues", "close_issue", "get_issue", "comment_on_issue",
+		"create_project", "list_projects", "archive_project", "list_teams", "get_team", "list_users", "get_viewer"} {
+		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object"}}`, n)))
+	}
+	srv, err := catalog.NewServer("acme-tracker", raws, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := toolset(t, snap, openai.Config{})
+	if len(ts.Namespaces()) < 2 {
+		t.Fatalf("12 tools in %d namespace(s)", len(ts.Namespaces()))
+	}
+	for _, n := range ts.Namespaces() {
+		if len(n.Tools) > 9 || !strings.HasPrefix(n.Name, "acme-tracker__") {
+			t.Errorf("namespace %s: %d tools", n.Name, len(n.Tools))
+		}
+		for _, tl := range n.Tools {
+			_, fn, _ := ts.NamespaceOf(tl)
+			for _, ns := range []string{n.Name, "acme-tracker__older_split"} {
+				if back, err := ts.Resolve(ns, fn); err != nil || back != tl {
+					t.Errorf("Resolve(%s, %s) = %v, %v; want %s", ns, fn, back, err, tl.ID())
+				}
+			}
+		}
+	}
+}

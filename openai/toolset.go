@@ -1,15 +1,51 @@
 // Package openai wires toolsearch into the OpenAI APIs through the official
 // Go SDK (github.com/openai/openai-go/v3).
 //
-// Responses API: a client-executed tool_search ({"type": "tool_search",
-// "execution": "client"}) puts toolsearch's engine behind the model's
-// search. A tool_search_call is answered (AnswerToolSearch) with a
-// tool_search_output whose tools are namespaces, one per server — a large
-// server split into coherent namespaces of fewer than ten functions — with
-// defer_loading: true members. The model's follow-up function_call carries
-// the namespace, and Route leads it back to the catalog tool. Deferred tools
-// are not sent in tools at all: the history's tool_search_output items hold
-// the definitions of what was loaded, so the tools array never changes.
+// Responses API: three strategies reach the deferred tools (Strategy), and
+// each Turn says which one it used and why:
+//
+//   - tool_search: a client-executed tool_search ({"type": "tool_search",
+//     "execution": "client"}) puts toolsearch's engine behind the model's
+//     search. A tool_search_call is answered (AnswerToolSearch) with a
+//     tool_search_output whose namespaces hold the found functions with
+//     defer_loading: true. The default for a model that supports
+//     tool_search.
+//   - additional_tools: the search is a plain function; its answer
+//     (AnswerSearchCall) names the tools found and an additional_tools
+//     input item (role developer) adds their definitions, in namespaces,
+//     at that point of the conversation. The default for a model without
+//     tool_search (Config.NoToolSearch).
+//   - functions: the search is a plain function whose answer names the
+//     tools found, and the next requests send them as ordinary functions.
+//     It needs nothing beyond function calling.
+//
+// Under the first two the tools array never changes while the conversation
+// goes on, so the prompt cache keeps it, and deferred tools are not sent
+// at all until found. defer_loading is only ever sent beside a tool_search
+// tool, as the API requires.
+//
+// Send sends a turn and, when the endpoint refuses a feature with a 400
+// that names it (Refused: a Responses-compatible server without namespace,
+// additional_tools or tool_search), remembers the refusal per endpoint and
+// model (Endpoints) and sends again one step down: namespaces to plain
+// functions "server__tool", tool_search to additional_tools,
+// additional_tools to functions. Turn rewrites the conversation's items for
+// the strategy in use, so a conversation may move between endpoints.
+//
+// Namespaces: a server of at most nine tools (Config.NamespaceSize) is one
+// namespace named by its key. A larger one is split by topic, the word of
+// the tools' names other than verbs and the server's own words that most
+// of them share ("create_issue", "list_issues" → "issue"): a topic of three
+// tools or more is a namespace "server__topic" (cut into even parts
+// "server__topic1", "server__topic2" past nine), smaller topics share one
+// ("server__label_milestone"). Every name leads back to its tool (Route,
+// Resolve), also the names of an older split: the server is the part
+// before "__", and function names are unique within a server.
+//
+// A tool loaded by a tool_search_output or additional_tools item is never
+// dropped: after the catalog loses it, it keeps its last definition in
+// every later request and across Compact, and Resolve answers its calls
+// with the reason.
 //
 // Chat Completions has no tool search. ChatTurn emulates it: the search is
 // an ordinary function whose answer names the tools it loaded
