@@ -267,7 +267,7 @@ func (ts *Toolset) choose(model string) (s Strategy, namespaces bool, why string
 		why = ts.noToolSearchWhy() + ", so found tools are added by additional_tools items"
 	default:
 		s = StrategyToolSearch
-		why = "the model supports tool_search"
+		why = "the model supports tool_search (Config.NoToolSearch is false)"
 	}
 	if s == StrategyToolSearch && ref.ToolSearch != "" {
 		s = StrategyAdditionalTools

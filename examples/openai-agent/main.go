@@ -1,18 +1,26 @@
 // Command openai-agent is an agent loop on the OpenAI APIs with toolsearch.
 //
-// With -api responses (the default) the model gets a client-executed
-// tool_search; each tool_search_call is answered with a tool_search_output
-// of namespaces whose functions are deferred, and each function_call is
-// routed back to its catalog tool by namespace and name. With -api chat
-// (Chat Completions, which has no tool search) the search is an ordinary
-// function and the tools it finds are sent as plain functions on the next
-// turn.
+// With -api responses (the default) the library picks a strategy per model
+// and endpoint, and the example prints it with its reason: a
+// client-executed tool_search answered with tool_search_output items of
+// deferred functions in namespaces (a model with tool_search), a search
+// function whose finds are added by additional_tools items
+// (-no-tool-search, a model without it), or a search function whose finds
+// are sent as ordinary functions (-strategy functions). When the endpoint
+// refuses a feature the request is sent again one strategy down, and the
+// endpoint is remembered; -refuse makes the local stand-in refuse features
+// to show it. Each function_call is resolved to its catalog tool by
+// namespace and name. With -api chat (Chat Completions, which has no tool
+// search) the search is an ordinary function and the tools it finds are
+// sent as plain functions on the next turn.
 //
 // With OPENAI_API_KEY set it talks to the real API; without it, to a local
 // stand-in (package openaitest) that speaks the same JSON and refuses what
 // the API refuses, with a scripted model.
 //
 //	OPENAI_API_KEY=sk-... go run ./examples/openai-agent -task "open an issue about the login bug"
+//	go run ./examples/openai-agent -no-tool-search
+//	go run ./examples/openai-agent -refuse tool_search,namespace
 //	go run ./examples/openai-agent -api chat
 //
 // The tools are not run: the catalog holds definitions, not live servers.
@@ -49,19 +57,28 @@ type config struct {
 	Chat     bool // Chat Completions instead of Responses
 	Mode     deferral.Mode
 	MaxSteps int
+	// Strategy, NoToolSearch and Endpoint go to openai.Config.
+	Strategy     openai.Strategy
+	NoToolSearch bool
+	Endpoint     string
 }
 
 // report is what a run did.
 type report struct {
 	Decision string
-	Requests int
-	Tools    []int    // tools sent per request
-	Calls    []string // every call, in order
-	Final    []string // the last text of each task
+	// Strategies are the strategies used, each with its reason, in the
+	// order they came into use.
+	Strategies []string
+	Requests   int
+	Tools      []int    // tools sent per request
+	Calls      []string // every call, in order
+	Final      []string // the last text of each task
 }
 
 func newToolset(cfg config) (*openai.Toolset, error) {
-	return openai.NewToolset(openai.Source{Snapshot: cfg.Snapshot, Index: search.Build(cfg.Snapshot)}, openai.Config{Mode: cfg.Mode})
+	return openai.NewToolset(openai.Source{Snapshot: cfg.Snapshot, Index: search.Build(cfg.Snapshot)}, openai.Config{
+		Mode: cfg.Mode, Strategy: cfg.Strategy, NoToolSearch: cfg.NoToolSearch,
+		Endpoints: &openai.Endpoints{}, Endpoint: cfg.Endpoint})
 }
 
 // result is what the example says for a call: the tools are not run.
@@ -87,39 +104,46 @@ func runResponses(ctx context.Context, c oai.Client, cfg config, out io.Writer) 
 			if i == cfg.MaxSteps {
 				return rep, fmt.Errorf("task %q: no answer after %d requests", task, i)
 			}
-			turn, err := ts.Turn(conv, responses.ResponseNewParams{Model: cfg.Model})
-			if err != nil {
-				return rep, err
-			}
-			resp, err := c.Responses.New(ctx, turn.Params)
+			// Send retries once, one strategy down, when the endpoint
+			// refuses a feature.
+			turn, resp, err := ts.Send(ctx, &c.Responses, conv, responses.ResponseNewParams{Model: cfg.Model})
 			if err != nil {
 				return rep, fmt.Errorf("request %d: %w", rep.Requests+1, err)
+			}
+			if s := turn.Strategy.String() + ": " + turn.StrategyWhy; len(rep.Strategies) == 0 || rep.Strategies[len(rep.Strategies)-1] != s {
+				rep.Strategies = append(rep.Strategies, s)
+				fmt.Fprintf(out, "  strategy %s\n", s)
 			}
 			rep.Requests++
 			rep.Tools = append(rep.Tools, turn.ToolsSent)
 			conv.Input = append(conv.Input, openai.OutputItems(resp)...)
+			// The searches are answered by the library; the other calls
+			// are the host's to run.
+			items, fnCalls, err := ts.AnswerSearches(ctx, resp)
+			if err != nil {
+				return rep, err
+			}
+			conv.Input = append(conv.Input, items...)
 			var calls []string
 			for _, item := range resp.Output {
-				switch item.Type {
-				case "tool_search_call":
-					call := item.AsToolSearchCall()
-					args, _ := json.Marshal(call.Arguments)
-					ans, err := ts.AnswerToolSearch(ctx, call.CallID, args)
-					if err != nil {
-						return rep, err
-					}
-					conv.Input = append(conv.Input, ans.Items...)
-					calls = append(calls, "tool_search "+string(args)+" → "+strings.Join(ans.Loaded, ", "))
-				case "function_call":
-					call := item.AsFunctionCall()
-					calls = append(calls, call.Namespace+"."+call.Name)
-					text := "unknown function " + call.Name
-					// A real host checks its permission rules here.
-					if tool, ok := ts.Route(call.Namespace, call.Name); ok {
-						text = result(tool, call.Arguments)
-					}
-					conv.Input = append(conv.Input, openai.FunctionCallOutput(call.CallID, text))
+				switch {
+				case item.Type == "tool_search_call":
+					args, _ := json.Marshal(item.AsToolSearchCall().Arguments)
+					calls = append(calls, "tool_search "+string(args))
+				case item.Type == "function_call" && item.AsFunctionCall().Name == ts.SearchToolName() && item.AsFunctionCall().Namespace == "":
+					calls = append(calls, ts.SearchToolName()+" "+item.AsFunctionCall().Arguments)
 				}
+			}
+			for _, call := range fnCalls {
+				calls = append(calls, call.Namespace+"."+call.Name)
+				// A real host checks its permission rules here.
+				text := ""
+				if tool, err := ts.Resolve(call.Namespace, call.Name); err != nil {
+					text = "Error: " + err.Error()
+				} else {
+					text = result(tool, call.Arguments)
+				}
+				conv.Input = append(conv.Input, openai.FunctionCallOutput(call.CallID, text))
 			}
 			rep.Calls = append(rep.Calls, calls...)
 			fmt.Fprintf(out, "  request %d: %d tools sent, %d functions loaded so far; %s\n", rep.Requests, turn.ToolsSent, turn.LoadedFunctions, describe(calls))
@@ -211,15 +235,18 @@ func main() {
 		task        = flag.String("task", "Open an issue on the code host about the login bug, then post a note about it to the team chat.", "what to ask; several tasks separated by |")
 		mode        = flag.String("mode", "on", "tool search mode: on, off, auto or auto:N")
 		baseURL     = flag.String("base-url", "", "API base URL (default: the real API when OPENAI_API_KEY is set, else a local stand-in)")
+		strategy    = flag.String("strategy", "auto", "Responses strategy: auto, tool_search, additional_tools or functions")
+		noSearch    = flag.Bool("no-tool-search", false, "the model does not support tool_search (auto then uses additional_tools)")
+		refuse      = flag.String("refuse", "", "features the local stand-in refuses, comma-separated: namespace, additional_tools, tool_search")
 	)
 	flag.Parse()
-	if err := mainErr(*catalogPath, *model, *api, *task, *mode, *baseURL); err != nil {
+	if err := mainErr(*catalogPath, *model, *api, *task, *mode, *baseURL, *strategy, *noSearch, *refuse); err != nil {
 		slog.Error("openai-agent", "err", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(catalogPath, model, api, task, modeText, baseURL string) error {
+func mainErr(catalogPath, model, api, task, modeText, baseURL, strategyText string, noToolSearch bool, refuse string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	snap := demo.Snapshot()
@@ -236,20 +263,33 @@ func mainErr(catalogPath, model, api, task, modeText, baseURL string) error {
 	if api != "responses" && api != "chat" {
 		return fmt.Errorf("-api %q: want responses or chat", api)
 	}
+	strategy, err := openai.ParseStrategy(strategyText)
+	if err != nil {
+		return fmt.Errorf("-strategy: %w", err)
+	}
+	standIn, err := refusals(refuse)
+	if err != nil {
+		return err
+	}
 	key := os.Getenv("OPENAI_API_KEY")
 	opts := []option.RequestOption{option.WithMaxRetries(2)}
 	switch {
 	case baseURL != "":
 		opts = append(opts, option.WithBaseURL(baseURL))
 	case key == "":
-		srv := openaitest.Start(openaitest.Options{})
+		srv := openaitest.Start(standIn)
 		defer srv.Close()
 		opts = append(opts, option.WithBaseURL(srv.URL+"/v1/"))
+		baseURL = srv.URL + "/v1/"
 		key = "stand-in"
 		fmt.Println("OPENAI_API_KEY is not set: running against the local stand-in with a scripted model")
 	}
 	opts = append(opts, option.WithAPIKey(key))
-	cfg := config{Snapshot: snap, Model: model, Tasks: strings.Split(task, "|"), Chat: api == "chat", Mode: mode, MaxSteps: 10}
+	if baseURL == "" {
+		baseURL = "https://api.openai.com/v1/"
+	}
+	cfg := config{Snapshot: snap, Model: model, Tasks: strings.Split(task, "|"), Chat: api == "chat", Mode: mode, MaxSteps: 10,
+		Strategy: strategy, NoToolSearch: noToolSearch, Endpoint: baseURL}
 	c := oai.NewClient(opts...)
 	var rep *report
 	if cfg.Chat {
@@ -262,4 +302,23 @@ func mainErr(catalogPath, model, api, task, modeText, baseURL string) error {
 	}
 	fmt.Printf("%d requests\n", rep.Requests)
 	return nil
+}
+
+// refusals reads -refuse into the stand-in's options.
+func refusals(list string) (openaitest.Options, error) {
+	var o openaitest.Options
+	for _, f := range strings.Split(list, ",") {
+		switch strings.TrimSpace(f) {
+		case "":
+		case "namespace":
+			o.RefuseNamespaces = true
+		case "additional_tools":
+			o.RefuseAdditionalTools = true
+		case "tool_search":
+			o.RefuseToolSearch = true
+		default:
+			return o, fmt.Errorf("-refuse: unknown feature %q (want namespace, additional_tools or tool_search)", f)
+		}
+	}
+	return o, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/catalog/demo"
 	"github.com/toolsearch/toolsearch/deferral"
+	"github.com/toolsearch/toolsearch/openai"
 	"github.com/toolsearch/toolsearch/openai/openaitest"
 )
 
@@ -33,14 +34,46 @@ func TestAgentAgainstStandIn(t *testing.T) {
 		name      string
 		chat      bool
 		mode      deferral.Mode
+		cfg       config // Strategy and NoToolSearch
+		standIn   openaitest.Options
 		wantCalls []string
 		wantTools []int
+		// wantStrategies are the strategies used, in order; refusals the
+		// stand-in's 400s (each costs one retry).
+		wantStrategies []string
+		refusals       int
 	}{
 		{
 			name: "responses",
 			wantCalls: []string{"tool_search", "codehost__issue.create_issue", "tool_search", "teamchat.postMessage",
 				"codehost__issue.create_issue"},
-			wantTools: []int{2, 2, 2, 2, 2, 2, 2, 2},
+			wantTools:      []int{2, 2, 2, 2, 2, 2, 2, 2},
+			wantStrategies: []string{"tool_search"},
+		},
+		{
+			name: "responses, model without tool_search",
+			cfg:  config{NoToolSearch: true},
+			wantCalls: []string{"tool_search", "codehost__issue.create_issue", "tool_search", "teamchat.postMessage",
+				"codehost__issue.create_issue"},
+			wantTools:      []int{2, 2, 2, 2, 2, 2, 2, 2},
+			wantStrategies: []string{"additional_tools"},
+		},
+		{
+			name:    "responses, endpoint without tool_search or namespaces",
+			standIn: openaitest.Options{RefuseToolSearch: true, RefuseNamespaces: true},
+			wantCalls: []string{"tool_search", ".codehost__create_issue", "tool_search", ".teamchat__postMessage",
+				".codehost__create_issue"},
+			wantTools:      []int{2, 2, 2, 2, 2, 2, 2, 2},
+			wantStrategies: []string{"additional_tools", "additional_tools"}, // then without namespaces
+			refusals:       2,
+		},
+		{
+			name: "responses, functions",
+			cfg:  config{Strategy: openai.StrategyFunctions},
+			wantCalls: []string{"tool_search", ".codehost__create_issue", "tool_search", ".teamchat__postMessage",
+				".codehost__create_issue"},
+			wantTools:      []int{2, 7, 7, 7, 12, 12, 12, 12},
+			wantStrategies: []string{"functions"},
 		},
 		{
 			name:      "responses, search off",
@@ -60,9 +93,10 @@ func TestAgentAgainstStandIn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := openaitest.New(t, openaitest.Options{})
+			srv := openaitest.New(t, tt.standIn)
 			c := oai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0))
-			cfg := config{Snapshot: demo.Snapshot(), Model: "gpt-test", Tasks: tasks, Chat: tt.chat, Mode: tt.mode, MaxSteps: 6}
+			cfg := config{Snapshot: demo.Snapshot(), Model: "gpt-test", Tasks: tasks, Chat: tt.chat, Mode: tt.mode, MaxSteps: 6,
+				Strategy: tt.cfg.Strategy, NoToolSearch: tt.cfg.NoToolSearch, Endpoint: srv.URL}
 			var out bytes.Buffer
 			run := runResponses
 			if tt.chat {
@@ -72,8 +106,15 @@ func TestAgentAgainstStandIn(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s\nrefused: %q", err, out.String(), srv.Rejections())
 			}
-			if rej := srv.Rejections(); len(rej) > 0 {
-				t.Fatalf("refused: %q", rej)
+			if rej := srv.Rejections(); len(rej) != tt.refusals {
+				t.Fatalf("refused %d times, want %d: %q", len(rej), tt.refusals, rej)
+			}
+			var strategies []string
+			for _, s := range rep.Strategies {
+				strategies = append(strategies, strings.SplitN(s, ":", 2)[0])
+			}
+			if !tt.chat && tt.mode.Kind != deferral.Off && !slices.Equal(strategies, tt.wantStrategies) {
+				t.Errorf("strategies %q, want %q", rep.Strategies, tt.wantStrategies)
 			}
 			var calls []string
 			for _, c := range rep.Calls {
