@@ -138,10 +138,15 @@ func (ts *Toolset) Turn(conv *Conversation, base responses.ResponseNewParams) (*
 		}
 	}
 	var snapshotText string
-	if !d.SearchOn && h.fnSearch {
-		// Calls of the search function in the history need it in tools;
-		// it answers that search is off.
-		put(ts.searchName, functionTool(ts.searchName, ts.description(d), json.RawMessage(searchParameters), false))
+	if h.fnSearch && (!d.SearchOn || strategy == StrategyToolSearch) {
+		// Calls of the search function in the history (sent before the
+		// conversation moved here) need it in tools; with search off it
+		// answers so.
+		st, ok := prev[ts.searchName]
+		if !ok || st.OfFunction == nil {
+			st = functionTool(ts.searchName, ts.description(d), json.RawMessage(searchParameters), false)
+		}
+		put(ts.searchName, st)
 	}
 	if d.SearchOn {
 		if strategy == StrategyToolSearch {

@@ -157,7 +157,10 @@ func (e *Endpoints) Refuse(endpoint, model string, f Feature, msg string) bool {
 // tags", "Extra inputs are not permitted") and plain ones.
 var refusalWords = []string{"invalid value", "supported values", "unknown parameter", "unrecognized", "unrecognised",
 	"not supported", "unsupported", "does not match any of the expected", "extra inputs are not permitted",
-	"not permitted", "not allowed", "unknown type", "unknown field", "unknown variant", "no such"}
+	"not permitted", "not allowed", "unknown type", "unknown field", "unknown variant", "no such",
+	// defer_loading is only sent beside a tool_search tool: a refusal
+	// saying it needs one means something on the way dropped the tool.
+	"require a tool_search", "requires a tool_search"}
 
 // featureWords lead a refusal's message to the feature it names.
 var featureWords = []struct {

@@ -187,6 +187,29 @@ func TestDowngradeMidConversation(t *testing.T) {
 	}
 }
 
+// TestUpgradeMidConversation: a conversation begun on an endpoint without
+// tool_search moves to one with it; the calls of the search function in
+// its history stay valid, and the next search uses tool_search.
+func TestUpgradeMidConversation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	relay := openaitest.New(t, openaitest.Options{RefuseToolSearch: true})
+	full := openaitest.New(t, openaitest.Options{})
+	conv := &openai.Conversation{}
+	sendRun(ctx, t, toolset(t, demo.Snapshot(), openai.Config{Endpoint: relay.URL}), client(relay), conv, "Create an issue on the code host about the login bug")
+	ts := toolset(t, demo.Snapshot(), openai.Config{Endpoint: full.URL})
+	turns, text := sendRun(ctx, t, ts, client(full), conv, "scale the web deployment on kubernetes")
+	if !strings.Contains(text, "Done: ok: ran kube/") || turns[0].Strategy != openai.StrategyToolSearch {
+		t.Fatalf("ended with %q under %s", text, turns[0].Strategy)
+	}
+	if !strings.Contains(mustJSON(t, conv.Input), `"type":"tool_search_output"`) {
+		t.Fatal("the search on the full endpoint did not use tool_search")
+	}
+	if rej := full.Rejections(); len(rej) > 0 {
+		t.Fatalf("refused: %q", rej)
+	}
+}
+
 // TestNeverDrop: a tool loaded under any strategy stays reachable with its
 // last definition after the catalog loses its server, across compaction;
 // calling it gets a clear error, and no request is refused.
@@ -276,6 +299,7 @@ func TestRefused(t *testing.T) {
 		{"pydantic tag", apiErr(422, "Input tag 'tool_search' found using 'type' does not match any of the expected tags: 'function'", ""), openai.FeatureToolSearch},
 		{"named only by the param", apiErr(400, "Extra inputs are not permitted", "tools.2.defer_loading"), openai.FeatureToolSearch},
 		{"plain words", apiErr(400, "namespace tools are not supported by this server", ""), openai.FeatureNamespaces},
+		{"a relay dropped the tool_search tool", apiErr(400, "Invalid 'input[2].tools': tools with defer_loading require a tool_search tool in the same request.", ""), openai.FeatureToolSearch},
 		{"a protocol error naming a namespace", apiErr(400, "Invalid 'input[4]': function_call to 'x' (namespace 'y'), which is neither in tools nor loaded by tool_search.", ""), 0},
 		{"a missing output", apiErr(400, "No tool output found for function call call_1.", ""), 0},
 		{"a server error", apiErr(500, "unsupported namespace", ""), 0},
