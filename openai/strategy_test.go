@@ -424,3 +424,37 @@ func TestNamespaceNamesReversible(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointsConcurrent: many conversations refusing the same feature at
+// once record it once, per endpoint and model.
+func TestEndpointsConcurrent(t *testing.T) {
+	t.Parallel()
+	var mem openai.Endpoints
+	if r := mem.Refusals("e", "m"); r != (openai.Refusals{}) {
+		t.Fatalf("a new memory holds %+v", r)
+	}
+	var first atomic.Int32
+	done := make(chan struct{})
+	for i := range 32 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if mem.Refuse("e", "m", openai.FeatureNamespaces, fmt.Sprint("refusal ", i)) {
+				first.Add(1)
+			}
+			_ = mem.Refusals("e", "m")
+		}()
+	}
+	for range 32 {
+		<-done
+	}
+	if first.Load() != 1 {
+		t.Fatalf("%d goroutines recorded the refusal first, want 1", first.Load())
+	}
+	r := mem.Refusals("e", "m")
+	if !strings.HasPrefix(r.Namespaces, "refusal ") || r.ToolSearch != "" || r.AdditionalTools != "" {
+		t.Fatalf("refusals %+v", r)
+	}
+	if other := mem.Refusals("e", "other-model"); other != (openai.Refusals{}) {
+		t.Fatalf("another model inherited %+v", other)
+	}
+}
