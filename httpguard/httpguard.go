@@ -45,6 +45,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Rate is a token bucket: PerSecond requests on average and Burst at once.
@@ -445,36 +447,38 @@ func ListenAddr(addr string) string {
 	return addr
 }
 
-// bucket is a token bucket.
+// bucket is a token bucket: a rate.Limiter refilled at the rate's
+// PerSecond up to its Burst (at least 1), starting full.
 type bucket struct {
-	rate   Rate
-	tokens float64
-	last   time.Time
+	lim   *rate.Limiter
+	burst int
 }
 
 func newBucket(r Rate, now time.Time) *bucket {
-	return &bucket{rate: r, tokens: float64(max(1, r.Burst)), last: now}
+	burst := max(1, r.Burst)
+	lim := rate.NewLimiter(rate.Limit(r.PerSecond), burst)
+	lim.AllowN(now, 0) // start the clock at now, full
+	return &bucket{lim: lim, burst: burst}
 }
 
-// take takes a token; when there is none it returns how long until there
-// is one.
+// take takes a token; when there is none it takes nothing and returns how
+// long until there is one.
 func (b *bucket) take(now time.Time) time.Duration {
-	burst := float64(max(1, b.rate.Burst))
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(burst, b.tokens+el*b.rate.PerSecond)
-		b.last = now
+	res := b.lim.ReserveN(now, 1)
+	if !res.OK() {
+		return time.Hour // a zero rate: no token ever
 	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0
+	if wait := res.DelayFrom(now); wait > 0 {
+		res.CancelAt(now)
+		return wait
 	}
-	return time.Duration((1 - b.tokens) / b.rate.PerSecond * float64(time.Second))
+	return 0
 }
 
 // full reports whether the bucket has refilled, so that forgetting it
 // changes nothing.
 func (b *bucket) full(now time.Time) bool {
-	return b.tokens+now.Sub(b.last).Seconds()*b.rate.PerSecond >= float64(max(1, b.rate.Burst))
+	return b.lim.TokensAt(now) >= float64(b.burst)
 }
 
 // buckets are the per-session buckets; full ones are forgotten now and
