@@ -1,11 +1,14 @@
-// Package redact removes known secret values (tokens, keys, passwords from
-// a configuration) from text before it is shown: log lines, error
-// messages, status output.
+// Package redact removes secrets from text before it is shown: log lines,
+// error messages, status output. It hides two kinds:
 //
-// A secret is replaced wherever it appears as written and in the escaped
-// forms that logs and errors give it (Go and JSON string quoting, URL query
-// escaping), so that a value quoted by a log handler or embedded in a URL
-// is caught too.
+//   - known values (tokens, keys, passwords from a configuration), wherever
+//     they appear as written and in the escaped forms that logs and errors
+//     give them (Go and JSON string quoting, URL query escaping), so that a
+//     value quoted by a log handler or embedded in a URL is caught too;
+//   - secrets recognised by their shape, which no configuration named: a
+//     provider's key format (sk-…, ghp_…, xoxb-…, AKIA…), a bearer token, a
+//     password in a URL, the value after a key named like a secret
+//     (api_key=…, "password": "…"). See shapes.
 package redact
 
 import (
@@ -21,13 +24,15 @@ import (
 // Mark replaces each secret.
 const Mark = "[REDACTED]"
 
-// Redactor replaces a fixed set of secret values. The zero value and nil
-// replace nothing.
+// Redactor replaces a fixed set of secret values and the secret shapes.
+// The zero value and nil replace nothing.
 type Redactor struct {
-	r *strings.Replacer
+	r      *strings.Replacer
+	shapes bool
 }
 
-// New returns a Redactor for the given secrets. Empty values are ignored.
+// New returns a Redactor for the given secrets and every secret shape.
+// Empty values are ignored.
 func New(secrets ...string) *Redactor {
 	seen := map[string]bool{}
 	var forms []string
@@ -52,7 +57,7 @@ func New(secrets ...string) *Redactor {
 		add(url.PathEscape(s))
 	}
 	if len(forms) == 0 {
-		return &Redactor{}
+		return &Redactor{shapes: true}
 	}
 	// Longest first: where two secrets overlap, the longer one wins.
 	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
@@ -60,15 +65,23 @@ func New(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, Mark)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), shapes: true}
 }
 
-// String returns s with every secret replaced by Mark.
+// String returns s with every secret replaced by Mark: the known values
+// first, then the shapes (a shape's telling prefix, such as "Bearer ",
+// stays).
 func (r *Redactor) String(s string) string {
-	if r == nil || r.r == nil || s == "" {
+	if r == nil || s == "" {
 		return s
 	}
-	return r.r.Replace(s)
+	if r.r != nil {
+		s = r.r.Replace(s)
+	}
+	if r.shapes {
+		s = redactShapes(s)
+	}
+	return s
 }
 
 // Error returns err with its message redacted. The result wraps err, so
@@ -105,7 +118,7 @@ func Redacted(err error) bool {
 // secret split across two writes is not caught: use it where every write
 // is a whole line (a log handler's output).
 func (r *Redactor) Writer(w io.Writer) io.Writer {
-	if r == nil || r.r == nil {
+	if r == nil || (r.r == nil && !r.shapes) {
 		return w
 	}
 	return &writer{r: r, w: w}
