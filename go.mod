@@ -4,6 +4,8 @@ go 1.26.8
 
 require github.com/tiktoken-go/tokenizer v0.10.0
 
+require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+
 require (
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2

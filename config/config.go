@@ -103,6 +103,8 @@ import (
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/safefile"
+
+	"github.com/tailscale/hujson"
 )
 
 // Transport kinds of an upstream server.
@@ -376,6 +378,13 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		return &Error{File: path, Server: server, Field: field, Err: err}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	// Comments and trailing commas are allowed (JSON with comments, as
+	// VS Code's and toolsearch init's files have them); a syntax error
+	// names its line and column.
+	data, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		return nil, errAt("", "", fmt.Errorf("not valid JSON: %w", err))
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, errAt("", "", fmt.Errorf("not a JSON object: %w", err))

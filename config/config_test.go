@@ -103,7 +103,8 @@ func TestErrorsNameFileServerField(t *testing.T) {
 		name, data        string
 		server, field, in string
 	}{
-		{"not json", `{`, "", "", "not a JSON object"},
+		{"not json", `{`, "", "", "not valid JSON: hujson: line 1, column 2"},
+		{"syntax error on a later line", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\" \"args\": []}\n  }\n}", "", "", "line 3, column 26"},
 		{"array", `[]`, "", "", "not a JSON object"},
 		{"servers not object", `{"mcpServers": []}`, "", "mcpServers", "object"},
 		{"no command", `{"mcpServers": {"a": {}}}`, "a", "command", "needs"},
@@ -286,5 +287,34 @@ func TestHintsAndEnrich(t *testing.T) {
 				t.Errorf("enrich %+v hints %q, want %+v %q", cfg.Gateway.Enrich, cfg.Gateway.Hints, tt.want, tt.hints)
 			}
 		})
+	}
+}
+
+// TestCommentsAndTrailingCommas: a config with comments and trailing commas
+// (JSON with comments, as toolsearch init writes it) reads as the same file
+// without them.
+func TestCommentsAndTrailingCommas(t *testing.T) {
+	t.Parallel()
+	commented := `// the gateway's servers
+{
+  "mcpServers": {
+    /* a stdio server */
+    "memory": {"command": "npx", "args": ["-y", "server-memory",],}, // trailing commas
+  },
+  "toolsearch": {"exposure": "search",},
+}
+`
+	plain := `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "server-memory"]}}, "toolsearch": {"exposure": "search"}}`
+	a, err := Parse("commented.json", []byte(commented), nil)
+	if err != nil {
+		t.Fatalf("a commented config: %v", err)
+	}
+	b, err := Parse("plain.json", []byte(plain), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Servers) != 1 || a.Servers[0].Command != b.Servers[0].Command || !slices.Equal(a.Servers[0].Args, b.Servers[0].Args) ||
+		a.Gateway.Exposure != b.Gateway.Exposure {
+		t.Errorf("the commented config reads as %+v / %q, the plain one as %+v / %q", a.Servers[0], a.Gateway.Exposure, b.Servers[0], b.Gateway.Exposure)
 	}
 }

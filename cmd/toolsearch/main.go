@@ -16,6 +16,11 @@
 //	status      start every configured server and show its state, tools and tokens
 //	import      write a gateway config from a client's settings
 //	proxy       a Messages API proxy that keeps tool search working through endpoints that break it
+//	init        a commented starter config
+//	add         add a server to the config (a command, or a URL)
+//	remove      remove servers from the config
+//	list        the config's servers
+//	call        call one server's tool from the shell, through the gateway
 //	version     the version, Go release, platform and commit of the binary
 //	help        the help of a command
 //	completion  a completion script for bash, zsh or fish
@@ -64,6 +69,11 @@ func init() {
 		{"status", "start every configured server and show its state, tools and tokens", runStatus},
 		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
 		{"proxy", "run a Messages API proxy that keeps tool search working through endpoints that break it", runProxy},
+		{"init", "write a commented starter config", runInit},
+		{"add", "add a server to the config: toolsearch add NAME -- COMMAND ARGS...", runAdd},
+		{"remove", "remove servers from the config", runRemove},
+		{"list", "list the config's servers", runList},
+		{"call", "call one server's tool from the shell: toolsearch call SERVER/TOOL '{json}'", runCall},
 		{"version", "print the version, Go release, platform and commit of this binary", runVersion},
 		{"help", "print the help of a command: toolsearch help <command>", runHelp},
 		{"completion", "print a completion script for bash, zsh or fish", runCompletion},
