@@ -19,7 +19,8 @@
 //	      "resources": {"allow": ["docs://*"]}, // resource URIs
 //	      "lazy": true,                       // start at the first call
 //	      "startTimeout": "20s",
-//	      "naming": "auto"                    // auto, bare or prefixed (below)
+//	      "naming": "auto",                   // auto, bare or prefixed (below)
+//	      "protocolVersion": "latest"         // or pin one, such as "2025-11-25"
 //	    },
 //	    "docs": {"type": "http", "url": "https://example.com/mcp",
 //	             "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
@@ -72,6 +73,13 @@
 // one, prefixed otherwise. A bare name that another exposed name already
 // uses falls back to server__tool, and the gateway logs it.
 //
+// A server's protocolVersion is the MCP version the gateway asks it for:
+// "latest" (the default) tries 2026-07-28 and falls back, per server, to the
+// initialize handshake of 2025-11-25 when the server does not offer it; a
+// version pins the server to it (a server written against 2025-11-25 that
+// still sends sampling or elicitation requests of its own, which 2026-07-28
+// forbids, works pinned to "2025-11-25").
+//
 // A stdio server does not inherit the gateway's environment, which holds
 // every server's secrets: it gets PATH, HOME, USER, LOGNAME, SHELL, TERM,
 // TZ, LANG, LANGUAGE and LC_*, TMPDIR (TMP, TEMP), the XDG_* directories,
@@ -96,6 +104,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,6 +203,11 @@ type Server struct {
 	// Naming is NamingAuto, NamingBare or NamingPrefixed: what the
 	// server's tools and prompts are called in the gateway's lists.
 	Naming string
+	// ProtocolVersion is the MCP version the gateway asks the server for:
+	// empty for the newest the gateway speaks (2026-07-28, falling back to
+	// the initialize handshake for servers that do not offer it), or one of
+	// ProtocolVersions to pin the server to it.
+	ProtocolVersion string
 	// Problem, when not nil, is why the server cannot start even though the
 	// file is well-formed (an unset ${VAR}); the gateway shows the server as
 	// failed with this error, and the other servers are unaffected.
@@ -463,7 +477,12 @@ type rawServer struct {
 	Lazy         bool              `json:"lazy"`
 	StartTimeout json.RawMessage   `json:"startTimeout"`
 	Naming       string            `json:"naming"`
+	Protocol     string            `json:"protocolVersion"`
 }
+
+// ProtocolVersions are the MCP versions a server may be pinned to with
+// "protocolVersion", newest first.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // rawGlobs is the JSON shape of a prompts or resources policy.
 type rawGlobs struct {
@@ -535,6 +554,13 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 		srv.Naming = n
 	default:
 		return nil, errAt("naming", fmt.Errorf("unknown naming %q (want auto, bare or prefixed)", rs.Naming))
+	}
+	switch v := strings.TrimSpace(rs.Protocol); {
+	case v == "" || strings.EqualFold(v, "latest"):
+	case slices.Contains(ProtocolVersions, v):
+		srv.ProtocolVersion = v
+	default:
+		return nil, errAt("protocolVersion", fmt.Errorf("unknown protocol version %q (want latest or one of %s)", rs.Protocol, strings.Join(ProtocolVersions, ", ")))
 	}
 	if err := checkPatterns(srv.Rules()); err != nil {
 		return nil, errAt(err.field, err)
