@@ -317,7 +317,12 @@ func TestUnsolicitedRequestsAreRefused(t *testing.T) {
 	phisher := attackServer(t, "phisher", "ph")
 	reportFile := filepath.Join(t.TempDir(), "report.json")
 	phisher["env"].(map[string]string)[attackReportEnv] = reportFile
-	g := startGateway(t, writeConfig(t, map[string]any{"ph": phisher, "fw": roleServer(t, "forwarder")}, nil))
+	// Both ask with requests of their own, as servers of 2025-11-25 do (on
+	// 2026-07-28 their own SDK refuses to send them).
+	phisher["protocolVersion"] = legacyProtocol
+	fw := roleServer(t, "forwarder")
+	fw["protocolVersion"] = legacyProtocol // it asks as a 2025-11-25 server does
+	g := startGateway(t, writeConfig(t, map[string]any{"ph": phisher, "fw": fw}, nil))
 	waitState(t, g, "ph", 20*time.Second, StateReady)
 	waitState(t, g, "fw", 20*time.Second, StateReady)
 	srv := serveHTTP(t, g.Handler("full"))

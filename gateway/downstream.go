@@ -574,7 +574,9 @@ func (s *session) load(tools []*catalog.Tool) {
 
 // call routes one tool call: resolve the name (policy-visible tools only),
 // apply ask rules, validate the arguments, forward to the upstream server.
-// Every error is a tool error the model can read.
+// A retry of a call that needed input (requestState, inputResponses) goes
+// to the server and tool that asked, and only there (mrtr.go). Every error
+// is a tool error the model can read.
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
 	start := time.Now()
 	t, err := g.resolveCall(ctx, name)
@@ -582,7 +584,17 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		g.metrics.call("", "unknown_tool", time.Since(start))
 		return toolError("%v", err)
 	}
-	if v := g.pol.Decide(t.Server, t.Name); v.Decision == policy.Ask {
+	again, err := g.retryOf(req, t)
+	if err != nil {
+		g.metrics.call(t.Server, "refused", time.Since(start))
+		return toolError("%v", err)
+	}
+	if again != nil && again.held != nil {
+		return g.resumeHeld(ctx, t, again, start)
+	}
+	if v := g.pol.Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
+		// A retry with a state the gateway handed out continues a call
+		// that was confirmed already.
 		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
 			g.metrics.call(t.Server, "refused", time.Since(start))
 			return toolError("%s", msg)
@@ -611,19 +623,16 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		g.metrics.call(t.Server, "unavailable", time.Since(start))
 		return toolError("cannot call %s: %v", g.nameOf(t), err)
 	}
-	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
-	if req != nil && req.Params != nil {
-		// The client's _meta goes along; its progress token is replaced
-		// by the gateway's own below.
-		for k, v := range req.Params.Meta {
-			if k == "progressToken" {
-				continue
-			}
-			if params.Meta == nil {
-				params.Meta = mcp.Meta{}
-			}
-			params.Meta[k] = v
-		}
+	// The client's _meta goes along (upstreamMeta); its progress token is
+	// replaced by the gateway's own below.
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args, Meta: upstreamMeta(req, modernSession(ls.cs), g.fwd.level())}
+	if again != nil {
+		params.InputResponses, params.RequestState = again.responses, again.state
+	}
+	if req != nil && clientModern(req.Session) && !modernSession(ls.cs) {
+		// A 2025 server's requests meanwhile cannot go to this client as
+		// requests: they become input_required results.
+		return g.callHeld(ctx, req, t, u, ls, params, start)
 	}
 	if req != nil {
 		// The server's requests and logs meanwhile go to this client, and
@@ -658,27 +667,44 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			res, timedOut, err = g.callOnce(ctx, ls, params)
 		}
 	}
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			g.metrics.call(t.Server, "cancelled", time.Since(start))
-			return toolError("the call to %s was cancelled", g.nameOf(t))
-		case ls.life.Err() != nil || stopped(ls.proc, err):
-			g.metrics.call(t.Server, "server_stopped", time.Since(start))
-			return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, g.nameOf(t), u.withTail(err))
-		case timedOut:
-			g.metrics.call(t.Server, "timeout", time.Since(start))
-			return toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
-		}
-		g.metrics.call(t.Server, "error", time.Since(start))
-		return toolError("%s failed: %v", g.nameOf(t), err)
+	if err == nil {
+		withoutServerInfo(res)
+		res, timedOut, err = g.afterResult(ctx, req, t, ls, params, res)
 	}
+	if err != nil {
+		return g.callFailed(ctx, t, u, ls, err, timedOut, start)
+	}
+	g.countResult(t, res, start)
+	return res
+}
+
+// callFailed is the tool error of a call that failed, saying why.
+func (g *Gateway) callFailed(ctx context.Context, t *catalog.Tool, u *upstream, ls liveSession, err error, timedOut bool, start time.Time) *mcp.CallToolResult {
+	switch {
+	case ctx.Err() != nil:
+		g.metrics.call(t.Server, "cancelled", time.Since(start))
+		return toolError("the call to %s was cancelled", g.nameOf(t))
+	case (ls.life != nil && ls.life.Err() != nil) || stopped(ls.proc, err):
+		g.metrics.call(t.Server, "server_stopped", time.Since(start))
+		return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, g.nameOf(t), u.withTail(err))
+	case timedOut:
+		g.metrics.call(t.Server, "timeout", time.Since(start))
+		return toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
+	}
+	g.metrics.call(t.Server, "error", time.Since(start))
+	return toolError("%s failed: %v", g.nameOf(t), err)
+}
+
+// countResult counts a call's result in the metrics.
+func (g *Gateway) countResult(t *catalog.Tool, res *mcp.CallToolResult, start time.Time) {
 	outcome := "ok"
-	if res.IsError {
+	switch {
+	case res.NeedsInput() || res.InputRequests != nil:
+		outcome = "input_required"
+	case res.IsError:
 		outcome = "tool_error"
 	}
 	g.metrics.call(t.Server, outcome, time.Since(start))
-	return res
 }
 
 // callOnce makes one call on a session. The call ends with the client's

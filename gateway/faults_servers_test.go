@@ -45,10 +45,11 @@ func runFaultRole(role string) int {
 	}
 	switch role {
 	case "crash-init":
-		// Reads the initialize request, starts an answer, and dies.
+		// Reads the initialize request (or server/discover, which a
+		// 2026-07-28 client sends first), starts an answer, and dies.
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			if bytes.Contains(sc.Bytes(), []byte(`"initialize"`)) {
+			if bytes.Contains(sc.Bytes(), []byte(`"initialize"`)) || bytes.Contains(sc.Bytes(), []byte(`"server/discover"`)) {
 				fmt.Fprintln(os.Stderr, "crash-init: dying during initialize")
 				os.Stdout.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"protocolVer`)
 				return 9

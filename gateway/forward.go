@@ -40,6 +40,9 @@ type origin struct {
 	// ctx is the client's request: over streamable HTTP it names the
 	// stream the request came on, where related messages go.
 	ctx context.Context
+	// held is set for a call made for a 2026 client: the server's
+	// requests become input_required results of the call (mrtr.go).
+	held *heldCall
 }
 
 // forwarding is the gateway's state for what passes besides calls.
@@ -55,6 +58,24 @@ type forwarding struct {
 	// subs holds the client sessions subscribed to each upstream
 	// resource, with the URI each subscribed to.
 	subs map[subKey]map[*session]string
+
+	// mrtr remembers multi round-trip calls (mrtr.go).
+	mrtr *mrtrState
+	// logLevel is the last level a 2025 client set with logging/setLevel,
+	// which calls to 2026 servers carry in their _meta.
+	logLevel mcp.LoggingLevel
+}
+
+func (f *forwarding) setLogLevel(l mcp.LoggingLevel) {
+	f.mu.Lock()
+	f.logLevel = l
+	f.mu.Unlock()
+}
+
+func (f *forwarding) level() mcp.LoggingLevel {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logLevel
 }
 
 // subKey is one upstream resource.
@@ -62,13 +83,19 @@ type subKey struct{ server, uri string }
 
 func newForwarding() *forwarding {
 	return &forwarding{inflight: map[string]map[int64]origin{}, elicitations: map[string]*mcp.ServerSession{},
-		subs: map[subKey]map[*session]string{}}
+		subs: map[subKey]map[*session]string{}, mrtr: newMRTR()}
 }
 
 // track records that a client request (ctx, from ss) is being served by
 // server, until the returned function is called.
 func (g *Gateway) track(server string, ctx context.Context, ss *mcp.ServerSession) func() {
-	if ss == nil {
+	return g.trackOrigin(server, origin{ss: ss, ctx: ctx})
+}
+
+// trackOrigin records that a client request o is being served by server,
+// until the returned function is called.
+func (g *Gateway) trackOrigin(server string, o origin) func() {
+	if o.ss == nil {
 		return func() {}
 	}
 	f := g.fwd
@@ -80,7 +107,7 @@ func (g *Gateway) track(server string, ctx context.Context, ss *mcp.ServerSessio
 		m = map[int64]origin{}
 		f.inflight[server] = m
 	}
-	m[id] = origin{ss: ss, ctx: ctx}
+	m[id] = o
 	f.mu.Unlock()
 	return func() {
 		f.mu.Lock()
@@ -179,6 +206,13 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 				Message: "the client connected to the toolsearch gateway does not support tools in sampling"}
 		}
 	}
+	if o.held != nil {
+		ans, err := o.held.ask(ctx, "sampling", p)
+		if err != nil {
+			return nil, fmt.Errorf("sampling through the gateway: %w", err)
+		}
+		return asSamplingResult(ans)
+	}
 	rctx, cancel := g.relayContext(ctx, o)
 	defer cancel()
 	res, err := o.ss.CreateMessageWithTools(rctx, p)
@@ -186,6 +220,22 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 		return nil, fmt.Errorf("sampling through the gateway: %w", err)
 	}
 	return res, nil
+}
+
+// asSamplingResult is a client's answer to a held sampling request, in
+// the form the server's request takes.
+func asSamplingResult(ans mcp.InputResponse) (*mcp.CreateMessageWithToolsResult, error) {
+	switch r := ans.(type) {
+	case *mcp.CreateMessageWithToolsResult:
+		return r, nil
+	case *mcp.CreateMessageResult:
+		out := &mcp.CreateMessageWithToolsResult{Meta: r.Meta, Model: r.Model, Role: r.Role, StopReason: r.StopReason}
+		if r.Content != nil {
+			out.Content = []mcp.Content{r.Content}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("the client answered sampling with %T", ans)
 }
 
 // relayElicit passes a server's elicitation/create to a client.
@@ -202,6 +252,14 @@ func (g *Gateway) relayElicit(ctx context.Context, server string, p *mcp.ElicitP
 		g.fwd.mu.Lock()
 		g.fwd.elicitations[p.ElicitationID] = o.ss
 		g.fwd.mu.Unlock()
+	}
+	if o.held != nil {
+		ans, err := o.held.ask(ctx, "elicitation", p)
+		if err != nil {
+			return nil, fmt.Errorf("elicitation through the gateway: %w", err)
+		}
+		res, _ := ans.(*mcp.ElicitResult)
+		return res, nil
 	}
 	rctx, cancel := g.relayContext(ctx, o)
 	defer cancel()
@@ -239,6 +297,17 @@ func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRoots
 	}
 	if !ok {
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+	}
+	if o.held != nil {
+		ans, err := o.held.ask(ctx, "roots", &mcp.ListRootsParams{})
+		if err != nil {
+			return nil, fmt.Errorf("roots/list through the gateway: %w", err)
+		}
+		res, _ := ans.(*mcp.ListRootsResult)
+		if res == nil || res.Roots == nil {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+		}
+		return res, nil
 	}
 	rctx, cancel := g.relayContext(ctx, o)
 	defer cancel()
@@ -291,10 +360,25 @@ func (u *upstream) upstreamClient() *mcp.Client {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: g.version}, &mcp.ClientOptions{
 		// Roots are answered from the clients (relayRoots); sampling and
 		// elicitation are inferred from their handlers.
-		Capabilities:               &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { relist() },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { relist() },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { relist() },
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
+		// A 2026-07-28 server's input_required results come back to the
+		// gateway as they are, for the client to answer (mrtr.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// On 2026-07-28 the SDK opens subscriptions/listen for the lists
+		// these handlers are set for; on older versions the server sends
+		// the notifications on its own.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.markStale(listTools)
+			relist()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			u.markStale(listResources, listTemplates)
+			relist()
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			u.markStale(listPrompts)
+			relist()
+		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)
 			u.tap.logHandled()

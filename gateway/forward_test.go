@@ -271,12 +271,17 @@ func (c *fwdClient) call(t *testing.T, name string) (string, bool) {
 // completions —
 // with the server behind stdio and behind streamable HTTP. The server is
 // the only one, so its names are bare, as if it were connected directly.
+// The server asks with requests of its own, as servers of 2025-11-25 do,
+// which 2026-07-28 forbids: over stdio it is pinned to 2025-11-25; over
+// HTTP its handler is stateful, so it offers no 2026-07-28 and the gateway
+// falls back to 2025-11-25 by itself.
 func TestForwardingBothWays(t *testing.T) {
 	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			up := roleServer(t, "forwarder")
+			up["protocolVersion"] = legacyProtocol
 			if transport == "http" {
 				s := forwarderServer()
 				srv := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
@@ -461,7 +466,9 @@ func TestForwardingBothWays(t *testing.T) {
 // fails with a clear message when no connected client supports it.
 func TestForwardingWithoutCapableClient(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, writeConfig(t, map[string]any{"fw": roleServer(t, "forwarder")}, nil))
+	up := roleServer(t, "forwarder")
+	up["protocolVersion"] = legacyProtocol // it asks as a 2025-11-25 server does
+	g := startGateway(t, writeConfig(t, map[string]any{"fw": up}, nil))
 	waitState(t, g, "fw", 20*time.Second, StateReady)
 	gw := serveHTTP(t, g.Handler("full"))
 	c := connectFwdClient(t, gw.URL+"/mcp", false)

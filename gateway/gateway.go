@@ -91,6 +91,10 @@ type Status struct {
 	Oversized      int
 	LastOversize   string
 	LastOversizeAt time.Time
+	// Protocol is the MCP version the server's session negotiated (empty
+	// before its first connection): 2026-07-28, or the version of the
+	// initialize handshake a server without it fell back to.
+	Protocol string
 }
 
 // view is the gateway's current picture of the world, replaced as a whole.
@@ -730,8 +734,10 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 }
 
 // setUpstreamLogLevel forwards a client's logging/setLevel to every ready
-// upstream.
+// upstream. A 2026-07-28 server has no logging/setLevel: the level goes
+// with each call instead (upstreamMeta).
 func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
+	g.fwd.setLogLevel(level)
 	for _, k := range g.keys {
 		u := g.ups[k]
 		u.mu.Lock()
@@ -740,7 +746,7 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 		if cs == nil || st != StateReady {
 			continue
 		}
-		if !logs(cs) {
+		if !logs(cs) || modernSession(cs) {
 			continue
 		}
 		go func() {

@@ -154,6 +154,8 @@ func runRole(role string) int {
 		return serveForwarder(ctx)
 	case "declares-resources":
 		return serveDeclaresResources(ctx)
+	case "modern":
+		return serveModern(ctx)
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

@@ -233,7 +233,7 @@ func overheadPair(t testing.TB) (direct, via *mcp.ClientSession) {
 	gw := serveHTTP(t, g.Handler("full"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	opts := &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol}
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol}
 	var err error
 	direct, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upURL}, opts)
 	if err != nil {

@@ -35,10 +35,8 @@ const (
 	StateStopped State = "stopped"
 )
 
-// upstreamProtocol is the protocol version the gateway asks its upstream
-// servers for: the newest one with the initialize handshake, which every
-// server answers.
-const upstreamProtocol = "2025-11-25"
+// errTooManyPages ends a listing that does not end.
+var errTooManyPages = errors.New("more than 1000 pages")
 
 // upstream is one configured server and its connection.
 type upstream struct {
@@ -77,6 +75,13 @@ type upstream struct {
 	oversized      int
 	lastOversize   string
 	lastOversizeAt time.Time
+	// negotiated is the protocol version of the current (or last) session;
+	// legacyOnly is set once a start asking for 2026-07-28 ran out of time
+	// (upstream_era.go).
+	negotiated string
+	legacyOnly bool
+	// caches holds the caching hints of the server's lists.
+	caches UpstreamCache
 }
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
@@ -287,8 +292,9 @@ func (u *upstream) start(ctx context.Context) error {
 	// Connect in a goroutine so that a process that exits at once is
 	// reported at once, not at the timeout.
 	done := make(chan result, 1)
+	wanted := u.wantedProtocol()
 	go func() {
-		cs, err := client.Connect(sctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+		cs, err := client.Connect(sctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: wanted})
 		done <- result{cs, err}
 	}()
 	var exited <-chan struct{}
@@ -319,6 +325,7 @@ func (u *upstream) start(ctx context.Context) error {
 		}
 		switch {
 		case errors.Is(sctx.Err(), context.DeadlineExceeded):
+			u.noteStartTimeout(wanted)
 			return u.withTail(fmt.Errorf("did not answer initialize within %v", u.startTimeout()))
 		case proc != nil && proc.exitErr() != nil:
 			return u.withTail(fmt.Errorf("exited during initialize (%v)", proc.exitErr()))
@@ -326,9 +333,15 @@ func (u *upstream) start(ctx context.Context) error {
 		return u.withTail(fmt.Errorf("initialize: %w", res.err))
 	}
 	life, endLife := context.WithCancel(context.Background())
+	negotiated := ""
+	if ir := res.cs.InitializeResult(); ir != nil {
+		negotiated = ir.ProtocolVersion
+	}
 	u.mu.Lock()
 	u.cs, u.client, u.life, u.endLife = res.cs, client, life, endLife
+	u.negotiated = negotiated
 	u.mu.Unlock()
+	u.log.Debug("connected", "protocol", negotiated, "asked", wanted)
 	if err := u.listAll(sctx); err != nil {
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("did not list its tools within %v", u.startTimeout())
@@ -421,37 +434,42 @@ func (u *upstream) listAll(ctx context.Context) error {
 	if caps == nil {
 		m.Capabilities = &mcp.ServerCapabilities{}
 	}
+	now := time.Now()
 	if caps == nil || caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil) {
-		tools, err := u.listTools(ctx, cs)
+		tools, hints, err := u.listTools(ctx, cs)
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
 		m.Tools = tools
+		u.setListCache(listTools, hints.result(now))
 	}
 	if caps != nil && caps.Resources != nil {
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				u.log.Warn("resources/list failed", "err", err)
-				break
-			}
-			m.Resources = append(m.Resources, r)
+		rs, hints, err := listPages(ctx, cs.ListResources, func(c string) *mcp.ListResourcesParams { return &mcp.ListResourcesParams{Cursor: c} },
+			func(r *mcp.ListResourcesResult) []*mcp.Resource { return r.Resources },
+			func(r *mcp.ListResourcesResult) (mcp.Cacheable, string) { return r.Cacheable, r.NextCursor })
+		if err != nil {
+			u.log.Warn("resources/list failed", "err", err)
 		}
-		for t, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				u.log.Debug("resources/templates/list failed", "err", err)
-				break
-			}
-			m.Templates = append(m.Templates, t)
+		m.Resources = rs
+		u.setListCache(listResources, hints.result(now))
+		ts, hints, err := listPages(ctx, cs.ListResourceTemplates, func(c string) *mcp.ListResourceTemplatesParams { return &mcp.ListResourceTemplatesParams{Cursor: c} },
+			func(r *mcp.ListResourceTemplatesResult) []*mcp.ResourceTemplate { return r.ResourceTemplates },
+			func(r *mcp.ListResourceTemplatesResult) (mcp.Cacheable, string) { return r.Cacheable, r.NextCursor })
+		if err != nil {
+			u.log.Debug("resources/templates/list failed", "err", err)
 		}
+		m.Templates = ts
+		u.setListCache(listTemplates, hints.result(now))
 	}
 	if caps != nil && caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				u.log.Warn("prompts/list failed", "err", err)
-				break
-			}
-			m.Prompts = append(m.Prompts, p)
+		ps, hints, err := listPages(ctx, cs.ListPrompts, func(c string) *mcp.ListPromptsParams { return &mcp.ListPromptsParams{Cursor: c} },
+			func(r *mcp.ListPromptsResult) []*mcp.Prompt { return r.Prompts },
+			func(r *mcp.ListPromptsResult) (mcp.Cacheable, string) { return r.Cacheable, r.NextCursor })
+		if err != nil {
+			u.log.Warn("prompts/list failed", "err", err)
 		}
+		m.Prompts = ps
+		u.setListCache(listPrompts, hints.result(now))
 	}
 	return u.g.publish(u, m, true)
 }
@@ -459,7 +477,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 // listTools pages through tools/list, keeping each definition's bytes as
 // the server sent them (seen by the wire tap); the SDK's decoded tools are
 // the fallback when the raw pages cannot be matched with them.
-func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json.RawMessage, error) {
+func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json.RawMessage, cacheHints, error) {
 	var (
 		capMu    sync.Mutex
 		captured []json.RawMessage
@@ -480,20 +498,24 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	})
 	defer u.tap.setCapture(nil)
 	ctx = tapContext(ctx)
-	var decoded []json.RawMessage
+	var (
+		decoded []json.RawMessage
+		hints   cacheHints
+	)
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 1000 {
-			return nil, errors.New("more than 1000 pages")
+			return nil, hints, errTooManyPages
 		}
 		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return nil, hints, err
 		}
+		hints.add(res.Cacheable)
 		for _, t := range res.Tools {
 			b, err := json.Marshal(t)
 			if err != nil {
-				return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+				return nil, hints, fmt.Errorf("tool %q: %w", t.Name, err)
 			}
 			decoded = append(decoded, b)
 		}
@@ -505,10 +527,10 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	capMu.Lock()
 	defer capMu.Unlock()
 	if capErr == nil && len(captured) == len(decoded) {
-		return captured, nil
+		return captured, hints, nil
 	}
 	u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(decoded), "err", capErr)
-	return decoded, nil
+	return decoded, hints, nil
 }
 
 // liveSession is a ready session with what goes with it.
@@ -602,7 +624,7 @@ func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt,
-		Oversized: u.oversized, LastOversize: u.lastOversize, LastOversizeAt: u.lastOversizeAt}
+		Oversized: u.oversized, LastOversize: u.lastOversize, LastOversizeAt: u.lastOversizeAt, Protocol: u.negotiated}
 	if u.err != nil {
 		s.Error = u.err.Error()
 	}

@@ -40,8 +40,10 @@ type statusJSON struct {
 }
 
 type serverStatus struct {
-	Name   string `json:"name"`
-	State  string `json:"state"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Protocol is the MCP version the server's session negotiated.
+	Protocol string `json:"protocol,omitempty"`
 	Tools  int    `json:"tools"`
 	Tokens int    `json:"tokens"`
 	Error  string `json:"error,omitempty"`
@@ -89,7 +91,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason}
 	code := exitOK
 	for _, s := range sts {
-		row := serverStatus{Name: s.Key, State: string(s.State), Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
+		row := serverStatus{Name: s.Key, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
 		if !s.RetryAt.IsZero() {
 			row.RetryAt = &s.RetryAt
 		}
@@ -112,15 +114,19 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 		return code
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tTOKENS\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tTOOLS\tTOKENS\tERROR")
 	for _, s := range out.Servers {
 		e := s.Error
 		if len(e) > 160 {
 			e = e[:160] + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.Name, s.State, s.Tools, s.Tokens, e)
+		proto := s.Protocol
+		if proto == "" {
+			proto = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.State, proto, s.Tools, s.Tokens, e)
 	}
-	fmt.Fprintf(tw, "TOTAL\t\t%d\t%d\t\n", out.Tools, out.Tokens)
+	fmt.Fprintf(tw, "TOTAL\t\t\t%d\t%d\t\n", out.Tools, out.Tokens)
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
 	return code

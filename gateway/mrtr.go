@@ -1,0 +1,648 @@
+package gateway
+
+// Multi round-trip requests (MCP 2026-07-28): instead of asking the client
+// for sampling, elicitation or roots with a request of its own, a server
+// answers tools/call with a result of type input_required, which carries
+// the questions (inputRequests) and an opaque requestState; the client
+// answers by calling again with inputResponses and the same requestState.
+//
+// What the gateway does depends on the era of each side:
+//
+//   - 2026 server, 2026 client: the input_required result goes to the client
+//     as it came, and the client's retry goes to the same server, with the
+//     same state. The state is the server's and is never read; the gateway
+//     only remembers which client got it for which tool of which server
+//     (stateBinding), and refuses a retry whose state it did not hand to
+//     that client for that tool: a forged state, one replayed against
+//     another tool or server, or one from another client.
+//   - 2026 server, 2025 client: the gateway asks the client the questions
+//     with the matching requests of 2025 (elicitation/create,
+//     sampling/createMessage, roots/list) and calls the server again with
+//     the answers, until the server's result is complete (fulfil).
+//   - 2025 server, 2026 client: the server asks with requests of its own
+//     while it serves the call, which a 2026 client cannot take. The gateway
+//     holds the server's request, ends the client's call with input_required
+//     carrying the question and a requestState of its own, and on the
+//     client's retry answers the held request and waits for the server's
+//     result (heldCall). A client that does not retry within holdTimeout
+//     gets nothing more: the server's request fails and its call is
+//     cancelled.
+//   - 2025 server, 2025 client: the server's requests are relayed to the
+//     client (forward.go).
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+const (
+	// holdTimeout is how long a held server request waits for the
+	// client's retry.
+	holdTimeout = 2 * time.Minute
+	// stateTTL is how long a server's requestState can be used for a
+	// retry.
+	stateTTL = 10 * time.Minute
+	// maxStates bounds the states remembered (the oldest go first).
+	maxStates = 4096
+	// maxRounds bounds the rounds of one call the gateway answers for a
+	// 2025 client.
+	maxRounds = 10
+	// heldStatePrefix starts the requestState of a held call, which the
+	// gateway makes itself.
+	heldStatePrefix = "toolsearch-held-"
+)
+
+// mrtrState is the gateway's memory of multi round-trip calls.
+type mrtrState struct {
+	mu     sync.Mutex
+	states map[string]stateBinding // bindKey(client, state) → binding
+	held   map[string]*heldCall    // the gateway's own state → held call
+	seq    int64
+	// hold is holdTimeout; tests shorten it.
+	hold time.Duration
+}
+
+func newMRTR() *mrtrState {
+	return &mrtrState{states: map[string]stateBinding{}, held: map[string]*heldCall{}, hold: holdTimeout}
+}
+
+// stateBinding is what a server's requestState was handed out for.
+type stateBinding struct {
+	server, tool string
+	expires      time.Time
+}
+
+// bindKey keys a binding: the client and a digest of the state (the state
+// itself is not kept).
+func bindKey(client, state string) string {
+	sum := sha256.Sum256([]byte(client + "\x00" + state))
+	return hex.EncodeToString(sum[:])
+}
+
+// clientKey names the client a request came from, for binding retries to
+// it: the authenticated user when there is one; over HTTP the session, or
+// for a request without one (2026-07-28 is sessionless) a digest of its
+// Authorization header; otherwise the connection.
+func clientKey(ss *mcp.ServerSession, extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return "user:" + extra.TokenInfo.UserID
+	}
+	if extra != nil && extra.Header != nil {
+		if ss != nil && ss.ID() != "" {
+			return "session:" + ss.ID()
+		}
+		sum := sha256.Sum256([]byte(extra.Header.Get("Authorization")))
+		return "http:" + hex.EncodeToString(sum[:8])
+	}
+	if ss != nil {
+		return fmt.Sprintf("conn:%p", ss)
+	}
+	return "none"
+}
+
+func callClientKey(req *mcp.CallToolRequest) string {
+	if req == nil {
+		return "none"
+	}
+	return clientKey(req.Session, req.Extra)
+}
+
+// clientModern reports whether a client session speaks 2026-07-28.
+func clientModern(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && isModern(ip.ProtocolVersion)
+}
+
+// bindState remembers that client got state from server's tool.
+func (m *mrtrState) bindState(client, server, tool, state string) {
+	if state == "" {
+		return
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.states) >= maxStates {
+		var oldestKey string
+		var oldest time.Time
+		for k, b := range m.states {
+			if now.After(b.expires) {
+				delete(m.states, k)
+				continue
+			}
+			if oldestKey == "" || b.expires.Before(oldest) {
+				oldestKey, oldest = k, b.expires
+			}
+		}
+		if len(m.states) >= maxStates {
+			delete(m.states, oldestKey)
+		}
+	}
+	m.states[bindKey(client, state)] = stateBinding{server: server, tool: tool, expires: now.Add(stateTTL)}
+}
+
+// dropState forgets a state once a retry used it.
+func (m *mrtrState) dropState(client, state string) {
+	if state == "" {
+		return
+	}
+	m.mu.Lock()
+	delete(m.states, bindKey(client, state))
+	m.mu.Unlock()
+}
+
+// retry is a client's retry of a call that needed input.
+type retry struct {
+	state     string
+	responses mcp.InputResponseMap
+	held      *heldCall // set when the state is a held call's
+}
+
+// retryOf checks a call's requestState: nil when the call carries none (a
+// first call), an error when the state was not handed to this client for
+// this tool, the retry otherwise.
+func (g *Gateway) retryOf(req *mcp.CallToolRequest, t *catalog.Tool) (*retry, error) {
+	if req == nil || req.Params == nil {
+		return nil, nil
+	}
+	state := req.Params.RequestState
+	if state == "" {
+		if len(req.Params.InputResponses) > 0 {
+			return &retry{responses: req.Params.InputResponses}, nil
+		}
+		return nil, nil
+	}
+	m := g.fwd.mrtr
+	client := callClientKey(req)
+	r := &retry{state: state, responses: req.Params.InputResponses}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h, ok := m.held[state]; ok {
+		if h.client != client || h.server != t.Server || h.tool != t.Name {
+			return nil, errStateRefused(g.nameOf(t))
+		}
+		r.held = h
+		return r, nil
+	}
+	b, ok := m.states[bindKey(client, state)]
+	if !ok || time.Now().After(b.expires) || b.server != t.Server || b.tool != t.Name {
+		return nil, errStateRefused(g.nameOf(t))
+	}
+	return r, nil
+}
+
+// errStateRefused is the error of a retry whose requestState the gateway
+// did not hand to this client for this tool.
+func errStateRefused(name string) error {
+	return fmt.Errorf("the requestState of this call to %s was not given to this client by a call to %s (or it expired, or was already used); "+
+		"call the tool again without requestState and inputResponses", name, name)
+}
+
+// upstreamMeta is the _meta a call goes upstream with: the client's, less
+// its progress token (the gateway uses its own) and the protocol's own keys
+// (io.modelcontextprotocol/…), which describe the client's side of the
+// gateway, not the gateway's side of the server. A 2026 server is told,
+// in the per-request capabilities, what the gateway can get from this
+// client: roots always (none, when the client has none), sampling and
+// elicitation when the client has them, and the client's extensions; and
+// the log level a 2025 client set (level), unless the client's request
+// names its own.
+func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLevel) mcp.Meta {
+	var out mcp.Meta
+	set := func(k string, v any) {
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	if req != nil && req.Params != nil {
+		for k, v := range req.Params.Meta {
+			if k == "progressToken" || (strings.HasPrefix(k, "io.modelcontextprotocol/") && !(modernUp && k == mcp.MetaKeyLogLevel)) {
+				continue
+			}
+			set(k, v)
+		}
+	}
+	if !modernUp {
+		return out
+	}
+	if req != nil {
+		if cc := clientCaps(req.Session); cc != nil {
+			set(mcp.MetaKeyClientCapabilities, relayedCaps(cc))
+		}
+	}
+	if _, ok := out[mcp.MetaKeyLogLevel]; !ok && level != "" {
+		set(mcp.MetaKeyLogLevel, level)
+	}
+	return out
+}
+
+// relayedCaps are the capabilities a 2026 server is told the gateway has
+// while it serves a request of a client with caps cc.
+func relayedCaps(cc *mcp.ClientCapabilities) map[string]any {
+	m := map[string]any{"roots": map[string]any{"listChanged": true}}
+	if cc.Sampling != nil {
+		m["sampling"] = cc.Sampling
+	}
+	if cc.Elicitation != nil {
+		m["elicitation"] = cc.Elicitation
+	}
+	if len(cc.Extensions) > 0 {
+		m["extensions"] = cc.Extensions
+	}
+	return m
+}
+
+// withoutServerInfo drops the server's own identity from a result's _meta
+// (io.modelcontextprotocol/serverInfo): to the client, the gateway is the
+// server.
+func withoutServerInfo(res *mcp.CallToolResult) {
+	if res != nil && res.Meta != nil {
+		delete(res.Meta, mcp.MetaKeyServerInfo)
+		if len(res.Meta) == 0 {
+			res.Meta = nil
+		}
+	}
+}
+
+// afterResult handles a server's input_required result: for a 2026 client
+// it goes out as it came (its state bound to the client and the tool); for
+// any other client the gateway asks the questions itself and calls again
+// (fulfil). A complete result passes.
+func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+	m := g.fwd.mrtr
+	client := callClientKey(req)
+	if params.RequestState != "" {
+		m.dropState(client, params.RequestState)
+	}
+	if res == nil || !res.NeedsInput() {
+		return res, false, nil
+	}
+	if req != nil && clientModern(req.Session) {
+		if res.InputRequests == nil {
+			// Load shedding: input_required with nothing to answer. It
+			// stays input_required on the way out.
+			res.InputRequests = mcp.InputRequestMap{}
+		}
+		m.bindState(client, t.Server, t.Name, res.RequestState)
+		return res, false, nil
+	}
+	return g.fulfil(ctx, req, t, ls, params, res)
+}
+
+// fulfil answers a server's input requests for a client of 2025 (or for no
+// client): each question goes to the client as the request it stands for,
+// and the call is made again with the answers, until the server's result is
+// complete, at most maxRounds times.
+func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+	var ss *mcp.ServerSession
+	if req != nil {
+		ss = req.Session
+	}
+	shed := 0
+	for round := 1; res != nil && res.NeedsInput(); round++ {
+		if round > maxRounds {
+			return toolError("%s still needed input after %d rounds; the gateway gave up", g.nameOf(t), maxRounds), false, nil
+		}
+		if len(res.InputRequests) == 0 {
+			// Load shedding: the server is busy; call again a little later.
+			shed++
+			if shed > 3 {
+				return toolError("%s is busy (it asked to be called again %d times); try again later", g.nameOf(t), shed-1), false, nil
+			}
+			select {
+			case <-time.After(time.Duration(shed) * 200 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+		}
+		if ss == nil {
+			return toolError("%s needs input from the user or the client (%s), and this call has no client to ask", g.nameOf(t), describeAsks(res.InputRequests)), false, nil
+		}
+		answers, err := g.askClient(ctx, t.Server, ss, res.InputRequests)
+		if err != nil {
+			return toolError("%s needs input the gateway could not get from the client: %v", g.nameOf(t), err), false, nil
+		}
+		next := *params
+		next.InputResponses, next.RequestState = answers, res.RequestState
+		var timedOut bool
+		res, timedOut, err = g.callOnce(ctx, ls, &next)
+		if err != nil {
+			return nil, timedOut, err
+		}
+		withoutServerInfo(res)
+	}
+	return res, false, nil
+}
+
+// describeAsks names the kinds of the input requests, for messages.
+func describeAsks(reqs mcp.InputRequestMap) string {
+	var kinds []string
+	for _, r := range reqs {
+		kinds = append(kinds, askKind(r))
+	}
+	if len(kinds) == 0 {
+		return "nothing named"
+	}
+	return strings.Join(kinds, ", ")
+}
+
+func askKind(r mcp.InputRequest) string {
+	switch r.(type) {
+	case *mcp.ElicitParams:
+		return "elicitation"
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		return "sampling"
+	case *mcp.ListRootsParams:
+		return "roots"
+	}
+	return fmt.Sprintf("%T", r)
+}
+
+// askClient puts a server's input requests to a 2025 client session, one
+// request each, concurrently, within the call timeout.
+func (g *Gateway) askClient(ctx context.Context, server string, ss *mcp.ServerSession, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		answers  = make(mcp.InputResponseMap, len(reqs))
+		firstErr error
+	)
+	caps := clientCaps(ss)
+	for key, r := range reqs {
+		wg.Go(func() {
+			a, err := askOne(ctx, ss, caps, r)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s (%s): %w", key, askKind(r), err)
+				}
+				cancel()
+				return
+			}
+			answers[key] = a
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return answers, nil
+}
+
+// askOne puts one input request to a 2025 client, when it declared the
+// capability the request needs; roots without the capability are none.
+func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabilities, r mcp.InputRequest) (mcp.InputResponse, error) {
+	switch p := r.(type) {
+	case *mcp.ElicitParams:
+		if !canElicit(caps) {
+			return nil, errors.New("the client does not support elicitation")
+		}
+		return ss.Elicit(ctx, p)
+	case *mcp.CreateMessageWithToolsParams:
+		if !canSample(caps) {
+			return nil, errors.New("the client does not support sampling")
+		}
+		if len(p.Tools) > 0 && caps.Sampling.Tools == nil {
+			return nil, errors.New("the client does not support tools in sampling")
+		}
+		return ss.CreateMessageWithTools(ctx, p)
+	case *mcp.CreateMessageParams:
+		if !canSample(caps) {
+			return nil, errors.New("the client does not support sampling")
+		}
+		return ss.CreateMessage(ctx, p)
+	case *mcp.ListRootsParams:
+		if !canRoots(caps) {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+		}
+		rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
+		defer cancel()
+		return ss.ListRoots(rctx, p)
+	}
+	return nil, fmt.Errorf("unknown input request %T", r)
+}
+
+// heldCall is a call to a 2025 server made for a 2026 client, whose server
+// asked the client something: the server's request waits in pending for
+// the client's retry.
+type heldCall struct {
+	m                    *mrtrState
+	token                string // the requestState the client was given
+	server, tool, client string
+	asks                 chan *heldAsk
+	done                 chan heldOutcome
+	ended                chan struct{} // closed when the held call is dropped
+	endOnce              sync.Once
+	cancel               context.CancelFunc // ends the server's call
+
+	mu      sync.Mutex
+	pending *heldAsk    // the request the client was shown
+	timer   *time.Timer // fires when the client does not retry in time
+}
+
+// heldAsk is one request of the server, waiting for the client's answer.
+type heldAsk struct {
+	key   string
+	req   mcp.InputRequest
+	reply chan heldReply
+}
+
+type heldReply struct {
+	res mcp.InputResponse
+	err error
+}
+
+// heldOutcome is the end of the server's call.
+type heldOutcome struct {
+	res      *mcp.CallToolResult
+	timedOut bool
+	err      error
+}
+
+// newHeld makes a held call and registers its state.
+func (m *mrtrState) newHeld(server, tool, client string) *heldCall {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	h := &heldCall{m: m, token: heldStatePrefix + hex.EncodeToString(b), server: server, tool: tool, client: client,
+		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), ended: make(chan struct{})}
+	m.mu.Lock()
+	m.held[h.token] = h
+	m.mu.Unlock()
+	return h
+}
+
+// end drops a held call: its state is forgotten, a pending request fails,
+// the server's call is cancelled.
+func (h *heldCall) end(why error) {
+	h.endOnce.Do(func() {
+		h.m.mu.Lock()
+		delete(h.m.held, h.token)
+		h.m.mu.Unlock()
+		h.mu.Lock()
+		p := h.pending
+		h.pending = nil
+		if h.timer != nil {
+			h.timer.Stop()
+		}
+		h.mu.Unlock()
+		if p != nil {
+			p.reply <- heldReply{err: why}
+		}
+		close(h.ended)
+		if h.cancel != nil {
+			h.cancel()
+		}
+	})
+}
+
+// ask is the server's side: it hands the request to the client's side of
+// the held call and waits for the answer.
+func (h *heldCall) ask(ctx context.Context, kind string, r mcp.InputRequest) (mcp.InputResponse, error) {
+	h.m.mu.Lock()
+	h.m.seq++
+	key := fmt.Sprintf("%s-%d", kind, h.m.seq)
+	h.m.mu.Unlock()
+	a := &heldAsk{key: key, req: r, reply: make(chan heldReply, 1)}
+	select {
+	case h.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.ended:
+		return nil, errors.New("the client's call ended")
+	}
+	select {
+	case rep := <-a.reply:
+		return rep.res, rep.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// callHeld makes a call to a 2025 server for a 2026 client: the server's
+// requests meanwhile become input_required results (see waitHeld).
+func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, u *upstream, ls liveSession, params *mcp.CallToolParams, start time.Time) *mcp.CallToolResult {
+	m := g.fwd.mrtr
+	h := m.newHeld(t.Server, t.Name, callClientKey(req))
+	// The server's call outlives the client's first request: it ends when
+	// it is answered, at the call timeout, when the server's session ends,
+	// or when the held call is dropped.
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.cancel = cancel
+	untrack := g.trackHeld(t.Server, hctx, req.Session, h)
+	go func() {
+		defer untrack()
+		res, timedOut, err := g.callOnce(hctx, ls, params)
+		h.done <- heldOutcome{res: res, timedOut: timedOut, err: err}
+	}()
+	return g.waitHeld(ctx, t, u, ls, h, start)
+}
+
+// waitHeld waits, for the client's request ctx, for the held call's next
+// step: the server's result, which ends the call, or a request of the
+// server, which goes to the client as input_required.
+func (g *Gateway) waitHeld(ctx context.Context, t *catalog.Tool, u *upstream, ls liveSession, h *heldCall, start time.Time) *mcp.CallToolResult {
+	select {
+	case o := <-h.done:
+		h.end(errors.New("the call ended"))
+		if o.err != nil {
+			return g.callFailed(ctx, t, u, ls, o.err, o.timedOut, start)
+		}
+		withoutServerInfo(o.res)
+		g.countResult(t, o.res, start)
+		return o.res
+	case a := <-h.asks:
+		h.mu.Lock()
+		h.pending = a
+		if h.timer != nil {
+			h.timer.Stop()
+		}
+		h.timer = time.AfterFunc(h.m.hold, func() {
+			h.end(fmt.Errorf("the client did not answer within %v", h.m.hold))
+		})
+		h.mu.Unlock()
+		g.metrics.call(t.Server, "input_required", time.Since(start))
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token}
+	case <-h.ended:
+		return toolError("the call to %s ended: its server's question was not answered in time", g.nameOf(t))
+	case <-ctx.Done():
+		h.end(errors.New("the client cancelled its call"))
+		g.metrics.call(t.Server, "cancelled", time.Since(start))
+		return toolError("the call to %s was cancelled", g.nameOf(t))
+	}
+}
+
+// resumeHeld takes a client's retry of a held call: the answer goes to the
+// server's waiting request, then the call goes on.
+func (g *Gateway) resumeHeld(ctx context.Context, t *catalog.Tool, r *retry, start time.Time) *mcp.CallToolResult {
+	h := r.held
+	h.mu.Lock()
+	a := h.pending
+	if a == nil {
+		h.mu.Unlock()
+		return toolError("the call to %s is not waiting for input", g.nameOf(t))
+	}
+	ans, ok := r.responses[a.key]
+	if err := answerFits(a.req, ans); !ok || err != nil {
+		h.mu.Unlock()
+		if !ok {
+			err = fmt.Errorf("inputResponses has no %q", a.key)
+		}
+		return toolError("this retry of %s does not answer its input request: %v", g.nameOf(t), err)
+	}
+	h.pending = nil
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.mu.Unlock()
+	a.reply <- heldReply{res: ans}
+	u := g.ups[t.Server]
+	ls, err := u.live(ctx)
+	if err != nil {
+		ls = liveSession{}
+	}
+	return g.waitHeld(ctx, t, u, ls, h, start)
+}
+
+// answerFits checks that an answer is of the kind its request asks for.
+func answerFits(req mcp.InputRequest, ans mcp.InputResponse) error {
+	var ok bool
+	switch req.(type) {
+	case *mcp.ElicitParams:
+		_, ok = ans.(*mcp.ElicitResult)
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		_, ok = ans.(*mcp.CreateMessageWithToolsResult)
+		if !ok {
+			_, ok = ans.(*mcp.CreateMessageResult)
+		}
+	case *mcp.ListRootsParams:
+		_, ok = ans.(*mcp.ListRootsResult)
+	}
+	if !ok && ans != nil {
+		return fmt.Errorf("a %s request cannot be answered with %T", askKind(req), ans)
+	}
+	if ans == nil {
+		return errors.New("no answer")
+	}
+	return nil
+}
+
+// trackHeld is track for a held call: the server's requests go to h.
+func (g *Gateway) trackHeld(server string, ctx context.Context, ss *mcp.ServerSession, h *heldCall) func() {
+	return g.trackOrigin(server, origin{ss: ss, ctx: ctx, held: h})
+}

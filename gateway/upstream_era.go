@@ -1,0 +1,243 @@
+package gateway
+
+// The protocol era of each upstream server: the version the gateway asked
+// for and the one the server took, and what its list results said about
+// caching them (ttlMs, cacheScope; 2026-07-28 and later).
+//
+// The gateway asks every server for 2026-07-28, the newest version it
+// speaks. The Go SDK's Connect tries server/discover first and falls back
+// to the initialize handshake of 2025-11-25 when the server does not
+// answer it, so each server ends up at the newest version both sides
+// speak. A server can be pinned to a version in its config entry
+// ("protocolVersion"); servers behind the legacy SSE transport, which
+// 2026-07-28 no longer has, are asked for 2025-11-25; and a server that
+// let a 2026-07-28 start run out of time (some never answer a method they
+// do not know) is asked for 2025-11-25 from then on.
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
+)
+
+// Protocol versions the gateway asks its upstream servers for.
+const (
+	// latestProtocol is the newest version: no initialize handshake,
+	// per-request _meta, input_required results, subscriptions/listen.
+	latestProtocol = "2026-07-28"
+	// legacyProtocol is the newest version with the initialize handshake,
+	// which every server answers.
+	legacyProtocol = "2025-11-25"
+)
+
+// isModern reports whether a negotiated version is 2026-07-28 or later
+// (versions are dates, so they compare as strings).
+func isModern(version string) bool { return version >= latestProtocol }
+
+// wantedProtocol is the version the next start asks the server for.
+func (u *upstream) wantedProtocol() string {
+	switch {
+	case u.cfg.ProtocolVersion != "":
+		return u.cfg.ProtocolVersion
+	case u.cfg.Transport == config.TransportSSE:
+		return legacyProtocol
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.legacyOnly {
+		return legacyProtocol
+	}
+	return latestProtocol
+}
+
+// noteStartTimeout is told that a start asking for version timed out: a
+// server that may not answer server/discover is asked for the legacy
+// version next time (unless it is pinned).
+func (u *upstream) noteStartTimeout(version string) {
+	if !isModern(version) || u.cfg.ProtocolVersion != "" {
+		return
+	}
+	u.mu.Lock()
+	first := !u.legacyOnly
+	u.legacyOnly = true
+	u.mu.Unlock()
+	if first {
+		u.log.Warn("the server did not answer in time when asked for " + version + "; asking for " + legacyProtocol + " from now on")
+	}
+}
+
+// protocol is the version the current (or last) session negotiated; empty
+// before the first connection.
+func (u *upstream) protocol() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.negotiated
+}
+
+// modern reports whether the live session cs speaks 2026-07-28 or later.
+func modernSession(cs *mcp.ClientSession) bool {
+	if cs == nil {
+		return false
+	}
+	ir := cs.InitializeResult()
+	return ir != nil && isModern(ir.ProtocolVersion)
+}
+
+// ListCache is what a server said about caching one of its lists, as of
+// its last listing: TTL is the smallest ttlMs of its pages (zero: stale at
+// once, which is also what a server before 2026-07-28 means by saying
+// nothing); Scope is "private" when any page was private, "public" when
+// every page said public, and empty when the server did not say (before
+// 2026-07-28). Stale is set by a list_changed notification and cleared by
+// the next listing.
+type ListCache struct {
+	TTL      time.Duration
+	Scope    string
+	ListedAt time.Time
+	Stale    bool
+}
+
+// Fresh reports whether the list may still be served from a cache at now:
+// not stale, and within its TTL.
+func (c ListCache) Fresh(now time.Time) bool {
+	return !c.Stale && !c.ListedAt.IsZero() && now.Before(c.ListedAt.Add(c.TTL))
+}
+
+// UpstreamCache holds the caching hints of one server's lists, with the
+// protocol version they were listed at.
+type UpstreamCache struct {
+	Protocol  string
+	Tools     ListCache
+	Resources ListCache
+	Templates ListCache
+	Prompts   ListCache
+}
+
+// listKind names one of a server's lists.
+type listKind int
+
+const (
+	listTools listKind = iota
+	listResources
+	listTemplates
+	listPrompts
+)
+
+// cacheHints folds the hints of a list's pages, page by page.
+type cacheHints struct {
+	ttl     time.Duration
+	scope   string
+	pages   int
+	private bool
+	unsaid  bool
+}
+
+// add folds in one page's hints.
+func (h *cacheHints) add(c mcp.Cacheable) {
+	ttl := time.Duration(max(c.TTLMs, 0)) * time.Millisecond
+	if h.pages == 0 || ttl < h.ttl {
+		h.ttl = ttl
+	}
+	h.pages++
+	switch c.CacheScope {
+	case "private":
+		h.private = true
+	case "":
+		h.unsaid = true
+	}
+}
+
+// result is the folded hints, listed at now.
+func (h *cacheHints) result(now time.Time) ListCache {
+	c := ListCache{TTL: h.ttl, ListedAt: now}
+	switch {
+	case h.private:
+		c.Scope = "private"
+	case h.pages > 0 && !h.unsaid:
+		c.Scope = "public"
+	}
+	return c
+}
+
+// setListCache records a list's hints after a listing.
+func (u *upstream) setListCache(kind listKind, c ListCache) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	*u.cacheSlot(kind) = c
+}
+
+// markStale marks lists stale after a list_changed.
+func (u *upstream) markStale(kinds ...listKind) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, k := range kinds {
+		u.cacheSlot(k).Stale = true
+	}
+}
+
+// cacheSlot is where a list's hints are kept; u.mu is held.
+func (u *upstream) cacheSlot(kind listKind) *ListCache {
+	switch kind {
+	case listResources:
+		return &u.caches.Resources
+	case listTemplates:
+		return &u.caches.Templates
+	case listPrompts:
+		return &u.caches.Prompts
+	}
+	return &u.caches.Tools
+}
+
+// UpstreamCache returns the caching hints of a configured server's lists
+// as of its last listing (ok is false for a server that is not
+// configured). A list never listed has a zero ListCache.
+func (g *Gateway) UpstreamCache(server string) (c UpstreamCache, ok bool) {
+	u := g.ups[server]
+	if u == nil {
+		return UpstreamCache{}, false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c = u.caches
+	c.Protocol = u.negotiated
+	return c, true
+}
+
+// UpstreamCaches returns the caching hints of every configured server,
+// by server key.
+func (g *Gateway) UpstreamCaches() map[string]UpstreamCache {
+	out := make(map[string]UpstreamCache, len(g.keys))
+	for _, k := range g.keys {
+		out[k], _ = g.UpstreamCache(k)
+	}
+	return out
+}
+
+// listPages pages through one list with its SDK method, folding the
+// pages' cache hints; items picks a page's items and cacheable its hints.
+func listPages[P any, R any, T any](ctx context.Context, list func(context.Context, *P) (*R, error), mkParams func(cursor string) *P,
+	items func(*R) []T, hints func(*R) (mcp.Cacheable, string)) ([]T, cacheHints, error) {
+	var (
+		all []T
+		h   cacheHints
+	)
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			return all, h, errTooManyPages
+		}
+		res, err := list(ctx, mkParams(cursor))
+		if err != nil {
+			return all, h, err
+		}
+		all = append(all, items(res)...)
+		c, next := hints(res)
+		h.add(c)
+		if next == "" {
+			return all, h, nil
+		}
+		cursor = next
+	}
+}
