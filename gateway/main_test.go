@@ -156,6 +156,8 @@ func runRole(role string) int {
 		return serveDeclaresResources(ctx)
 	case "modern":
 		return serveModern(ctx)
+	case "deaf-to-discover":
+		return serveDeafToDiscover()
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

@@ -67,6 +67,30 @@ func TestUpstreamNegotiation(t *testing.T) {
 	}
 }
 
+// TestUpstreamDeafToDiscover: a server that never answers server/discover
+// costs one start timeout: the next start asks for 2025-11-25, and the
+// server is ready at that version; a pinned server is asked for its
+// version from the start.
+func TestUpstreamDeafToDiscover(t *testing.T) {
+	t.Parallel()
+	pinned := roleServer(t, "deaf-to-discover")
+	pinned["protocolVersion"] = legacyProtocol
+	deaf := roleServer(t, "deaf-to-discover")
+	deaf["startTimeout"] = "1s"
+	g := startGateway(t, writeConfig(t, map[string]any{"deaf": deaf, "pinned": pinned}, nil))
+	if st := waitState(t, g, "pinned", 10*time.Second, StateReady); st.Protocol != legacyProtocol || st.Restarts != 0 {
+		t.Errorf("pinned: %+v", st)
+	}
+	waitState(t, g, "deaf", 10*time.Second, StateFailed, StateRestarting)
+	st := waitState(t, g, "deaf", 15*time.Second, StateReady)
+	if st.Protocol != legacyProtocol || st.Restarts != 1 {
+		t.Errorf("deaf: protocol %q after %d restarts, want %s after 1", st.Protocol, st.Restarts, legacyProtocol)
+	}
+	if res := g.call(context.Background(), nil, "deaf__hello", nil); res.IsError || resultText(res) != "hello" {
+		t.Errorf("deaf__hello = %q", resultText(res))
+	}
+}
+
 // TestUpstreamCacheHints: the gateway keeps what a server's list results
 // said about caching them (ttlMs, cacheScope), per list, whatever version
 // it speaks (the Go SDK says it on 2025-11-25 too); a server that says

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -315,4 +316,36 @@ func answering(mrtr bool) *mcp.ClientOptions {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
 	return opts
+}
+
+// serveDeafToDiscover is a server of 2025 that never answers a method it
+// does not know (server/discover among them): it answers initialize,
+// tools/list and tools/call, and reads everything else in silence.
+func serveDeafToDiscover() int {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil {
+			continue
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}`, req.Params.ProtocolVersion)
+		case "tools/list":
+			result = `{"tools":[{"name":"hello","description":"Say hello.","inputSchema":{"type":"object"}}]}`
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":"hello"}]}`
+		default:
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
+	}
+	return 0
 }
