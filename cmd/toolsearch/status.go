@@ -44,9 +44,9 @@ type serverStatus struct {
 	State string `json:"state"`
 	// Protocol is the MCP version the server's session negotiated.
 	Protocol string `json:"protocol,omitempty"`
-	Tools  int    `json:"tools"`
-	Tokens int    `json:"tokens"`
-	Error  string `json:"error,omitempty"`
+	Tools    int    `json:"tools"`
+	Tokens   int    `json:"tokens"`
+	Error    string `json:"error,omitempty"`
 	// RetryAt is when a server that used up its restarts is tried again.
 	RetryAt *time.Time `json:"retry_at,omitempty"`
 }

@@ -23,7 +23,9 @@ func TestStatusShowsProtocol(t *testing.T) {
 	url := func(stateless bool) string {
 		s := mcp.NewServer(&mcp.Implementation{Name: "p", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "noop", Description: "Do nothing.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 			&mcp.StreamableHTTPOptions{Stateless: stateless}))
 		t.Cleanup(srv.Close)
