@@ -836,7 +836,7 @@ func (s *session) syncExtras(v *view) {
 			}
 			if g.guard("resource "+exp, func() {
 				s.server.AddResource(&rr, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return g.readResource(ctx, req.Session, server, orig)
+					return g.readResourceFor(ctx, req, server, orig)
 				})
 			}) {
 				s.resources[exp] = sig
@@ -858,7 +858,7 @@ func (s *session) syncExtras(v *view) {
 			server := k
 			if g.guard("resource template "+t.URITemplate, func() {
 				s.server.AddResourceTemplate(&tt, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return g.readResource(ctx, req.Session, server, req.Params.URI)
+					return g.readResourceFor(ctx, req, server, req.Params.URI)
 				})
 			}) {
 				s.templates[t.URITemplate] = sig
@@ -879,7 +879,7 @@ func (s *session) syncExtras(v *view) {
 			server, orig := k, p.Name
 			if g.guard("prompt "+name, func() {
 				s.server.AddPrompt(&pp, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-					return g.getPrompt(ctx, req.Session, server, orig, req.Params.Arguments)
+					return g.getPromptFor(ctx, req, server, orig)
 				})
 			}) {
 				s.prompts[name] = sig
@@ -917,7 +917,13 @@ func mustJSON(v any) string {
 // readResource reads a resource from its server on behalf of a client
 // session (ss; nil when there is none).
 func (g *Gateway) readResource(ctx context.Context, ss *mcp.ServerSession, server, uri string) (*mcp.ReadResourceResult, error) {
-	if err := g.resourceAllowed(server, uri); err != nil {
+	return g.readResourceWith(ctx, ss, server, &mcp.ReadResourceParams{URI: uri})
+}
+
+// readResourceWith is readResource with the params to send (a retry's
+// inputResponses and requestState with the URI).
+func (g *Gateway) readResourceWith(ctx context.Context, ss *mcp.ServerSession, server string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if err := g.resourceAllowed(server, p.URI); err != nil {
 		return nil, err
 	}
 	u := g.ups[server]
@@ -931,12 +937,17 @@ func (g *Gateway) readResource(ctx context.Context, ss *mcp.ServerSession, serve
 	defer g.track(server, ctx, ss)()
 	ctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	return ls.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	return ls.cs.ReadResource(ctx, p)
 }
 
 // getPrompt gets a prompt from its server on behalf of a client session.
 func (g *Gateway) getPrompt(ctx context.Context, ss *mcp.ServerSession, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	if err := g.promptAllowed(server, name); err != nil {
+	return g.getPromptWith(ctx, ss, server, &mcp.GetPromptParams{Name: name, Arguments: args})
+}
+
+// getPromptWith is getPrompt with the params to send.
+func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, server string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if err := g.promptAllowed(server, p.Name); err != nil {
 		return nil, err
 	}
 	u := g.ups[server]
@@ -950,7 +961,7 @@ func (g *Gateway) getPrompt(ctx context.Context, ss *mcp.ServerSession, server, 
 	defer g.track(server, ctx, ss)()
 	ctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	return ls.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	return ls.cs.GetPrompt(ctx, p)
 }
 
 // upstreamContext bounds a request to an upstream: it ends with ctx, at the

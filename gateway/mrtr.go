@@ -41,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -645,4 +646,93 @@ func answerFits(req mcp.InputRequest, ans mcp.InputResponse) error {
 // trackHeld is track for a held call: the server's requests go to h.
 func (g *Gateway) trackHeld(server string, ctx context.Context, ss *mcp.ServerSession, h *heldCall) func() {
 	return g.trackOrigin(server, origin{ss: ss, ctx: ctx, held: h})
+}
+
+// Prompts and resources: a 2026 server may answer prompts/get and
+// resources/read with input_required too. The result goes to the client as
+// it came, its state bound as a tool call's is (to the client, the server
+// and the prompt or resource); a retry is checked the same way. For a 2025
+// client the SDK answers the server's questions itself, with the client's
+// requests of its era, and asks the gateway again with the answers once.
+
+// checkRound checks the requestState of a prompts/get or resources/read
+// retry against what the gateway handed out for target.
+func (g *Gateway) checkRound(client, server, target, state string) error {
+	if state == "" {
+		return nil
+	}
+	m := g.fwd.mrtr
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.states[bindKey(client, state)]
+	if !ok || time.Now().After(b.expires) || b.server != server || b.tool != target {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the requestState of this request for %s was not given to this client for it (or it expired, or was already used)", target)}
+	}
+	return nil
+}
+
+// noteRound binds or drops states after a prompts/get or resources/read
+// answer. A state is bound for a 2025 client too: the SDK's retry on its
+// behalf comes back to the gateway with it.
+func (g *Gateway) noteRound(client, server, target, used string, needsInput bool, state string) {
+	m := g.fwd.mrtr
+	m.dropState(client, used)
+	if needsInput {
+		m.bindState(client, server, target, state)
+	}
+}
+
+// readResourceFor serves a client's resources/read, retries included.
+func (g *Gateway) readResourceFor(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	client := clientKey(req.Session, req.Extra)
+	target := "resource:" + uri
+	if err := g.checkRound(client, server, target, req.Params.RequestState); err != nil {
+		return nil, err
+	}
+	res, err := g.readResourceWith(ctx, req.Session, server, &mcp.ReadResourceParams{Meta: roundMeta(req.Params.Meta), URI: uri,
+		InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState})
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() && res.InputRequests == nil {
+		res.InputRequests = mcp.InputRequestMap{}
+	}
+	g.noteRound(client, server, target, req.Params.RequestState, res.NeedsInput(), res.RequestState)
+	return res, nil
+}
+
+// getPromptFor serves a client's prompts/get, retries included.
+func (g *Gateway) getPromptFor(ctx context.Context, req *mcp.GetPromptRequest, server, name string) (*mcp.GetPromptResult, error) {
+	client := clientKey(req.Session, req.Extra)
+	target := "prompt:" + name
+	if err := g.checkRound(client, server, target, req.Params.RequestState); err != nil {
+		return nil, err
+	}
+	res, err := g.getPromptWith(ctx, req.Session, server, &mcp.GetPromptParams{Meta: roundMeta(req.Params.Meta), Name: name,
+		Arguments: req.Params.Arguments, InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState})
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() && res.InputRequests == nil {
+		res.InputRequests = mcp.InputRequestMap{}
+	}
+	g.noteRound(client, server, target, req.Params.RequestState, res.NeedsInput(), res.RequestState)
+	return res, nil
+}
+
+// roundMeta is the client's _meta of a prompts/get or resources/read, less
+// the protocol's own keys (see upstreamMeta).
+func roundMeta(in mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range in {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
 }

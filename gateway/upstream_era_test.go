@@ -384,6 +384,87 @@ func TestInputRequiredRetryAttacks(t *testing.T) {
 	})
 }
 
+// TestInputRequiredPromptsAndResources: prompts/get and resources/read
+// answered with input_required reach a 2026 client as they came, and the
+// retry reaches the server with its state; a state replayed against
+// another prompt, or by another client, is refused; a 2025 client is asked
+// with elicitation/create and gets the final answer.
+func TestInputRequiredPromptsAndResources(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, writeConfig(t, map[string]any{"m": roleServer(t, "modern")}, nil))
+	waitState(t, g, "m", 20*time.Second, StateReady)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	answer := mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}
+
+	// A modernFront serves no prompts or resources: these go through the
+	// gateway's handlers (readResourceFor, getPromptFor) on a server of
+	// the test's own.
+	front := mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Version: "test"}, nil)
+	front.AddPrompt(&mcp.Prompt{Name: "ask_prompt"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return g.getPromptFor(ctx, req, "m", "ask_prompt")
+	})
+	front.AddPrompt(&mcp.Prompt{Name: "ask_prompt_too"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return g.getPromptFor(ctx, req, "m", "ask_prompt_too")
+	})
+	front.AddResource(&mcp.Resource{URI: "ask://secret", Name: "asked"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.readResourceFor(ctx, req, "m", req.Params.URI)
+	})
+	connect := func(opts *mcp.ClientOptions) *mcp.ClientSession {
+		t.Helper()
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := front.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeSession(t, cs) })
+		return cs
+	}
+	alice, mallory := connect(answering(false)), connect(answering(false))
+
+	res, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt"})
+	if err != nil || !res.NeedsInput() || !strings.HasPrefix(res.RequestState, "ask_prompt-") || res.InputRequests["name"] == nil {
+		t.Fatalf("first prompts/get: %+v %v", res, err)
+	}
+	state := res.RequestState
+	if _, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt_too", InputResponses: answer, RequestState: state}); err == nil || !strings.Contains(err.Error(), "requestState") {
+		t.Errorf("a state replayed against another prompt: %v", err)
+	}
+	if _, err := mallory.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt", InputResponses: answer, RequestState: state}); err == nil || !strings.Contains(err.Error(), "requestState") {
+		t.Errorf("another client's state: %v", err)
+	}
+	res, err = alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt", InputResponses: answer, RequestState: state})
+	if err != nil || res.NeedsInput() || len(res.Messages) != 1 || res.Messages[0].Content.(*mcp.TextContent).Text != "hello Grace state="+state {
+		t.Errorf("the retry: %+v %v", res, err)
+	}
+
+	rr, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ask://secret"})
+	if err != nil || !rr.NeedsInput() || !strings.HasPrefix(rr.RequestState, "read-") {
+		t.Fatalf("first resources/read: %+v %v", rr, err)
+	}
+	rr2, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ask://secret", InputResponses: answer, RequestState: rr.RequestState})
+	if err != nil || rr2.NeedsInput() || len(rr2.Contents) != 1 || rr2.Contents[0].Text != "for Grace state="+rr.RequestState {
+		t.Errorf("the read's retry: %+v %v", rr2, err)
+	}
+
+	// A 2025 client, through the gateway's own endpoint.
+	gw := serveHTTP(t, g.Handler("full"))
+	old := connectFwdClient(t, gw.URL+"/mcp", true)
+	pr, err := old.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt"})
+	if err != nil || len(pr.Messages) != 1 || !strings.HasPrefix(pr.Messages[0].Content.(*mcp.TextContent).Text, "hello Ada state=ask_prompt-") {
+		t.Errorf("a 2025 client's prompts/get: %+v %v", pr, err)
+	}
+	rd, err := old.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ask://secret"})
+	if err != nil || len(rd.Contents) != 1 || !strings.HasPrefix(rd.Contents[0].Text, "for Ada state=read-") {
+		t.Errorf("a 2025 client's resources/read: %+v %v", rd, err)
+	}
+}
+
 // headerRoundTripper adds headers to every request.
 type headerRoundTripper struct{ h http.Header }
 

@@ -34,6 +34,10 @@ func modernServer() *mcp.Server {
 			switch req.(type) {
 			case *mcp.ListPromptsRequest:
 				c.TTLMs, c.CacheScope = 5_000, "private"
+			case *mcp.ReadResourceRequest:
+				// The SDK's client caches reads by URI for their TTL, an
+				// input_required one too, and would answer the retry
+				// from its cache: reads say nothing.
 			default:
 				c.TTLMs = 30_000
 			}
@@ -162,6 +166,31 @@ func modernServer() *mcp.Server {
 	s.AddResource(&mcp.Resource{URI: "watch://r", Name: "watched", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "watched"}}}, nil
+		})
+	nameAsk := mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}
+	answered := func(r mcp.InputResponseMap) string {
+		if er, ok := r["name"].(*mcp.ElicitResult); ok {
+			return fmt.Sprint(er.Content["name"])
+		}
+		return "?"
+	}
+	for _, name := range []string{"ask_prompt", "ask_prompt_too"} {
+		s.AddPrompt(&mcp.Prompt{Name: name}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.GetPromptResult{InputRequests: nameAsk, RequestState: newState(name)}, nil
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+				Content: &mcp.TextContent{Text: "hello " + answered(req.Params.InputResponses) + " state=" + req.Params.RequestState}}}}, nil
+		})
+	}
+	s.AddResource(&mcp.Resource{URI: "ask://secret", Name: "asked", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.ReadResourceResult{InputRequests: nameAsk, RequestState: newState("read")}, nil
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI,
+				Text: "for " + answered(req.Params.InputResponses) + " state=" + req.Params.RequestState}}}, nil
 		})
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
