@@ -88,6 +88,8 @@ func (g *Gateway) newSession(mode string) *session {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
+			// The servers' extensions (MCP Apps...), as they declared them.
+			Extensions: g.upstreamExtensions(),
 		},
 		// What passes besides listings and calls (forward.go).
 		CompletionHandler: g.complete,

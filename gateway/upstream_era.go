@@ -241,3 +241,31 @@ func listPages[P any, R any, T any](ctx context.Context, list func(context.Conte
 		cursor = next
 	}
 }
+
+// upstreamExtensions is the union of the extensions capabilities the
+// servers declared when last listed (MCP Apps' io.modelcontextprotocol/ui
+// among them), for the gateway's own capabilities: each extension's
+// settings as the first server, in key order, declared them. Nil when none
+// declared any.
+func (g *Gateway) upstreamExtensions() map[string]any {
+	v := g.cur.Load()
+	if v == nil {
+		return nil
+	}
+	var out map[string]any
+	for _, k := range sortedKeys(v.extras) {
+		m := v.extras[k]
+		if m == nil || m.Capabilities == nil {
+			continue
+		}
+		for name, settings := range m.Capabilities.Extensions {
+			if out == nil {
+				out = map[string]any{}
+			}
+			if _, ok := out[name]; !ok {
+				out[name] = settings
+			}
+		}
+	}
+	return out
+}

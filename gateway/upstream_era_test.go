@@ -666,8 +666,9 @@ func TestUpstreamHeaders(t *testing.T) {
 
 }
 
-// TestAppsPassThrough: an MCP Apps tool's _meta, its ui:// resource (URI,
-// MIME type, _meta) and the resource's contents pass through unchanged, as
+// TestAppsPassThrough: the server's extensions capabilities are among the
+// gateway's; an MCP Apps tool's _meta, its ui:// resource (URI, MIME type,
+// _meta) and the resource's contents pass through unchanged, as
 // does a result's _meta (less the server's identity, since to the client
 // the gateway is the server); a client's extensions capabilities reach a
 // 2026 server with each call, with the log level the client set and
@@ -686,6 +687,9 @@ func TestAppsPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeSession(t, cs) })
+	if e := cs.InitializeResult().Capabilities.Extensions; e == nil || e["io.modelcontextprotocol/ui"] == nil {
+		t.Errorf("the gateway's capabilities lack the server's extensions: %v", e)
+	}
 	tools := map[string]*mcp.Tool{}
 	for tl, err := range cs.Tools(ctx, nil) {
 		if err != nil {
