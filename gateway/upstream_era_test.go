@@ -541,6 +541,15 @@ func TestEraTranslation2026Client(t *testing.T) {
 		t.Errorf("meta_echo = %v %v", res, err)
 	}
 
+	// A 2026 client without the capabilities: the server is told so.
+	plain := connectModern(t, g, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	for tool, want := range map[string]string{"ask_sample": "does not support sampling", "ask_elicit": "does not support elicitation", "ask_roots": "roots: "} {
+		res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil || res.NeedsInput() || !strings.Contains(resultText(res), want) {
+			t.Errorf("%s from a client without the capability = %v %v, want %q", tool, res, err, want)
+		}
+	}
+
 	manual := connectModern(t, g, answering(false))
 	res, err = manual.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "ask_elicit"}})
 	if err != nil || !res.NeedsInput() {
