@@ -682,6 +682,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 
 // callFailed is the tool error of a call that failed, saying why.
 func (g *Gateway) callFailed(ctx context.Context, t *catalog.Tool, u *upstream, ls liveSession, err error, timedOut bool, start time.Time) *mcp.CallToolResult {
+	u.callLost(err)
 	switch {
 	case ctx.Err() != nil:
 		g.metrics.call(t.Server, "cancelled", time.Since(start))

@@ -82,12 +82,17 @@ type upstream struct {
 	legacyOnly bool
 	// caches holds the caching hints of the server's lists.
 	caches UpstreamCache
+	// probeEvery is how often a 2026-07-28 server over HTTP is checked for
+	// being reachable; probeNow asks for a check at once (upstream_era.go).
+	probeEvery time.Duration
+	probeNow   chan struct{}
 }
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	u := &upstream{
 		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: newTail(4096),
 		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: newWireTap(),
+		probeEvery: modernProbeEvery, probeNow: make(chan struct{}, 1),
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
 	}
 	if cfg.Transport == config.TransportHTTP || cfg.Transport == config.TransportSSE {
@@ -359,10 +364,33 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 	u.mu.Unlock()
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
+	// A 2026-07-28 session over HTTP has no stream of its own whose end
+	// says the server is gone: it is checked now and then (probe).
+	var probe <-chan time.Time
+	if u.cfg.Transport == config.TransportHTTP && modernSession(cs) {
+		u.mu.Lock()
+		every := u.probeEvery
+		u.mu.Unlock()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		probe = t.C
+	}
 	for {
+		var probeNow <-chan struct{}
+		if probe != nil {
+			probeNow = u.probeNow
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-probe:
+			if err := u.reachable(ctx, cs); err != nil {
+				return err
+			}
+		case <-probeNow:
+			if err := u.reachable(ctx, cs); err != nil {
+				return err
+			}
 		case err := <-ended:
 			if proc != nil {
 				select {

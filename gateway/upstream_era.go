@@ -16,6 +16,9 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -268,4 +271,36 @@ func (g *Gateway) upstreamExtensions() map[string]any {
 		}
 	}
 	return out
+}
+
+// modernProbeEvery is how often a 2026-07-28 server over HTTP is checked.
+const modernProbeEvery = 15 * time.Second
+
+// reachable checks that a 2026-07-28 server over HTTP still answers. Its
+// session has no stream whose end would tell (2025-11-25 sessions have the
+// standalone event stream): any HTTP answer to a ping, a refusal included
+// (2026-07-28 has no ping), means it is there; a failure to connect means
+// it is gone, and the session ends so that the server is restarted.
+func (u *upstream) reachable(ctx context.Context, cs *mcp.ClientSession) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := cs.Ping(pctx, nil)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ctx.Err() == nil {
+		return u.withTail(fmt.Errorf("server unreachable: %w", err))
+	}
+	return nil
+}
+
+// callLost is told that a call failed: when it failed to reach a 2026-07-28
+// server over HTTP, the server is checked at once.
+func (u *upstream) callLost(err error) {
+	var ne net.Error
+	if u == nil || u.cfg.Transport != config.TransportHTTP || !errors.As(err, &ne) {
+		return
+	}
+	select {
+	case u.probeNow <- struct{}{}:
+	default:
+	}
 }

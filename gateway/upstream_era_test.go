@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -742,5 +745,67 @@ func TestAppsPassThrough(t *testing.T) {
 	if err != nil || !strings.Contains(resultText(res), `"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}`) ||
 		!strings.Contains(resultText(res), "level=notice") || strings.Contains(resultText(res), "sampling") {
 		t.Errorf("caps = %q %v", resultText(res), err)
+	}
+}
+
+// TestUpstreamHTTPGone: a 2026-07-28 server over HTTP has no event stream
+// whose end says it is gone; the gateway notices anyway, when a call fails
+// to reach it and, with no call, at its periodic check, and restarts it as
+// it restarts any server: ready again once the server is back.
+func TestUpstreamHTTPGone(t *testing.T) {
+	t.Parallel()
+	for _, idle := range []bool{false, true} {
+		name := map[bool]string{false: "a call fails", true: "idle"}[idle]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := modernServer()
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			srv := &http.Server{Handler: h}
+			go func() { _ = srv.Serve(ln) }()
+			cfg, err := loadConfigFile(writeConfig(t, map[string]any{"m": map[string]any{"type": "http", "url": "http://" + addr}}, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.ups["m"].probeEvery = time.Hour // only a failed call tells
+			if idle {
+				g.ups["m"].probeEvery = 200 * time.Millisecond
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			g.Start(ctx)
+			t.Cleanup(func() { stopGateway(t, g, cancel) })
+			if st := waitState(t, g, "m", 10*time.Second, StateReady); st.Protocol != latestProtocol {
+				t.Fatalf("protocol %s", st.Protocol)
+			}
+			_ = srv.Close()
+			if !idle {
+				if res := g.call(context.Background(), nil, "touch", nil); !res.IsError {
+					t.Fatalf("a call to a server that is gone: %q", resultText(res))
+				}
+			}
+			st := waitState(t, g, "m", 10*time.Second, StateFailed, StateRestarting)
+			if !strings.Contains(st.Error, "unreachable") && !strings.Contains(st.Error, "connection refused") {
+				t.Errorf("the error says %q", st.Error)
+			}
+			ln2, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Skipf("the address could not be taken again: %v", err)
+			}
+			srv2 := &http.Server{Handler: h}
+			go func() { _ = srv2.Serve(ln2) }()
+			t.Cleanup(func() { _ = srv2.Close() })
+			waitState(t, g, "m", 15*time.Second, StateReady)
+			if res := g.call(context.Background(), nil, "touch", nil); res.IsError {
+				t.Errorf("after the server came back: %q", resultText(res))
+			}
+		})
 	}
 }
