@@ -123,9 +123,9 @@ func TestUpstreamCacheHints(t *testing.T) {
 	rows := []row{
 		{"modern tools", all["modern"].Tools, 30 * time.Second, "public", true},
 		{"modern resources", all["modern"].Resources, 30 * time.Second, "public", true},
-		{"modern prompts", all["modern"].Prompts, 5 * time.Second, "private", true},
+		{"modern prompts", all["modern"].Prompts, 2 * time.Minute, "private", true},
 		{"pinned tools", all["pinned"].Tools, 30 * time.Second, "public", true},
-		{"pinned prompts", all["pinned"].Prompts, 5 * time.Second, "private", true},
+		{"pinned prompts", all["pinned"].Prompts, 2 * time.Minute, "private", true},
 	}
 	if haveNPM {
 		rows = append(rows, row{"npm tools", all["npm"].Tools, 0, "", false}, row{"npm prompts", all["npm"].Prompts, 0, "", false})

@@ -33,7 +33,7 @@ func modernServer() *mcp.Server {
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			switch req.(type) {
 			case *mcp.ListPromptsRequest:
-				c.TTLMs, c.CacheScope = 5_000, "private"
+				c.TTLMs, c.CacheScope = 120_000, "private"
 			case *mcp.ReadResourceRequest:
 				// The SDK's client caches reads by URI for their TTL, an
 				// input_required one too, and would answer the retry

@@ -66,7 +66,7 @@ func init() {
 		{"lint", "tell tool authors how findable their tools are", runLint},
 		{"enrich", "ask a model to write search hints for each tool, once per definition", runEnrich},
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
-		{"status", "start every configured server and show its state, tools and tokens", runStatus},
+		{"status", "start every configured server and show its state, protocol version, tools and tokens", runStatus},
 		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
 		{"proxy", "run a Messages API proxy that keeps tool search working through endpoints that break it", runProxy},
 		{"init", "write a commented starter config", runInit},
