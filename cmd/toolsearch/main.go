@@ -13,7 +13,7 @@
 //	lint        how findable each tool is, and what makes it hard to find
 //	enrich      ask a model for search hints for each tool, once per definition
 //	serve       the MCP gateway: one server in front of all of yours, with tool search
-//	status      start every configured server and show its state, tools and tokens
+//	status      start every configured server and show its state, protocol version, tools and tokens
 //	import      write a gateway config from a client's settings
 //	proxy       a Messages API proxy that keeps tool search working through endpoints that break it
 //	init        a commented starter config
