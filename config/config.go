@@ -395,10 +395,16 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 	// Comments and trailing commas are allowed (JSON with comments, as
 	// VS Code's and toolsearch init's files have them); a syntax error
 	// names its line and column.
-	data, err := hujson.Standardize(bytes.Clone(data))
+	std, err := hujson.Standardize(bytes.Clone(data))
 	if err != nil {
 		return nil, errAt("", "", fmt.Errorf("not valid JSON: %w", err))
 	}
+	// A key nothing reads is a typo until shown otherwise (keys.go).
+	if ke := checkKeys(data); ke != nil {
+		ke.File = path
+		return nil, ke
+	}
+	data = std
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, errAt("", "", fmt.Errorf("not a JSON object: %w", err))
