@@ -31,9 +31,11 @@ const (
 // the oldest are dropped first.
 const maxDynamicTools = 64
 
-// downstreamVersions are the protocol versions served to clients: those with
-// sessions, since a session's tool list (dynamic mode) is per session.
-var downstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// downstreamVersions are the protocol versions served to clients, newest
+// first: 2026-07-28 (no sessions: each request carries its version, era.go)
+// and the versions of the initialize handshake, whose sessions may have
+// their own tool list (dynamic exposure).
+var downstreamVersions = []string{perRequestVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // searchInputSchema is search_tools' input: query, queries or both. How to
 // word a query is said in the description (searchDescription), once.
@@ -48,7 +50,8 @@ var callInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 
 var alwaysLoadMeta = mcp.Meta{catalog.MetaAlwaysLoad: true}
 
-// session is one client connection with its own tool list.
+// session is one client connection with its own tool list, or (shared)
+// the server of every 2026-07-28 client of one exposure over HTTP.
 type session struct {
 	g      *Gateway
 	server *mcp.Server
@@ -56,10 +59,18 @@ type session struct {
 	// auto: the client asked for auto exposure, which is re-decided when
 	// the catalog changes (see sync).
 	auto bool
+	// shared: the server of 2026-07-28 clients over HTTP (era.go); it has
+	// no client session of its own and is never dynamic.
+	shared bool
+
+	subMu   sync.Mutex
+	subRefs map[string]int // shared: subscription streams per URI
 
 	mu         sync.Mutex
 	mode       string // full, search or dynamic; guarded by mu
 	reason     string
+	era        string // the protocol version the client speaks; "" until known
+	client     string // how the client names itself (shown, never acted on)
 	ss         *mcp.ServerSession
 	tools      map[string][]byte // exposed name → what was registered
 	loaded     []string          // dynamic: IDs of found tools, oldest first
@@ -75,11 +86,35 @@ type session struct {
 
 // newSession makes a server for one client connection in the given mode.
 // Auto is resolved now, and again whenever the catalog changes: see sync.
-func (g *Gateway) newSession(mode string) *session {
+func (g *Gateway) newSession(mode string) *session { return g.makeSession(mode, false) }
+
+// makeSession makes a server for one client connection, or (shared) the
+// server of 2026-07-28 clients over HTTP, whose exposure is never dynamic.
+func (g *Gateway) makeSession(mode string, shared bool) *session {
 	m, reason := g.resolveMode(mode)
+	if shared && m == config.ExposureDynamic {
+		g.logDynamic(mode, reason)
+		m, reason = config.ExposureSearch, dynamicWhy
+	}
 	s := &session{g: g, mode: m, reason: reason, auto: mode == config.ExposureAuto || mode == "", seq: g.sessSeq.Add(1),
+		shared:    shared,
 		tools:     map[string][]byte{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
+	subscribe := func(ctx context.Context, req *mcp.SubscribeRequest) error {
+		return g.subscribe(ctx, s, req.Params.URI)
+	}
+	unsubscribe := func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+		return g.unsubscribe(ctx, s, req.Params.URI)
+	}
+	if shared {
+		// Many streams share the server's subscriptions.
+		subscribe = func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return s.subscribeShared(ctx, req.Params.URI)
+		}
+		unsubscribe = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return s.unsubscribeShared(ctx, req.Params.URI)
+		}
+	}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch gateway", Version: g.version}, &mcp.ServerOptions{
 		Instructions: g.instructions(m, s.auto),
 		Capabilities: &mcp.ServerCapabilities{
@@ -92,19 +127,22 @@ func (g *Gateway) newSession(mode string) *session {
 			Extensions: g.upstreamExtensions(),
 		},
 		// What passes besides listings and calls (forward.go).
-		CompletionHandler: g.complete,
-		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
-			return g.subscribe(ctx, s, req.Params.URI)
-		},
-		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-			return g.unsubscribe(ctx, s, req.Params.URI)
-		},
+		CompletionHandler:         g.complete,
+		SubscribeHandler:          subscribe,
+		UnsubscribeHandler:        unsubscribe,
 		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
 		SupportedProtocolVersions: downstreamVersions,
+		// ttlMs and cacheScope of lists and resources/read (era_cache.go).
+		SetCacheable: s.setCacheable,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			s.mu.Lock()
 			s.ss = req.Session
+			if ip := req.Session.InitializeParams(); ip != nil {
+				s.era, s.client = ip.ProtocolVersion, clientName(ip.ClientInfo)
+			}
+			era, client, mode := s.era, s.client, s.mode
 			s.mu.Unlock()
+			g.log.Info("a client speaks MCP "+era, "era", eraName(era), "client", client, "exposure", mode, "transport", "session")
 			g.register(s)
 			s.sync()
 			go func() {
@@ -127,6 +165,7 @@ func (g *Gateway) newSession(mode string) *session {
 			return res, err
 		}
 	})
+	s.server.AddReceivingMiddleware(s.eraMiddleware) // era.go; outermost
 	s.sync()
 	return s
 }
@@ -176,13 +215,21 @@ func (g *Gateway) sessionList() []*session {
 	return out
 }
 
-// syncSessions brings every session's lists up to date with the current
-// view; the SDK sends list_changed to clients whose lists changed.
+// syncSessions brings every session's lists (and the shared servers' of
+// 2026-07-28 clients) up to date with the current view; the SDK sends
+// list_changed to clients whose lists changed.
 func (g *Gateway) syncSessions() {
 	for _, s := range g.sessionList() {
 		s.sync()
 	}
+	for _, s := range g.sharedSessions() {
+		s.sync()
+	}
 }
+
+// modern reports whether the session serves 2026-07-28 clients. s.mu is
+// held.
+func (s *session) modern() bool { return s.shared || modernVersion(s.era) }
 
 // guard runs f and turns a panic of the SDK's Add* functions into a log
 // line, so that one bad upstream definition cannot bring the gateway down.
@@ -215,6 +262,9 @@ func (s *session) sync() {
 	defer s.mu.Unlock()
 	if s.auto && s.mode == config.ExposureFull {
 		if m, reason := g.resolveMode(config.ExposureAuto); m != config.ExposureFull {
+			if s.modern() && m == config.ExposureDynamic {
+				m, reason = config.ExposureSearch, dynamicWhy
+			}
 			kept := make([]string, 0, len(s.tools))
 			for _, name := range append(s.fullNames(), sortedKeysOf(s.tools)...) {
 				if name == searchToolName || name == callToolName {

@@ -137,6 +137,7 @@ type Gateway struct {
 	httpSess *httpSessions // the sessions served over HTTP (sessions.go)
 	full     fullCache     // the tool list of full exposure (fulllist.go)
 	fwd      *forwarding   // what passes besides calls (forward.go)
+	era      eraState      // 2026-07-28 clients, cache hints (era.go)
 
 	progMu   sync.Mutex
 	progress map[string]progressTarget
@@ -329,6 +330,7 @@ func (g *Gateway) Start(ctx context.Context) {
 // seconds: every step is bounded.
 func (g *Gateway) Close() {
 	g.wg.Wait()
+	g.closeShared() // the streams of 2026-07-28 clients (era.go)
 	var wg sync.WaitGroup
 	for _, s := range g.sessionList() {
 		if ss := s.serverSession(); ss != nil {

@@ -72,6 +72,12 @@ type sessionKey struct{}
 // endpoints, those the configuration does not serve
 // (config.Serve.ServedExposures) answer 404, saying which are served.
 //
+// Each endpoint serves both protocol eras: sessions of MCP 2025-11-25 and
+// earlier (initialize, then requests with Mcp-Session-Id), and requests of
+// MCP 2026-07-28 (no session; the version in Mcp-Protocol-Version and in
+// each request's _meta), which the MCP library's stateless handler serves
+// from one server per exposure, never dynamic (era.go, era_http.go).
+//
 // Every request first passes the guard of package httpguard, set from the
 // configuration's serve settings: Host and Origin checks (DNS rebinding),
 // the bearer token when one is configured (every path but /healthz, which
@@ -113,7 +119,13 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			// bodies before the SDK sees the request; sessions.go
 			// closes idle sessions.
 			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes})
+		modern := g.statelessHandler(mode)
 		mux.Handle(path, checkIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// A 2026-07-28 request goes to the stateless handler, any
+			// other to the sessions' (era_http.go).
+			if g.routeModern(w, r, modern) {
+				return
+			}
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 				if r.Method != http.MethodGet {
 					// An open event stream does not keep a session
@@ -255,6 +267,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	mode, reason := g.Exposure()
 	out := struct {
 		Status   string         `json:"status"`
+		Clients  []ClientEra    `json:"clients"`
 		Uptime   string         `json:"uptime"`
 		Tools    int            `json:"tools"`
 		Auto     string         `json:"auto_exposure"`
@@ -273,6 +286,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out.Sessions = len(g.sessionList())
+	out.Clients = g.ClientEras()
 	out.HTTPOpen = g.httpSessionTable().count()
 	for _, st := range g.Statuses() {
 		hs := healthServer{Name: st.Key, State: st.State, Tools: st.Tools, Error: g.Redact(st.Error), Cached: st.FromCache}

@@ -1,0 +1,452 @@
+package gateway
+
+// Protocol eras. A client speaks either the session era (MCP 2025-11-25
+// and earlier: initialize, then requests of one session) or the
+// per-request era (MCP 2026-07-28: no initialize, each request carries the
+// protocol version and the client's capabilities in its _meta). Both are
+// served on the same endpoints.
+//
+// What differs for a 2026-07-28 client:
+//   - Its tool list is one list per exposure, the same for every such client,
+//     that no request of its own changes: a session's dynamic exposure (found
+//     tools join the list) has no session to live in, so a 2026-07-28 client
+//     asking for dynamic exposure gets search exposure, and the gateway logs
+//     once why.
+//   - Over HTTP its requests are served by the MCP library's stateless
+//     handler, from one server per exposure (sharedSession); over stdio the
+//     connection's own server serves it, fixed to the era of the
+//     connection's first request.
+//   - Change notifications reach it on a subscriptions/listen stream, tagged
+//     with the stream's subscription id by the library.
+//
+// A connection speaks one era: a request whose _meta claims another
+// version than the one its connection speaks is refused (eraMiddleware).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
+)
+
+// perRequestVersion is the first protocol version without sessions.
+const perRequestVersion = "2026-07-28"
+
+// maxMetaBytes bounds the _meta of one request (its JSON encoding). The
+// per-request era puts the client's capabilities there, which are small;
+// a larger _meta is refused rather than decoded, logged or passed on.
+const maxMetaBytes = 16 << 10
+
+// modernVersion reports whether v is a version of the per-request era.
+// Versions compare as dates, as the MCP library compares them.
+func modernVersion(v string) bool { return v >= perRequestVersion }
+
+// eraName says which era a version belongs to, for logs and /healthz.
+func eraName(v string) string {
+	switch {
+	case v == "":
+		return "unknown"
+	case modernVersion(v):
+		return "per-request"
+	default:
+		return "session"
+	}
+}
+
+// dynamicWhy is why a 2026-07-28 client gets search exposure where
+// dynamic was asked for.
+const dynamicWhy = "MCP 2026-07-28 clients get one tool list per exposure that their own requests do not change; " +
+	"dynamic exposure (found tools join the list) is served to 2025-11-25 sessions only, so they get search exposure"
+
+// modernMode is the exposure a 2026-07-28 client gets for mode (as
+// resolved): dynamic becomes search.
+func modernMode(mode string) string {
+	if mode == config.ExposureDynamic {
+		return config.ExposureSearch
+	}
+	return mode
+}
+
+// eraState is the gateway's state about eras: the shared servers of
+// 2026-07-28 clients over HTTP, the clients seen, the cache hints of the
+// upstream lists (era_cache.go).
+type eraState struct {
+	mu        sync.Mutex
+	shared    map[string]*session // requested exposure → the server of 2026-07-28 clients
+	clients   []clientSeen        // 2026-07-28 clients over HTTP, newest last
+	logMu     sync.Mutex
+	loggedDyn map[string]bool // requested exposures whose dynamic → search was logged
+}
+
+// clientSeen is one 2026-07-28 client over HTTP, as it names itself (the
+// name is self-reported: it is shown, never acted on).
+type clientSeen struct {
+	Protocol string    `json:"protocol"`
+	Client   string    `json:"client,omitempty"`
+	Exposure string    `json:"exposure"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// maxClientsSeen bounds the list of 2026-07-28 clients kept for /healthz.
+const maxClientsSeen = 32
+
+// sharedSession returns the server that serves 2026-07-28 clients of the
+// given exposure over HTTP, making it at first use. Every such client of
+// one exposure sees the same lists.
+func (g *Gateway) sharedSession(mode string) *session {
+	e := &g.era
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.shared[mode]; s != nil {
+		return s
+	}
+	if e.shared == nil {
+		e.shared = map[string]*session{}
+	}
+	s := g.makeSession(mode, true)
+	e.shared[mode] = s
+	return s
+}
+
+// sharedSessions returns the shared servers made so far.
+func (g *Gateway) sharedSessions() []*session {
+	e := &g.era
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*session, 0, len(e.shared))
+	for _, k := range sortedKeysOf(e.shared) {
+		out = append(out, e.shared[k])
+	}
+	return out
+}
+
+// logDynamic logs, once per requested exposure, that 2026-07-28 clients
+// get search exposure instead of dynamic.
+func (g *Gateway) logDynamic(requested, reason string) {
+	e := &g.era
+	e.logMu.Lock()
+	if e.loggedDyn == nil {
+		e.loggedDyn = map[string]bool{}
+	}
+	logged := e.loggedDyn[requested]
+	e.loggedDyn[requested] = true
+	e.logMu.Unlock()
+	if !logged {
+		g.log.Info("a 2026-07-28 client gets search exposure instead of dynamic", "requested", requested, "dynamic_because", reason, "why", dynamicWhy)
+	}
+}
+
+// sawClient records a 2026-07-28 client served over HTTP; the first
+// request of a client not seen before is logged.
+func (g *Gateway) sawClient(version, client, mode string) {
+	e := &g.era
+	now := time.Now()
+	e.mu.Lock()
+	for i, c := range e.clients {
+		if c.Protocol == version && c.Client == client && c.Exposure == mode {
+			e.clients[i].LastSeen = now
+			e.mu.Unlock()
+			return
+		}
+	}
+	e.clients = append(e.clients, clientSeen{Protocol: version, Client: client, Exposure: mode, LastSeen: now})
+	if len(e.clients) > maxClientsSeen {
+		e.clients = slices.Delete(e.clients, 0, len(e.clients)-maxClientsSeen)
+	}
+	e.mu.Unlock()
+	g.log.Info("a client speaks MCP "+version, "era", eraName(version), "client", client, "exposure", mode, "transport", "http")
+}
+
+// ClientEra is one client as /healthz shows it: the protocol version it
+// speaks, its era, how it is connected and its exposure.
+type ClientEra struct {
+	Protocol  string `json:"protocol"`
+	Era       string `json:"era"`
+	Transport string `json:"transport"` // "session" (stdio or HTTP session) or "http" (2026-07-28 requests)
+	Client    string `json:"client,omitempty"`
+	Exposure  string `json:"exposure"`
+	// LastSeen is when a 2026-07-28 client over HTTP last sent a request.
+	LastSeen *time.Time `json:"last_seen,omitempty"`
+}
+
+// ClientEras lists the clients connected (sessions, and the 2026-07-28
+// clients over HTTP seen lately), sessions first in the order they came.
+func (g *Gateway) ClientEras() []ClientEra {
+	list := g.sessionList()
+	slices.SortFunc(list, func(a, b *session) int { return int(a.seq - b.seq) })
+	out := []ClientEra{}
+	for _, s := range list {
+		s.mu.Lock()
+		ce := ClientEra{Protocol: s.era, Era: eraName(s.era), Transport: "session", Client: s.client, Exposure: s.mode}
+		s.mu.Unlock()
+		out = append(out, ce)
+	}
+	e := &g.era
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.clients {
+		at := c.LastSeen
+		out = append(out, ClientEra{Protocol: c.Protocol, Era: eraName(c.Protocol), Transport: "http", Client: c.Client, Exposure: c.Exposure, LastSeen: &at})
+	}
+	return out
+}
+
+// requestMeta returns the _meta of a request, nil when it has none.
+func requestMeta(req mcp.Request) map[string]any {
+	if req == nil {
+		return nil
+	}
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil // a request without params
+	}
+	return p.GetMeta()
+}
+
+// metaVersion is the protocol version a request's _meta claims, "" when
+// it claims none.
+func metaVersion(meta map[string]any) string {
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// clientName is how a client names itself in a request's _meta or its
+// initialize: "name version", shortened.
+func clientName(impl *mcp.Implementation) string {
+	if impl == nil {
+		return ""
+	}
+	n := strings.TrimSpace(impl.Name + " " + impl.Version)
+	if len(n) > 80 {
+		n = n[:80] + "…"
+	}
+	return n
+}
+
+func metaClient(meta map[string]any) string {
+	raw, ok := meta[mcp.MetaKeyClientInfo]
+	if !ok {
+		return ""
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return ""
+	}
+	var impl mcp.Implementation
+	if json.Unmarshal(b, &impl) != nil {
+		return ""
+	}
+	return clientName(&impl)
+}
+
+// isNotification reports whether method names a notification.
+func isNotification(method string) bool { return strings.HasPrefix(method, "notifications/") }
+
+// eraError is the error of a request refused for its era.
+func eraError(code int64, msg string, supported []string, requested string) error {
+	err := &jsonrpc.Error{Code: code, Message: msg}
+	if code == mcp.CodeUnsupportedProtocolVersion {
+		err.Data, _ = json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
+	}
+	return err
+}
+
+// checkMetaSize refuses a _meta over maxMetaBytes.
+func checkMetaSize(meta map[string]any) error {
+	if len(meta) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the request's _meta cannot be encoded: %v", err)}
+	}
+	if len(b) > maxMetaBytes {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the request's _meta is %d bytes, more than the %d accepted", len(b), maxMetaBytes)}
+	}
+	return nil
+}
+
+// eraMiddleware keeps a connection to one era and records it. The first
+// request of a connection decides: initialize (the session era, recorded
+// when the session is initialized) or a request whose _meta names a
+// 2026-07-28 version (the per-request era, adopted here). Later requests
+// that claim another era are refused, so that a forged _meta cannot
+// switch a session's lists or its notifications. A _meta over
+// maxMetaBytes is refused. It also gives the cache fields to tool lists
+// the library does not build (full exposure, fulllist.go).
+func (s *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if isNotification(method) {
+			return next(ctx, method, req)
+		}
+		meta := requestMeta(req)
+		if err := checkMetaSize(meta); err != nil {
+			return nil, err
+		}
+		if err := s.checkEra(ctx, method, req, metaVersion(meta), meta); err != nil {
+			return nil, err
+		}
+		if method == "subscriptions/listen" {
+			return s.listen(ctx, method, req, next)
+		}
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil && r.CacheScope == "" {
+			s.setCacheable(ctx, req, &r.Cacheable)
+		}
+		return res, err
+	}
+}
+
+// checkEra applies the era rules to one request claiming version (""
+// when its _meta names none).
+func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, version string, meta map[string]any) error {
+	g := s.g
+	if s.shared {
+		// The library has checked the version against the supported
+		// ones; a request without one is not of this era.
+		if !modernVersion(version) {
+			return eraError(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+				"%s without _meta %q: requests without a session carry the protocol version (2026-07-28); a 2025-11-25 client begins with initialize",
+				method, mcp.MetaKeyProtocolVersion), nil, "")
+		}
+		s.mu.Lock()
+		mode := s.mode
+		s.mu.Unlock()
+		g.sawClient(version, metaClient(meta), mode)
+		return nil
+	}
+	s.mu.Lock()
+	era := s.era
+	s.mu.Unlock()
+	switch {
+	case era == "" && modernVersion(version):
+		s.adopt(req, version, metaClient(meta))
+		return nil
+	case era == "":
+		return nil // initialize (or a request the library refuses before it)
+	case modernVersion(era) && version != era:
+		claimed := version
+		if claimed == "" {
+			claimed = "none"
+		}
+		return eraError(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			"this connection speaks MCP %s, whose every request carries _meta %q = %q; %s claims %s",
+			era, mcp.MetaKeyProtocolVersion, era, method, claimed), nil, "")
+	case !modernVersion(era) && version != "" && modernVersion(version):
+		return eraError(mcp.CodeUnsupportedProtocolVersion, fmt.Sprintf(
+			"this connection began with initialize and speaks MCP %s; a request of protocol version %q is refused in it", era, version),
+			[]string{era}, version)
+	}
+	return nil
+}
+
+// adopt makes a connection that opened with a 2026-07-28 request a client
+// of that era: it is registered (no initialized notification will come),
+// and dynamic exposure becomes search.
+func (s *session) adopt(req mcp.Request, version, client string) {
+	g := s.g
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	s.mu.Lock()
+	if s.era != "" {
+		s.mu.Unlock()
+		return
+	}
+	s.era, s.client, s.ss = version, client, ss
+	requested, reason := s.mode, s.reason
+	if s.mode == config.ExposureDynamic {
+		s.mode, s.reason = config.ExposureSearch, dynamicWhy
+	}
+	mode := s.mode
+	s.mu.Unlock()
+	if requested == config.ExposureDynamic {
+		g.logDynamic(requested, reason)
+	}
+	g.log.Info("a client speaks MCP "+version, "era", eraName(version), "client", client, "exposure", mode, "transport", "stdio")
+	g.register(s)
+	s.sync()
+	if ss != nil {
+		go func() {
+			_ = ss.Wait()
+			g.unregister(s)
+			g.dropSubscriptions(s)
+		}()
+	}
+}
+
+// listen serves subscriptions/listen. On a shared server each stream
+// counts as an HTTP session against the cap; every stream ends when the
+// gateway begins to drain.
+func (s *session) listen(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	g := s.g
+	if g.Draining() {
+		return nil, &jsonrpc.Error{Code: -32000, Message: shuttingDown}
+	}
+	if s.shared {
+		hs := g.httpSessionTable()
+		if !hs.reserve() {
+			g.metrics.sessionRefused()
+			return nil, &jsonrpc.Error{Code: -32000, Message: fmt.Sprintf(
+				"toolsearch has %d MCP sessions and subscription streams open, the most it serves at once (toolsearch.http.maxSessions); close one or try again later", hs.max)}
+		}
+		defer hs.release()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(g.calls.drainContext(), cancel)
+	defer stop()
+	return next(ctx, method, req)
+}
+
+// subscribeShared subscribes a shared server to a resource for one more
+// stream: the first stream subscribes the gateway, the last one out
+// unsubscribes it.
+func (s *session) subscribeShared(ctx context.Context, uri string) error {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if s.subRefs[uri] == 0 {
+		if err := s.g.subscribe(ctx, s, uri); err != nil {
+			return err
+		}
+	}
+	if s.subRefs == nil {
+		s.subRefs = map[string]int{}
+	}
+	s.subRefs[uri]++
+	return nil
+}
+
+func (s *session) unsubscribeShared(ctx context.Context, uri string) error {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if s.subRefs[uri] == 0 {
+		return nil
+	}
+	s.subRefs[uri]--
+	if s.subRefs[uri] > 0 {
+		return nil
+	}
+	delete(s.subRefs, uri)
+	return s.g.unsubscribe(ctx, s, uri)
+}
+
+// closeShared ends the requests still open on the shared servers (their
+// subscription streams) when the gateway closes.
+func (g *Gateway) closeShared() {
+	for _, s := range g.sharedSessions() {
+		for ss := range s.server.Sessions() {
+			_ = ss.Close()
+		}
+	}
+}
