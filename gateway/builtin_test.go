@@ -128,7 +128,7 @@ func TestBuiltinsEndToEnd(t *testing.T) {
 		cl.AddRoots(&mcp.Root{URI: "file://" + filepath.ToSlash(other), Name: "other"})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/full"}, nil)
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/full"}, legacySession)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ func TestSamplingEnrichment(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "sampling-client", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle})
-	cs, err := cl.Connect(ctx, ct, nil)
+	cs, err := cl.Connect(ctx, ct, legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestEnrichOffByDefault(t *testing.T) {
 	if _, err := g.Connect(ctx, "search", st); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle}).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle}).Connect(ctx, ct, legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}

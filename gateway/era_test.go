@@ -25,6 +25,11 @@ const (
 	era2025 = "2025-11-25"
 )
 
+// legacySession pins a Go SDK client to the session era. The SDK's client
+// speaks 2026-07-28 unless told otherwise; the tests of sessions (dynamic
+// exposure, requests relayed to the client, session caps) use this.
+var legacySession = &mcp.ClientSessionOptions{ProtocolVersion: era2025}
+
 func TestAggregateCache(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -140,10 +145,12 @@ func FuzzPeekBody(f *testing.F) {
 // cacheUpstream serves, over streamable HTTP on loopback, a Go SDK server
 // of one tool whose lists carry the given cache fields; add adds a tool
 // to it (the server then sends tools/list_changed).
-func cacheUpstream(t *testing.T, name string, ttl int, scope string) (url string, add func(tool string)) {
+func cacheUpstream(t *testing.T, name string, ttl int, scope string) (url string, add func(tool string), update func(uri string)) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs, c.CacheScope = ttl, scope },
+		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs, c.CacheScope = ttl, scope },
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	tool := func(n string) {
 		s.AddTool(&mcp.Tool{Name: n, Description: "Look up the weather of a city: " + n + ".",
@@ -158,22 +165,25 @@ func cacheUpstream(t *testing.T, name string, ttl int, scope string) (url string
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "doc of " + name}}}, nil
 		})
 	srv := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	return srv.URL, tool
+	return srv.URL, tool, func(uri string) {
+		_ = s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
 }
 
 // eraGateway starts a gateway with the echo role server, the npm memory
 // server and two HTTP upstreams of different cache fields, and serves it
 // over HTTP on loopback with dynamic exposure at /mcp.
 type eraFixture struct {
-	g    *Gateway
-	base string
-	addA func(string)
+	g       *Gateway
+	base    string
+	addA    func(string)
+	updateA func(string)
 }
 
 func startEraGateway(t *testing.T) *eraFixture {
 	t.Helper()
-	urlA, addA := cacheUpstream(t, "alpha", 45000, "public")
-	urlB, _ := cacheUpstream(t, "beta", 30000, "private")
+	urlA, addA, updateA := cacheUpstream(t, "alpha", 45000, "public")
+	urlB, _, _ := cacheUpstream(t, "beta", 30000, "private")
 	servers := map[string]any{
 		"echo":  roleServer(t, "echo"),
 		"alpha": map[string]any{"type": "http", "url": urlA},
@@ -189,18 +199,19 @@ func startEraGateway(t *testing.T) *eraFixture {
 		waitState(t, g, k, 30*time.Second, StateReady)
 	}
 	srv := serveHTTP(t, g.Handler(""))
-	return &eraFixture{g: g, base: srv.URL, addA: addA}
+	return &eraFixture{g: g, base: srv.URL, addA: addA, updateA: updateA}
 }
 
 // eraClient is a Go SDK client pinned to one protocol version.
 type eraClient struct {
 	cs      *mcp.ClientSession
 	changed chan mcp.Meta
+	updated chan *mcp.ResourceUpdatedNotificationParams
 }
 
 func connectEra(t *testing.T, tr mcp.Transport, version string) *eraClient {
 	t.Helper()
-	c := &eraClient{changed: make(chan mcp.Meta, 16)}
+	c := &eraClient{changed: make(chan mcp.Meta, 16), updated: make(chan *mcp.ResourceUpdatedNotificationParams, 16)}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "era-client-" + version, Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, r *mcp.ToolListChangedRequest) {
 			var m mcp.Meta
@@ -209,6 +220,12 @@ func connectEra(t *testing.T, tr mcp.Transport, version string) *eraClient {
 			}
 			select {
 			case c.changed <- m:
+			default:
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case c.updated <- r.Params:
 			default:
 			}
 		},
@@ -499,6 +516,41 @@ func TestErasOverHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("listen gets resource updates", func(t *testing.T) {
+		a := connectEra(t, &mcp.StreamableClientTransport{Endpoint: f.base + "/mcp/search"}, era2026)
+		b := connectEra(t, &mcp.StreamableClientTransport{Endpoint: f.base + "/mcp/search"}, era2026)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		const uri = "cache://alpha/doc"
+		for _, c := range []*eraClient{a, b} {
+			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+		}
+		// One stream ending must not end the other's subscription.
+		if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			f.updateA(uri)
+			select {
+			case p := <-b.updated:
+				if p.URI != uri {
+					t.Fatalf("an update of %q, want %q", p.URI, uri)
+				}
+				if _, ok := p.Meta[mcp.MetaKeySubscriptionID]; !ok {
+					t.Errorf("the update's _meta %v lacks the subscription id", p.Meta)
+				}
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no resources/updated on the remaining listen stream")
+			}
+		}
+	})
+
 	t.Run("attack: a 2026 request naming another client's session", func(t *testing.T) {
 		victim := connectEra(t, &mcp.StreamableClientTransport{Endpoint: dynamic}, era2025)
 		victim.search(t, "select:echo__deploy")
@@ -536,26 +588,36 @@ func TestErasOverHTTP(t *testing.T) {
 
 	t.Run("healthz names the eras", func(t *testing.T) {
 		connectEra(t, &mcp.StreamableClientTransport{Endpoint: dynamic}, era2025)
-		resp, err := http.Get(f.base + "/healthz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var h struct {
-			Clients []ClientEra `json:"clients"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-			t.Fatal(err)
-		}
-		eras := map[string]bool{}
-		for _, c := range h.Clients {
-			eras[c.Era+" "+c.Protocol] = true
-			if c.Protocol == era2026 && c.Exposure == "dynamic" {
-				t.Errorf("a 2026 client shown with dynamic exposure: %+v", c)
+		// The session counts once the gateway has seen its
+		// notifications/initialized, which the client does not wait for.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, err := http.Get(f.base + "/healthz")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !eras["per-request "+era2026] || !eras["session "+era2025] {
-			t.Errorf("/healthz clients %+v lack one of the eras", h.Clients)
+			var h struct {
+				Clients []ClientEra `json:"clients"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			eras := map[string]bool{}
+			for _, c := range h.Clients {
+				eras[c.Era+" "+c.Protocol+" "+c.Exposure] = true
+				if c.Protocol == era2026 && c.Exposure == "dynamic" {
+					t.Fatalf("a 2026 client shown with dynamic exposure: %+v", c)
+				}
+			}
+			if eras["per-request "+era2026+" search"] && eras["session "+era2025+" dynamic"] {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/healthz clients %+v lack one of the eras", h.Clients)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }

@@ -238,7 +238,7 @@ func connectFwdClient(t *testing.T, url string, capable bool) *fwdClient {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := c.cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := c.cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, legacySession)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
 	}

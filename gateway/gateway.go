@@ -11,6 +11,11 @@
 // exceed the threshold (search and call tools added, the tools it listed
 // kept, list_changed sent), and never switches back.
 //
+// Clients of MCP 2025-11-25 and earlier (sessions) and of MCP 2026-07-28
+// (no sessions: the version rides in each request) are served on the same
+// endpoints; a 2026-07-28 client gets one list per exposure and never
+// dynamic exposure, which needs a session (era.go).
+//
 // A search that names a server still starting, with no tools known yet,
 // waits for it (up to its start timeout); other searches never wait. A
 // server that used up its restarts rests for a cool-down, then is tried

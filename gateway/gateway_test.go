@@ -60,7 +60,7 @@ func connectHTTP(t testing.TB, url string, elicit func(context.Context, *mcp.Eli
 	cl, c := newClient(elicit)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, legacySession)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
 	}
@@ -86,7 +86,7 @@ func connectStdio(t testing.TB, cfgPath, mode string) *client {
 	cl, c := newClient(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, legacySession)
 	if err != nil {
 		t.Fatalf("connect over stdio: %v", err)
 	}

@@ -139,7 +139,7 @@ func TestHandlerSecurity(t *testing.T) {
 		t.Errorf("call with the token: %q (error %v)", text, isErr)
 	}
 	// Without it, connecting fails.
-	if _, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil); err == nil {
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, legacySession); err == nil {
 		t.Error("a client without the token connected")
 	}
 }

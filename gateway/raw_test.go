@@ -177,7 +177,7 @@ func TestRawDefinitionsEveryTransport(t *testing.T) {
 		pages = append(pages, r)
 		mu.Unlock()
 	})
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw-client"}, nil).Connect(ctx, &tapTransport{inner: ct, tap: tap}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw-client"}, nil).Connect(ctx, &tapTransport{inner: ct, tap: tap}, legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}

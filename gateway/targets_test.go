@@ -127,7 +127,7 @@ func firstSearchInProcess(t *testing.T, cfgPath string) time.Duration {
 		t.Fatal(err)
 	}
 	cl, c := newClient(nil)
-	if c.cs, err = cl.Connect(ctx, ct, nil); err != nil {
+	if c.cs, err = cl.Connect(ctx, ct, legacySession); err != nil {
 		t.Fatal(err)
 	}
 	defer closeSession(t, c.cs)
@@ -168,7 +168,7 @@ func firstSearchTargets(t *testing.T, cfgPath string, snap *catalog.Snapshot) *G
 		t.Fatal(err)
 	}
 	cl, c := newClient(nil)
-	c.cs, err = cl.Connect(ctx, ct, nil)
+	c.cs, err = cl.Connect(ctx, ct, legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}
