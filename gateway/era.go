@@ -295,9 +295,21 @@ func (s *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err := checkMetaSize(meta); err != nil {
 			return nil, err
 		}
-		if err := s.checkEra(ctx, method, req, metaVersion(meta), meta); err != nil {
+		version := metaVersion(meta)
+		if err := s.checkEra(ctx, method, req, version, meta); err != nil {
 			return nil, err
 		}
+		if version == "" {
+			s.mu.Lock()
+			version = s.era
+			s.mu.Unlock()
+			if method == "initialize" {
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+					version = p.ProtocolVersion
+				}
+			}
+		}
+		s.g.metrics.clientRequest(version)
 		if method == "subscriptions/listen" {
 			return s.listen(ctx, method, req, next)
 		}

@@ -145,7 +145,7 @@ func FuzzPeekBody(f *testing.F) {
 // cacheUpstream serves, over streamable HTTP on loopback, a Go SDK server
 // of one tool whose lists carry the given cache fields; add adds a tool
 // to it (the server then sends tools/list_changed).
-func cacheUpstream(t *testing.T, name string, ttl int, scope string) (url string, add func(tool string), update func(uri string)) {
+func cacheUpstream(t testing.TB, name string, ttl int, scope string) (url string, add func(tool string), update func(uri string)) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
 		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs, c.CacheScope = ttl, scope },
@@ -612,12 +612,23 @@ func TestErasOverHTTP(t *testing.T) {
 				}
 			}
 			if eras["per-request "+era2026+" search"] && eras["session "+era2025+" dynamic"] {
-				return
+				break
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("/healthz clients %+v lack one of the eras", h.Clients)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+		resp, err := http.Get(f.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, v := range []string{era2026, era2025} {
+			if !strings.Contains(string(b), fmt.Sprintf("toolsearch_client_requests_total{protocol=%q} ", v)) {
+				t.Errorf("/metrics counts no requests of %s", v)
+			}
 		}
 	})
 }
@@ -675,6 +686,7 @@ func connectRawStdio(t *testing.T, g *Gateway, mode string) *rawStdio {
 	t.Cleanup(func() {
 		cancel()
 		_ = cw.Close()
+		_ = sr.Close() // ends the reader below
 	})
 	go func() { _ = g.Serve(ctx, mode, stdioTransport(cr, sw)) }()
 	r := &rawStdio{w: cw, resp: map[string]chan map[string]any{}}
@@ -822,6 +834,34 @@ func TestEraAttacksOverStdio(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.steps(t, connectRawStdio(t, g, "dynamic"))
+		})
+	}
+}
+
+// BenchmarkToolsListByEra measures one tools/list over HTTP on loopback in
+// each era: a 2026-07-28 request (served by the stateless handler, a
+// temporary session per request) and a request of a 2025-11-25 session.
+func BenchmarkToolsListByEra(b *testing.B) {
+	// ttl 0: the client caches nothing, every call is a request.
+	url, _, _ := cacheUpstream(b, "alpha", 0, "")
+	g := startGateway(b, writeConfig(b, map[string]any{"alpha": map[string]any{"type": "http", "url": url}}, map[string]any{"exposure": "search"}))
+	waitState(b, g, "alpha", 30*time.Second, StateReady)
+	srv := serveHTTP(b, g.Handler(""))
+	ctx := context.Background()
+	for _, version := range []string{era2026, era2025} {
+		b.Run(version, func(b *testing.B) {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

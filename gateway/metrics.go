@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,13 +35,15 @@ type metrics struct {
 	httpOpen    int
 	httpRefused int64
 	httpExpired map[string]int64
+	// byProtocol counts client requests per protocol version (era.go).
+	byProtocol map[string]int64
 }
 
 var latencyBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 
 func newMetrics() *metrics {
 	return &metrics{calls: map[[2]string]int64{}, callSeconds: map[string]float64{}, states: map[string]string{},
-		restarts: map[string]int64{}, oversized: map[[2]string]int64{}, httpExpired: map[string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
+		restarts: map[string]int64{}, oversized: map[[2]string]int64{}, httpExpired: map[string]int64{}, byProtocol: map[string]int64{}, latencyBkt: make([]int64, len(latencyBounds))}
 }
 
 func (m *metrics) search(d time.Duration, hits int, err error) {
@@ -93,6 +96,17 @@ func (m *metrics) oversize(server, action string) {
 func (m *metrics) fullListBuilt() {
 	m.mu.Lock()
 	m.fullBuilds++
+	m.mu.Unlock()
+}
+
+// clientRequest counts a client request of protocol version v; a version
+// the gateway does not serve counts as "other", so the labels stay few.
+func (m *metrics) clientRequest(v string) {
+	if !slices.Contains(downstreamVersions, v) {
+		v = "other"
+	}
+	m.mu.Lock()
+	m.byProtocol[v]++
 	m.mu.Unlock()
 }
 
@@ -222,6 +236,11 @@ func (m *metrics) write(w io.Writer, loaded, held int) {
 	p("# HELP toolsearch_sessions Connected client sessions.")
 	p("# TYPE toolsearch_sessions gauge")
 	p("toolsearch_sessions %d", m.sessions)
+	p("# HELP toolsearch_client_requests_total Client requests per MCP protocol version.")
+	p("# TYPE toolsearch_client_requests_total counter")
+	for _, v := range sortedKeysOf(m.byProtocol) {
+		p("toolsearch_client_requests_total{protocol=%q} %d", v, m.byProtocol[v])
+	}
 	p("# HELP toolsearch_http_sessions_open MCP sessions open over HTTP, initialized or not.")
 	p("# TYPE toolsearch_http_sessions_open gauge")
 	p("toolsearch_http_sessions_open %d", m.httpOpen)
