@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -86,6 +87,50 @@ func TestCacheHintsStaleUntilRelisted(t *testing.T) {
 	if got := g.hintsFor("no/such/list"); got != nil {
 		t.Fatalf("hints of an unknown list: %v", got)
 	}
+}
+
+// TestDynamicBecomesSearchOnce: the shared server of 2026-07-28 clients
+// is never dynamic, and the gateway says why once per endpoint.
+func TestDynamicBecomesSearchOnce(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	g, err := New(nil, Options{Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"dynamic", "dynamic", "search", "full"} {
+		s := g.sharedSession(mode)
+		if s != g.sharedSession(mode) {
+			t.Fatalf("two shared servers for %s", mode)
+		}
+		want := mode
+		if mode == "dynamic" {
+			want = "search"
+		}
+		if s.mode != want {
+			t.Errorf("a 2026-07-28 client asking %s gets %s, want %s", mode, s.mode, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(buf.String(), "gets search exposure instead of dynamic"); n != 1 {
+		t.Fatalf("%d log lines say why dynamic became search, want 1:\n%s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "2025-11-25 sessions only") {
+		t.Errorf("the log line does not say why: %s", buf.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestPeekBody(t *testing.T) {
@@ -395,6 +440,10 @@ func TestErasOverHTTP(t *testing.T) {
 		}
 		if !slices.Contains(beforeA, searchToolName) {
 			t.Fatalf("the list %v lacks %s", beforeA, searchToolName)
+		}
+		// /mcp is dynamic by configuration: the same list.
+		if viaConfig := connectEra(t, &mcp.StreamableClientTransport{Endpoint: f.base + "/mcp"}, era2026).list(t); !slices.Equal(viaConfig, beforeA) {
+			t.Fatalf("/mcp (dynamic by configuration) lists %v, /mcp/dynamic %v", viaConfig, beforeA)
 		}
 		out := a.search(t, "select:echo__echo")
 		if !strings.Contains(out, "echo__echo") || strings.Contains(out, "now in your tool list") {
