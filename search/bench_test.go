@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,4 +198,35 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hintedCatalog is the made-up catalog with search hints on every second
+// tool: one to four short hints each, drawn from the same vocabulary by
+// a seeded generator. The same for every call.
+func hintedCatalog(tb testing.TB) *catalog.Snapshot {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(3, 5))
+	pick := func(ws []string) string { return ws[rng.IntN(len(ws))] }
+	servers := benchCatalog(tb).Servers()
+	for _, srv := range servers {
+		for i, tl := range srv.Tools {
+			if i%2 == 1 {
+				continue
+			}
+			var hs []string
+			for range 1 + rng.IntN(4) {
+				h := []string{pick(benchVerbs), pick(benchObjects)}
+				for range rng.IntN(5) {
+					h = append(h, pick(slices.Concat(benchFiller, benchObjects)))
+				}
+				hs = append(hs, strings.Join(h, " "))
+			}
+			tl.Hints = hs
+		}
+	}
+	snap, err := catalog.NewSnapshot(servers...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
 }

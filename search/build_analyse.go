@@ -81,6 +81,11 @@ type buildAnalyser struct {
 	// document costs no allocation of its own.
 	tfArena   []termFreq
 	strArena  []string
+	hintArena []hintTerm
+	lenArena  []uint16
+	// The current document's hints: their lengths and terms.
+	hintLens  []uint16
+	hintTerms []hintTerm
 	memoArena []termRef
 	// The server terms of the last server met, numbered.
 	srvTerms []string
@@ -466,8 +471,9 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 	for _, k := range t.Keywords {
 		addText(FieldExtra, k)
 	}
+	b.hintLens, b.hintTerms = b.hintLens[:0], b.hintTerms[:0]
 	for _, h := range t.Hints {
-		addText(FieldHints, h)
+		b.addHint(&a, h)
 	}
 	addText(FieldDescription, t.Description)
 	b.bumpRefs(&a, b.weak, FieldDescription)
@@ -476,6 +482,10 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		addText(FieldParams, p.Description)
 	}
 	a.terms = carve(&b.tfArena, b.cur, arenaChunk)
+	if len(b.hintLens) > 0 {
+		a.hints = carve(&b.lenArena, b.hintLens, arenaChunk/4)
+		a.hintTerms = carve(&b.hintArena, b.hintTerms, arenaChunk/4)
+	}
 	var names [16]string
 	ns := names[:0]
 	for _, id := range nameTerms {
@@ -485,4 +495,36 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		a.nameTerms = carve(&b.strArena, ns, arenaChunk/4)
 	}
 	return a
+}
+
+// addHint counts the terms of one search hint of the current document in
+// the hints field, and notes the hint's length and how often each of its
+// terms occurs in it, for weighing the field hint by hint.
+func (b *buildAnalyser) addHint(a *analysed, text string) {
+	if text == "" || len(b.hintLens) == math.MaxUint16 {
+		return
+	}
+	refs := b.analyseText(text, true)
+	if len(refs) == 0 {
+		return
+	}
+	b.bumpRefs(a, refs, FieldHints)
+	hint := uint16(len(b.hintLens))
+	b.hintLens = append(b.hintLens, uint16(min(len(refs), math.MaxUint16)))
+	start := len(b.hintTerms)
+next:
+	for _, r := range refs {
+		at := b.seen[r.id].at
+		// A hint has a few terms: looking back through them is cheaper
+		// than a map.
+		for k := start; k < len(b.hintTerms); k++ {
+			if e := &b.hintTerms[k]; e.at == at {
+				if e.n < math.MaxUint16 {
+					e.n++
+				}
+				continue next
+			}
+		}
+		b.hintTerms = append(b.hintTerms, hintTerm{at: at, hint: hint, n: 1})
+	}
 }

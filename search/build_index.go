@@ -87,10 +87,12 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	})
 
 	var lens [numFields]float64
+	hints := 0
 	for _, a := range docs {
 		for f := range lens {
 			lens[f] += float64(a.lens[f])
 		}
+		hints += len(a.hints)
 	}
 	dfOf := func(term string) int32 {
 		if id := dict.lookup(term); id >= 0 {
@@ -108,6 +110,9 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 	for f := range lens {
 		ix.avgLen[f] = lens[f] / math.Max(1, float64(len(docs)))
 	}
+	// Hints are weighed one by one: their length is measured against
+	// the average hint's.
+	ix.avgLen[FieldHints] = lens[FieldHints] / math.Max(1, float64(hints))
 	ix.df = make(map[string]int32, len(dict.terms))
 	seg := ix.newSegment(docs, dict.terms, 0, ix.df, true)
 	for _, srv := range servers {

@@ -2,6 +2,8 @@ package search
 
 import (
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -31,13 +33,14 @@ func (ix *Index) newSegment(docs []analysed, terms []string, base int, df map[st
 	}
 	parts := make([]*segmentPart, n)
 	each(len(parts), func(r int) {
-		parts[r] = ix.countRange(seg, docs, ranges[r], ranges[r+1], len(terms))
+		parts[r] = ix.countRange(seg, docs, ranges[r], ranges[r+1], terms)
 	})
 	// Lay every posting list out in one array, each range's postings of a
 	// term after the previous range's.
 	total := 0
 	for _, p := range parts {
 		total += p.postings
+		seg.hinted = seg.hinted || p.hinted
 	}
 	backing := make([]posting, total)
 	lists := make([]plist, len(terms))
@@ -102,6 +105,7 @@ type segmentPart struct {
 	// next one goes in the backing array.
 	at       []int32
 	postings int
+	hinted   bool // a document of the range has search hints
 }
 
 // parallelism is how many goroutines newSegment uses for n documents.
@@ -129,9 +133,9 @@ func each(n int, f func(i int)) {
 }
 
 // countRange fills in the documents lo to hi of seg and counts their
-// postings of each term.
-func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi, nterms int) *segmentPart {
-	p := &segmentPart{at: make([]int32, nterms)}
+// postings of each term, the documents' terms being numbered in terms.
+func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi int, terms []string) *segmentPart {
+	p := &segmentPart{at: make([]int32, len(terms))}
 	last := ""
 	var lastIdx int32
 	for i := lo; i < hi; i++ {
@@ -139,8 +143,11 @@ func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi, nterms int) *
 		if key := a.tool.Server; i == lo || key != last {
 			last, lastIdx = key, ix.servers[key].idx
 		}
-		seg.docs[i] = doc{tool: a.tool, srv: lastIdx, nameTerms: a.nameTerms, extra: a.extra}
+		seg.docs[i] = doc{tool: a.tool, srv: lastIdx, nameTerms: a.nameTerms, extra: a.extra, hints: docHints(a, terms)}
 		seg.srv[i] = lastIdx
+		if seg.docs[i].hints != nil {
+			p.hinted = true
+		}
 		for _, tf := range a.terms {
 			p.at[tf.id]++
 		}
@@ -154,6 +161,7 @@ func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi, nterms int) *
 // run of one server.
 func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing []posting) {
 	k1 := float32(ix.w.K1)
+	var hw []float64 // per term of a document with hints, their part of wtf
 	for i := lo; i < hi; i++ {
 		a := &docs[i]
 		var norm [numFields]float64
@@ -164,7 +172,13 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 			}
 			norm[f] = ix.w.Field[f] / (1 - ix.w.B[f] + ix.w.B[f]*float64(a.lens[f])/avg)
 		}
-		for _, tfr := range a.terms {
+		hints := len(a.hints) > 0
+		if hints {
+			// The hints field counts hint by hint, not as one text.
+			norm[FieldHints] = 0
+			hw = ix.hintFrequencies(a, hw)
+		}
+		for t, tfr := range a.terms {
 			var wtf float64
 			var fields uint8
 			for f, n := range tfr.tf {
@@ -172,6 +186,9 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 					wtf += float64(n) * norm[f]
 					fields |= 1 << f
 				}
+			}
+			if hints {
+				wtf += hw[t]
 			}
 			backing[p.at[tfr.id]] = newPosting(uint32(i), saturate(wtf, k1), fields)
 			p.at[tfr.id]++
@@ -242,4 +259,61 @@ func indexListBlocks(seg *segment, lists []plist) {
 		aux = append(aux, names...)
 		l.aux = carve(&auxArena, aux, listArenaChunk)
 	}
+}
+
+// hintFrequencies returns, in buf, the hints field's part of the weighted,
+// length-normalised frequency of each term of document a. Each hint is a
+// short text of its own, normalised by its own length against the average
+// hint's: a term counts by its best hint, and the other hints it occurs in
+// add Weights.HintRest of theirs. So four hints of a tool are four ways of
+// asking for it, not one long document that dilutes each word.
+func (ix *Index) hintFrequencies(a *analysed, buf []float64) []float64 {
+	n := 2 * len(a.terms)
+	if cap(buf) < n {
+		buf = make([]float64, n)
+	}
+	best, sum := buf[:len(a.terms)], buf[len(a.terms):n]
+	clear(best)
+	clear(sum)
+	w, b := ix.w.Field[FieldHints], ix.w.B[FieldHints]
+	avg := ix.avgLen[FieldHints]
+	if avg <= 0 {
+		avg = 1
+	}
+	norm, last := 0.0, -1
+	for _, e := range a.hintTerms {
+		if int(e.hint) != last {
+			last = int(e.hint)
+			norm = w / (1 - b + b*float64(a.hints[e.hint])/avg)
+		}
+		x := float64(e.n) * norm
+		best[e.at] = max(best[e.at], x)
+		sum[e.at] += x
+	}
+	rest := ix.w.HintRest
+	for t := range best {
+		best[t] += rest * (sum[t] - best[t])
+	}
+	return buf
+}
+
+// docHints returns the terms of document a's hints, sorted, each with the
+// hints it occurs in; nil when a has no hints.
+func docHints(a *analysed, terms []string) []hintTerms {
+	if len(a.hintTerms) == 0 {
+		return nil
+	}
+	var out []hintTerms
+	for _, e := range a.hintTerms {
+		if e.hint >= maxCoverageHints {
+			continue
+		}
+		term := terms[a.terms[e.at].id]
+		i, found := slices.BinarySearchFunc(out, term, func(h hintTerms, t string) int { return strings.Compare(h.term, t) })
+		if !found {
+			out = slices.Insert(out, i, hintTerms{term: term})
+		}
+		out[i].in |= 1 << e.hint
+	}
+	return slices.Clip(out)
 }

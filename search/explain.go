@@ -23,8 +23,13 @@ type Breakdown struct {
 	// Mention is M, how clearly the query names the tool's server, and
 	// MentionWeight its weight m: the factor is 1 + m·M.
 	Mention, MentionWeight float64
+	// HintShare is H, the share of the query its best search hint
+	// covers, and HintWeight its weight h: the factor is 1 + h·H². The
+	// weight is 0 when no tool of the index has hints.
+	HintShare, HintWeight float64
 	// Score is the product: Sum · Coverage^CoveragePower · (1 +
-	// NameWeight·NameShare) · (1 + MentionWeight·Mention).
+	// NameWeight·NameShare) · (1 + MentionWeight·Mention) · (1 +
+	// HintWeight·HintShare²).
 	Score float64
 }
 
@@ -58,6 +63,9 @@ func (b *Breakdown) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%.3f = sum %.3f × coverage %.3f^%.2f × name (1 + %.2f×%.3f) × server (1 + %.2f×%.3f)",
 		b.Score, b.Sum, b.Coverage, b.CoveragePower, b.NameWeight, b.NameShare, b.MentionWeight, b.Mention)
+	if b.HintWeight > 0 {
+		fmt.Fprintf(&sb, " × hint (1 + %.2f×%.3f²)", b.HintWeight, b.HintShare)
+	}
 	for _, t := range b.Terms {
 		fmt.Fprintf(&sb, "\n  %s", t.Word)
 		if t.Kind == "term" && !strings.EqualFold(t.Word, t.Term) {
@@ -137,7 +145,11 @@ func (r *ranking) breakdown(seg *segment, doc uint32, matched uint64) *Breakdown
 	f := r.factors(acc, nameAcc, matched, seg, int(doc))
 	b.Sum, b.Coverage, b.NameShare, b.Mention = f.sum, f.coverage, unitShare(f.name), f.mention
 	b.CoveragePower, b.NameWeight, b.MentionWeight = r.model.coordination, r.model.nameCoverage, r.model.serverMention
-	b.Score = r.model.final(f)
+	b.HintWeight = r.model.hintCoverage
+	if b.HintWeight > 0 {
+		b.HintShare = r.hintShare(matched, seg, int(doc))
+	}
+	b.Score = r.final(acc, nameAcc, matched, seg, int(doc))
 	return b
 }
 

@@ -77,12 +77,22 @@ type Weights struct {
 	// needs less of its words covered (see score.go). 0 reads every query
 	// as a short one.
 	LongQuery int
+	// HintRest is how much a term's hints other than its best one add to
+	// the hints field, relative to the best: 0 counts a term by its
+	// best-matching hint alone, 1 adds every hint it occurs in, each
+	// normalised by its own length (B[FieldHints] against the average
+	// hint's length).
+	HintRest float64
+	// HintCoverage multiplies the score of a tool with search hints by
+	// (1 + HintCoverage × H²), H being the largest share of the query's
+	// idf that one of its hints covers (see score.go).
+	HintCoverage float64
 }
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
 var DefaultWeights = Weights{
-	Field:           [numFields]float64{3.0, 1.5, 2.0, 2.5, 1.0, 0.3},
-	B:               [numFields]float64{0.3, 0.3, 0.5, 0.5, 0.75, 0.75},
+	Field:           [numFields]float64{3.0, 1.5, 2.0, 3.0, 1.0, 0.3},
+	B:               [numFields]float64{0.3, 0.3, 0.5, 1.0, 0.75, 0.75},
 	K1:              1.2,
 	Synonym:         synonymWeight,
 	Action:          0.2,
@@ -93,6 +103,8 @@ var DefaultWeights = Weights{
 	ImplicitMention: 0.25,
 	SynonymMaxDF:    0,
 	LongQuery:       16,
+	HintRest:        1,
+	HintCoverage:    1.5,
 }
 
 // posting records one document's use of a term in 8 bytes: the
@@ -151,7 +163,21 @@ type doc struct {
 	// extra are the name terms decompound added, so that retiring the
 	// document later takes back exactly what indexing it added.
 	extra []string
+	// hints are the terms of the tool's search hints, sorted, each with
+	// the hints it occurs in, for hint coverage (see hintCoverage).
+	hints []hintTerms
 }
+
+// hintTerms is a term of a tool's search hints and the hints it occurs in:
+// bit i for the tool's i-th hint with terms, the first maxCoverageHints.
+type hintTerms struct {
+	term string
+	in   uint64
+}
+
+// maxCoverageHints is the most hints of one tool that hint coverage looks
+// at; later ones still count in the hints field.
+const maxCoverageHints = 64
 
 // segment is an immutable group of indexed tools. dead marks servers whose
 // tools in this segment were replaced by a later segment.
@@ -178,6 +204,8 @@ type segment struct {
 	// ranks are the long lists' block ranks: rankWords(len(docs)) words
 	// per list, starting at its plist.rankAt (see blockRank).
 	ranks []blockRank
+	// hinted is set when a document of the segment has search hints.
+	hinted bool
 }
 
 // plist is one term's postings in a segment.
@@ -293,6 +321,20 @@ type analysed struct {
 	lens      [numFields]int
 	nameTerms []string
 	extra     []string // terms added by decompound
+	// hints are, per search hint that has terms, its length in terms,
+	// and hintTerms how often each term occurs in each hint: the hints
+	// field is weighed hint by hint (see hintFrequencies).
+	hints     []uint16
+	hintTerms []hintTerm
+}
+
+// hintTerm is how often a term of a document occurs in one of its hints:
+// the term's place in the document's terms, the hint's number and the
+// count.
+type hintTerm struct {
+	at   int32
+	hint uint16
+	n    uint16
 }
 
 // termFreq is how often a term, by its number in the build's termDict,

@@ -19,7 +19,7 @@ import (
 // catalog it has seen before (a gateway with cached manifests) searches at
 // once instead of analysing every tool anew. What is saved is what analysis
 // produces: the posting lists, the average field lengths and each tool's
-// name terms; everything else is derived again when loading. A saved index
+// name terms and hint terms; everything else is derived again when loading. A saved index
 // records a fingerprint of the catalog it was built from, the weights and
 // the version of the analysis; Load refuses one that does not match the
 // snapshot it is given, and the caller builds the index instead.
@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 3
+const analysisVersion = 4
 
 const savedMagic = "toolsearch index\n"
 
@@ -48,8 +48,9 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 	for _, f := range ix.avgLen {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 	}
-	// The terms, most used first, then per tool its name terms and
-	// compound parts, then the postings of each term.
+	// The terms, most used first, then per tool its name terms,
+	// compound parts and hint terms with their hints, then the postings
+	// of each term.
 	terms := make([]string, 0, len(seg.post))
 	for t := range seg.post {
 		terms = append(terms, t)
@@ -78,6 +79,15 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 				}
 				b = binary.AppendUvarint(b, id)
 			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(d.hints)))
+		for _, h := range d.hints {
+			id, ok := ids[h.term]
+			if !ok {
+				return nil, fmt.Errorf("search: hint term %q of %s has no postings", h.term, d.tool.ID())
+			}
+			b = binary.AppendUvarint(b, id)
+			b = binary.AppendUvarint(b, h.in)
 		}
 	}
 	for _, t := range terms {
@@ -160,6 +170,21 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 				}
 			}
 		}
+		n := r.count(2)
+		for k := 0; k < n && r.err == nil; k++ {
+			id, in := r.uvarint(), r.uvarint()
+			switch {
+			case id >= uint64(len(terms)):
+				r.fail("hint term %d of %d", id, len(terms))
+			case in == 0:
+				r.fail("hint term %q of tool %d is in no hint", terms[id], i)
+			case k > 0 && terms[id] <= d.hints[k-1].term:
+				r.fail("hint terms of tool %d out of order", i)
+			default:
+				d.hints = append(d.hints, hintTerms{term: terms[id], in: in})
+			}
+		}
+		seg.hinted = seg.hinted || len(d.hints) > 0
 	}
 	seg.post = make(map[string]*plist, len(terms))
 	lists := make([]plist, len(terms))
@@ -279,7 +304,7 @@ func fingerprint(w Weights, servers []*catalog.Server) []byte {
 	str(savedMagic)
 	str(fmt.Sprint(analysisVersion, " ", buildRevision()))
 	for _, f := range [][]float64{w.Field[:], w.B[:], {w.K1, w.Synonym, w.NameCoverage, w.Coordination,
-		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery), w.Action}} {
+		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery), w.Action, w.HintRest, w.HintCoverage}} {
 		for _, x := range f {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], math.Float64bits(x))
 			h.Write(buf)

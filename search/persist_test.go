@@ -89,7 +89,7 @@ func builtAndLoaded(t *testing.T, snap *catalog.Snapshot) (built, loaded *search
 
 func TestSavedIndexAnswersAlike(t *testing.T) {
 	t.Parallel()
-	snaps := map[string]func(testing.TB) *catalog.Snapshot{"made-up": benchCatalog, "real": sharedtest.Catalog}
+	snaps := map[string]func(testing.TB) *catalog.Snapshot{"made-up": benchCatalog, "hinted": hintedCatalog, "real": sharedtest.Catalog}
 	for name, load := range snaps {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

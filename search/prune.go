@@ -279,8 +279,9 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// raised to.
 			f.coverage = min(1, cov*perIDF)
 		}
-		if model.coordination == 1 {
-			// The usual power, inline: scaled is final without the call.
+		if model.coordination == 1 && model.hintCoverage == 0 {
+			// The usual power and no hints, inline: scaled is final
+			// without the call.
 			x.bound = roundUp32(model.scaled(f, f.coverage) * boundSlack)
 		} else {
 			x.bound = roundUp32(model.upper(f))

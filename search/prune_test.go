@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/evaluate"
+	"github.com/toolsearch/toolsearch/hints"
 	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"github.com/toolsearch/toolsearch/search"
 )
@@ -154,6 +155,11 @@ func TestPrunedMatchesExhaustiveMadeUp(t *testing.T) {
 	if samePruned(t, unmerged, variants(snap, queries)) == 0 {
 		t.Error("no query stopped early without merged lists: the test checks nothing")
 	}
+	// With search hints on half the tools, hint coverage bounds too.
+	hinted := hintedCatalog(t)
+	if samePruned(t, search.Build(hinted), variants(hinted, queries)) == 0 {
+		t.Error("no query stopped early with hints: the test checks nothing")
+	}
 	t.Logf("%d answers stopped early; %d query words read through merged lists", early, mergedWords(ix, queries))
 }
 
@@ -183,6 +189,18 @@ func TestPrunedMatchesExhaustiveReal(t *testing.T) {
 		t.Error("no query word was read through a merged list: the test does not check them")
 	}
 	t.Logf("%d of %d answers stopped early; %d query words read through merged lists", early, len(variants(snap, queries)), merged)
+	// With the shared hints, as toolsearch eval --hints ranks.
+	set, err := hints.LoadFile(sharedtest.HintsPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted, _, err := set.Apply(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samePruned(t, search.Build(hinted), variants(hinted, queries)) == 0 {
+		t.Error("no query stopped early with hints: the test checks nothing")
+	}
 }
 
 // FuzzPruned checks that reading blocks by their bounds answers any query

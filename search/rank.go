@@ -762,8 +762,8 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 		res.Total++
 	}
 	if top.full() {
-		// Query coverage is at most 1: skip a tool that cannot enter the
-		// top k even with all of it.
+		// Query coverage is at most 1 (and so is a hint's): skip a tool
+		// that cannot enter the top k even with all of it.
 		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i)) < top.min() {
 			return
 		}
@@ -782,7 +782,11 @@ func (r *ranking) counts(da *docAcc) bool {
 // final is a tool's score (see score.go) from its summed group scores and
 // name idf and the groups it matched. The tool is document i of seg.
 func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i int) float64 {
-	return r.model.final(r.factors(acc, nameAcc, matched, seg, i))
+	s := r.model.final(r.factors(acc, nameAcc, matched, seg, i))
+	if r.model.hintCoverage > 0 {
+		s *= r.model.hintFactor(r.hintShare(matched, seg, i))
+	}
+	return s
 }
 
 // factors are the parts of the score of document i of seg, whose summed
@@ -812,6 +816,41 @@ func (r *ranking) partial(acc, nameAcc float32, seg *segment, i int) factors {
 	}
 	return f
 }
+
+// hintShare is H of score.go for document i of seg, which matched the
+// groups in matched: the largest share of the query's idf one of its hints
+// covers, a group counting for a hint when one of its members occurs in
+// it. Each hint's idf is added group by group in query order, as coverage
+// adds them, so it is never above the tool's coverage.
+func (r *ranking) hintShare(matched uint64, seg *segment, i int) float64 {
+	hs := seg.docs[i].hints
+	if r.model.hintCoverage == 0 || len(hs) == 0 || !(r.idfSum > 0) {
+		return 0
+	}
+	var cov [maxCoverageHints]float64
+	var seen uint64
+	for m := matched & r.words; m != 0; m &= m - 1 {
+		gi := bits.TrailingZeros64(m)
+		var in uint64
+		for _, mem := range r.groups[r.order[gi]].members {
+			if j, ok := slices.BinarySearchFunc(hs, mem.term, compareHintTerm); ok {
+				in |= hs[j].in
+			}
+		}
+		seen |= in
+		for b := in; b != 0; b &= b - 1 {
+			cov[bits.TrailingZeros64(b)] += r.gidf[gi]
+		}
+	}
+	var best float64
+	for b := seen; b != 0; b &= b - 1 {
+		best = max(best, cov[bits.TrailingZeros64(b)])
+	}
+	return min(1, best/r.idfSum)
+}
+
+// compareHintTerm orders a tool's hint terms by term, for searching them.
+func compareHintTerm(h hintTerms, term string) int { return strings.Compare(h.term, term) }
 
 // coverage is the summed idf of the groups in matched, each group added
 // in query order.

@@ -10,7 +10,7 @@ import "math"
 // A query is analysed into groups, one per distinct term: the term itself
 // and its synonyms (see rank.go). For a tool t of server s:
 //
-//	score(t) = S · C^c · (1 + a·N) · (1 + m·M)
+//	score(t) = S · C^c · (1 + a·N) · (1 + m·M) · (1 + h·H²)
 //
 //	S = Σ over groups g of  max over members x of g found in t of
 //	        w(x) · sat(x, t) · (1 − named(g, s))
@@ -29,11 +29,21 @@ import "math"
 //	                                 (name coverage, a = Weights.NameCoverage)
 //	M = how clearly the query names s, at most 1
 //	                                 (server mention, m = Weights.ServerMention)
+//	H = max over t's search hints of Σ idf(g) over the groups (action
+//	    classes aside) with a member in that hint / Σ idf(g) over all
+//	    groups; 0 for a tool without hints
+//	                                 (hint coverage, h = Weights.HintCoverage)
 //
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
-// S carries the words; C, N and M are factors of at least 0 and at most 1
-// (N and M) that scale it. A long query (more than Weights.LongQuery
+// S carries the words; C, N, M and H are factors of at least 0 and at
+// most 1 that scale it. H is the idea of scoring a tool by its
+// best-matching hint: each hint is a way of asking for the tool, so a
+// hint that says most of the query in one breath is strong evidence,
+// while words scattered over several hints (which S and C already count)
+// are not. Squared, it favours a hint that says nearly all of the query
+// over one that says half. A hint's words are words of the tool, so H is
+// at most C: bounds take the coverage bound for both. A long query (more than Weights.LongQuery
 // groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
 // (repeatWeight), and has its coverage power c scaled by LongQuery /
 // groups. Every factor is monotone, so the score of a tool is at most the
@@ -52,6 +62,7 @@ type scoreModel struct {
 	coordination  float64
 	nameCoverage  float64
 	serverMention float64
+	hintCoverage  float64 // 0 when the index has no hints
 }
 
 // model returns the index's score model for a query of n groups. A long
@@ -60,15 +71,24 @@ type scoreModel struct {
 // its length grows, so that a tool is not lost for missing a few of them.
 func (ix *Index) model(n int) scoreModel {
 	m := scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
+	if ix.hinted() {
+		m.hintCoverage = ix.w.HintCoverage
+	}
 	if long := ix.w.LongQuery; long > 0 && n > long {
 		m.coordination *= float64(long) / float64(n)
 	}
 	return m
 }
 
-// final is the score of a tool with factors f.
+// final is the score of a tool with factors f, but for the hint coverage
+// factor (hintFactor), which multiplies it last in an index with hints.
 func (m scoreModel) final(f factors) float64 {
 	return m.scaled(f, m.coverageFactor(f.coverage))
+}
+
+// hintFactor is the hint coverage factor 1 + h·H² for H = x.
+func (m scoreModel) hintFactor(x float64) float64 {
+	return 1 + m.hintCoverage*x*x
 }
 
 // scaled is the score of a tool with factors f whose coverage factor C^c
@@ -77,6 +97,17 @@ func (m scoreModel) final(f factors) float64 {
 // a query touches.
 func (m scoreModel) scaled(f factors, k float64) float64 {
 	return f.sum * k * (1 + m.nameCoverage*unitShare(f.name)) * (1 + m.serverMention*f.mention)
+}
+
+// hinted reports whether some tool of the index has search hints: only
+// then does hint coverage take part in the score.
+func (ix *Index) hinted() bool {
+	for _, seg := range ix.segs {
+		if seg.hinted {
+			return true
+		}
+	}
+	return false
 }
 
 // coverageFactor is C^c for coverage x: x itself for the usual power of
@@ -90,9 +121,15 @@ func (m scoreModel) coverageFactor(x float64) float64 {
 
 // upper bounds the score of every tool whose factors are each at most f's,
 // widened by boundSlack so that float rounding can never make a bound fall
-// below the score it bounds.
+// below the score it bounds. In an index with hints, a tool's hint
+// coverage is at most its coverage (a hint's words are the tool's), so
+// the hint coverage factor is bounded by f's coverage.
 func (m scoreModel) upper(f factors) float64 {
-	return m.final(f) * boundSlack
+	s := m.final(f) * boundSlack
+	if m.hintCoverage > 0 {
+		s *= m.hintFactor(f.coverage)
+	}
+	return s
 }
 
 // scale is the largest factor C, N and M bounded by f can multiply a
@@ -159,6 +196,8 @@ func (w Weights) sanitized() Weights {
 	w.SynonymMaxDF = safe(w.SynonymMaxDF)
 	w.ServerMention = safe(w.ServerMention)
 	w.LongQuery = max(0, w.LongQuery)
+	w.HintRest = min(1, safe(w.HintRest))
+	w.HintCoverage = safe(w.HintCoverage)
 	return w
 }
 

@@ -25,11 +25,13 @@ var (
 	fuzzSnap     *catalog.Snapshot
 )
 
-// smallCatalog is the first servers of the made-up catalog: big enough
-// for long lists and several blocks, small enough to build per fuzz input.
+// smallCatalog is the first servers of the made-up catalog with search
+// hints on every second tool: big enough for long lists and several
+// blocks, small enough to build per fuzz input, and with tools both with
+// and without hints, so that every factor of the score takes part.
 func smallCatalog(tb testing.TB) *catalog.Snapshot {
 	fuzzSnapOnce.Do(func() {
-		snap, err := catalog.NewSnapshot(benchCatalog(tb).Servers()[:6]...)
+		snap, err := catalog.NewSnapshot(hintedCatalog(tb).Servers()[:6]...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -40,27 +42,33 @@ func smallCatalog(tb testing.TB) *catalog.Snapshot {
 
 // TestBoundsHold checks, for every tool each query matches, that every
 // bound of the score model (a block's, a block's scale, the query's
-// scale) is at least the tool's score.
+// scale) is at least the tool's score, with and without search hints.
 func TestBoundsHold(t *testing.T) {
 	t.Parallel()
-	ix := search.Build(benchCatalog(t))
-	total := 0
-	for _, q := range scoreQueries {
-		n, bad := ix.BoundViolations(q)
-		total += n
-		for _, b := range bad {
-			t.Errorf("%q: %s", q, b)
-		}
-	}
-	if total < 1000 {
-		t.Fatalf("only %d tools checked: the test checks too little", total)
+	for name, snap := range map[string]*catalog.Snapshot{"plain": benchCatalog(t), "hinted": hintedCatalog(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ix := search.Build(snap)
+			total := 0
+			for _, q := range scoreQueries {
+				n, bad := ix.BoundViolations(q)
+				total += n
+				for _, b := range bad {
+					t.Errorf("%q: %s", q, b)
+				}
+			}
+			if total < 1000 {
+				t.Fatalf("only %d tools checked: the test checks too little", total)
+			}
+		})
 	}
 }
 
 // FuzzWeights builds the index with any weights and checks that queries
 // neither panic nor give a score that is negative or not finite, that
 // every bound holds, and that ranking block by block answers as reading
-// everything does.
+// everything does. The server mention's weight is also the hint
+// coverage's, and the name's length normalisation also HintRest.
 func FuzzWeights(f *testing.F) {
 	d := search.DefaultWeights
 	f.Add(d.Field[0], d.Field[3], d.B[0], d.K1, d.Synonym, d.NameCoverage, d.Coordination, d.ServerMention, d.ImplicitMention, uint8(0))
@@ -75,6 +83,7 @@ func FuzzWeights(f *testing.F) {
 		w.Field[search.FieldName], w.Field[search.FieldDescription] = name, desc
 		w.B[search.FieldName] = b
 		w.K1, w.Synonym, w.NameCoverage, w.Coordination, w.ServerMention, w.ImplicitMention = k1, syn, nc, coord, sm, im
+		w.HintCoverage, w.HintRest = sm, b
 		ix := search.BuildWith(snap, w)
 		q := scoreQueries[int(qi)%len(scoreQueries)]
 		for _, k := range []int{1, 5} {
