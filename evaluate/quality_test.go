@@ -2,11 +2,12 @@ package evaluate
 
 import (
 	"context"
-	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"os"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"github.com/toolsearch/toolsearch/search"
 )
 
@@ -48,5 +49,31 @@ func TestQualityTargets(t *testing.T) {
 	}
 	if ex, ok := rep.ByStyle["exact"]; ok && ex.HitAt1 != 1 {
 		t.Errorf("exact-name queries: hit@1=%.3f, want 1", ex.HitAt1)
+	}
+}
+
+// TestQualityTargetsWithHints holds the search to its targets on the real
+// catalog with the shared search hints, where a tool scores by its
+// best-matching hint too.
+func TestQualityTargetsWithHints(t *testing.T) {
+	snap, qs := loadShared(t)
+	set, err := hints.LoadFile(sharedtest.HintsPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted, _, err := set.Apply(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), search.Build(hinted), qs, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("with hints: n=%d hit@1=%.3f hit@5=%.3f mrr=%.3f", rep.N, rep.HitAt1, rep.HitAtK, rep.MRR)
+	if rep.HitAt1 < 0.89 || rep.HitAtK < 0.98 || rep.MRR < 0.92 {
+		t.Errorf("quality with hints below target: hit@1=%.3f (≥0.89) hit@5=%.3f (≥0.98) mrr=%.3f (≥0.92)", rep.HitAt1, rep.HitAtK, rep.MRR)
+	}
+	if ex, ok := rep.ByStyle["exact"]; ok && ex.HitAt1 != 1 {
+		t.Errorf("exact-name queries with hints: hit@1=%.3f, want 1", ex.HitAt1)
 	}
 }
