@@ -19,7 +19,11 @@ import "math"
 //	                action class (actions.go)
 //	    sat(x, t) = f / (f + k1), f = Σ over fields F of
 //	                Field[F] · tf(x, F) / (1 − B[F] + B[F] · len(F) / avglen(F))
-//	                (BM25F, worked out at build and kept in the posting)
+//	                (BM25F, worked out at build and kept in the posting);
+//	                for the hints field, each hint is a field instance of
+//	                its own, normalised by its length against the average
+//	                hint's: the best hint's part counts whole and the
+//	                others' times Weights.HintRest
 //	    named(g, s) is how clearly g's word names server s: that share of
 //	                the word is counted by the mention factor instead
 //	C = Σ idf(g) over the groups t matches or that name s / Σ idf(g) over all
@@ -37,14 +41,17 @@ import "math"
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
 // S carries the words; C, N, M and H are factors of at least 0 and at
-// most 1 that scale it. H is the idea of scoring a tool by its
-// best-matching hint: each hint is a way of asking for the tool, so a
-// hint that says most of the query in one breath is strong evidence,
-// while words scattered over several hints (which S and C already count)
-// are not. Squared, it favours a hint that says nearly all of the query
-// over one that says half. A hint's words are words of the tool, so H is
-// at most C: bounds take the coverage bound for both. A long query (more than Weights.LongQuery
-// groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
+// most 1 that scale it. H scores a tool by its best-matching hint: each
+// hint is a way of asking for the tool, so a hint that says most of the
+// query on its own is strong evidence, while words scattered over several
+// hints (which S and C already count) are not. Squared, it favours a hint
+// that says nearly all of the query over one that says half. A hint's
+// words are words of the tool, so H is at most C: bounds take the
+// coverage bound for both. H is looked up in the tool's hint terms apart
+// from the other factors, and its factor is left out altogether in an
+// index where no tool has hints, which then ranks as it would without it.
+//
+// A long query (more than Weights.LongQuery groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
 // (repeatWeight), and has its coverage power c scaled by LongQuery /
 // groups. Every factor is monotone, so the score of a tool is at most the
 // score of any factors that bound its own: that is what upper relies on.
