@@ -546,12 +546,32 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, t *cat
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
 	untrack := g.trackHeld(t.Server, hctx, req.Session, h)
+	// The server's progress reaches the client's request while it waits,
+	// under the client's token, as on the direct path (call).
+	var progID string
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		progID = fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
+		g.progMu.Lock()
+		g.progress[progID] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
+		g.progMu.Unlock()
+		params.SetProgressToken(progID)
+	}
 	go func() {
 		defer untrack()
 		res, timedOut, err := g.callOnce(hctx, ls, params)
 		h.done <- heldOutcome{res: res, timedOut: timedOut, err: err}
 	}()
-	return g.waitHeld(ctx, t, u, ls, h, start)
+	res := g.waitHeld(ctx, t, u, ls, h, start)
+	if progID != "" {
+		if res.RequestState == "" {
+			// The progress that came before the result goes out before it.
+			u.tap.awaitProgress(progID, 2*time.Second)
+		}
+		g.progMu.Lock()
+		delete(g.progress, progID)
+		g.progMu.Unlock()
+	}
+	return res
 }
 
 // waitHeld waits, for the client's request ctx, for the held call's next
