@@ -34,14 +34,14 @@ func TestFlows(t *testing.T) {
 	}{
 		{
 			name:         "client search",
-			cfg:          anthropic.Config{},
+			cfg:          anthropic.Config{Strategy: anthropic.Classic},
 			wantTools:    []string{"files__read_file", "tool_search", "codehost__create_issue"},
 			wantDeferred: []string{"codehost__create_issue"},
 			wantSent:     2,
 		},
 		{
 			name:         "client search, mcp__ prefix",
-			cfg:          anthropic.Config{Prefix: "mcp__"},
+			cfg:          anthropic.Config{Strategy: anthropic.Classic, Prefix: "mcp__"},
 			wantTools:    []string{"mcp__files__read_file", "tool_search", "mcp__codehost__create_issue"},
 			wantDeferred: []string{"mcp__codehost__create_issue"},
 			wantSent:     2,
@@ -132,7 +132,7 @@ func TestDecisionReasons(t *testing.T) {
 	if _, err := anthropic.NewToolset(anthropic.Source{Snapshot: demoSnap()}, anthropic.Config{Wire: anthropic.Expand, Search: anthropic.ServerBM25}); err == nil {
 		t.Fatal("Expand with server-side search accepted")
 	}
-	if _, err := anthropic.NewToolset(anthropic.Source{Snapshot: demoSnap()}, anthropic.Config{}); err == nil {
+	if _, err := anthropic.NewToolset(anthropic.Source{Snapshot: demoSnap()}, anthropic.Config{Strategy: anthropic.Classic}); err == nil {
 		t.Fatal("client-side search without an index accepted")
 	}
 	var raws []json.RawMessage
@@ -169,7 +169,7 @@ func TestBuiltins(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := anthropictest.New(t, anthropictest.Options{})
-	ts := toolset(t, demoSnap(), anthropic.Config{Builtins: builtins()})
+	ts := toolset(t, demoSnap(), anthropic.Config{Strategy: anthropic.Classic, Builtins: builtins()})
 	d := ts.Decision()
 	if !d.IsDeferred("render_notebook") || d.IsDeferred("send_user_message") || d.IsDeferred("read_local_file") {
 		t.Fatalf("built-ins: %v", d.Reasons)
@@ -200,7 +200,7 @@ func TestBuiltins(t *testing.T) {
 func TestAnswerSearch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ts := toolset(t, demoSnap(), anthropic.Config{})
+	ts := toolset(t, demoSnap(), anthropic.Config{Strategy: anthropic.Classic})
 	expand := toolset(t, demoSnap(), anthropic.Config{Wire: anthropic.Expand})
 	tests := []struct {
 		name     string
@@ -323,7 +323,7 @@ func TestAnnouncementsInConversation(t *testing.T) {
 	c := client(srv)
 	snap := without(t, demoSnap(), "kube")
 	conv := &anthropic.Conversation{}
-	turns := run(ctx, t, toolset(t, snap, anthropic.Config{}, "kube"), c, conv, "list the open issues of the code host")
+	turns := run(ctx, t, toolset(t, snap, anthropic.Config{Strategy: anthropic.Classic}, "kube"), c, conv, "list the open issues of the code host")
 	first := turns[0].Announcement
 	if first.Empty() || !first.ConnectingSet || !slices.Equal(first.Connecting, []string{"kube"}) {
 		t.Fatalf("first announcement: %+v", first)
@@ -334,7 +334,7 @@ func TestAnnouncementsInConversation(t *testing.T) {
 		}
 	}
 	// kube connects.
-	turns = run(ctx, t, toolset(t, demoSnap(), anthropic.Config{}), c, conv, "scale the web deployment on kubernetes")
+	turns = run(ctx, t, toolset(t, demoSnap(), anthropic.Config{Strategy: anthropic.Classic}), c, conv, "scale the web deployment on kubernetes")
 	a := turns[0].Announcement
 	if !a.ConnectingSet || len(a.Connecting) != 0 || len(a.Added) != 11 || !strings.HasPrefix(a.Added[0].Name, "kube__") {
 		t.Fatalf("second announcement:\n%s", a.Text())

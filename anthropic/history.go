@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/discovery"
@@ -22,6 +23,10 @@ const (
 	typeToolReference        = "tool_reference"
 	typeServerToolUse        = "server_tool_use"
 	typeToolSearchToolResult = "tool_search_tool_result"
+	typeToolAddition         = "tool_addition"
+	typeToolRemoval          = "tool_removal"
+	typeToolDefinition       = "tool_definition"
+	typeCompaction           = "compaction"
 )
 
 // rawBlock is a content block, as far as discovery needs to read it.
@@ -34,6 +39,37 @@ type rawBlock struct {
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
 	Content   json.RawMessage `json:"content"`
+	// Tool is the tool of a tool_addition or tool_removal block.
+	Tool json.RawMessage `json:"tool"`
+	// ToolChanges are the tool_addition and tool_removal entries of a
+	// compaction block.
+	ToolChanges []json.RawMessage `json:"tool_changes"`
+}
+
+// changeTool is the tool of a tool_addition or tool_removal: a
+// tool_reference (a name), a tool_definition (a whole tool), or an MCP
+// tool or toolset reference.
+type changeTool struct {
+	Type       string          `json:"type"`
+	Name       string          `json:"name"`
+	ServerName string          `json:"server_name"`
+	Definition json.RawMessage `json:"definition"`
+}
+
+// Change is a tool_addition or tool_removal read from the history: in a
+// {"role":"system"} message, or in a compaction block's tool_changes.
+type Change struct {
+	// Remove is true for a tool_removal.
+	Remove bool
+	// Name is the tool's name (for an MCP toolset reference, "").
+	Name string
+	// Kind is the type of the change's tool: tool_reference,
+	// tool_definition, mcp_tool_reference or mcp_toolset_reference.
+	Kind string
+	// Definition is the definition of a tool_definition, as sent.
+	Definition json.RawMessage
+	// Where locates the change, for people reading a report.
+	Where string
 }
 
 // rawMessage is a message of the messages array.
@@ -61,6 +97,116 @@ type History struct {
 	Announced discovery.State
 	// Announcements counts the announcement blocks read.
 	Announcements int
+	// Changes are the tool_addition and tool_removal blocks of system
+	// messages and compaction blocks, in conversation order.
+	Changes []Change
+	// Referenced holds the tools a tool_reference block of the history
+	// names (in a tool_result or a tool_search_tool_result): they must stay
+	// in tools as long as the reference is in the conversation.
+	Referenced discovery.Set
+	// Definitions holds, per tool name, the last definition a
+	// tool_definition of the history gave.
+	Definitions map[string]json.RawMessage
+
+	// order interleaves Events and Changes: the index in Events, or
+	// -1-(index in Changes).
+	order []int
+}
+
+// Active returns the tools in effect at the end of the conversation, in
+// first-seen order: those loaded by search, carried across compaction or
+// added by a tool_addition, less those a later tool_removal withdrew.
+func (h *History) Active() *discovery.Set {
+	var names []string
+	on := map[string]bool{}
+	for _, o := range h.order {
+		if o >= 0 {
+			for _, n := range h.Events[o].Names {
+				if n != "" && !on[n] {
+					on[n] = true
+					names = append(names, n)
+				}
+			}
+			continue
+		}
+		c := h.Changes[-1-o]
+		if c.Name == "" {
+			continue
+		}
+		switch {
+		case c.Remove && on[c.Name]:
+			delete(on, c.Name)
+			names = slices.DeleteFunc(names, func(n string) bool { return n == c.Name })
+		case !c.Remove && !on[c.Name]:
+			on[c.Name] = true
+			names = append(names, c.Name)
+		}
+	}
+	s := &discovery.Set{}
+	s.Add(names...)
+	return s
+}
+
+// Added returns the tools a tool_addition of the history enabled and no
+// later tool_removal withdrew.
+func (h *History) Added() *discovery.Set {
+	var names []string
+	on := map[string]bool{}
+	for _, c := range h.Changes {
+		if c.Name == "" {
+			continue
+		}
+		if c.Remove {
+			if on[c.Name] {
+				delete(on, c.Name)
+				names = slices.DeleteFunc(names, func(n string) bool { return n == c.Name })
+			}
+			continue
+		}
+		if !on[c.Name] {
+			on[c.Name] = true
+			names = append(names, c.Name)
+		}
+	}
+	s := &discovery.Set{}
+	s.Add(names...)
+	return s
+}
+
+func (h *History) addEvent(e discovery.Event) {
+	h.order = append(h.order, len(h.Events))
+	h.Events = append(h.Events, e)
+}
+
+func (h *History) addChange(c Change) {
+	h.order = append(h.order, -1-len(h.Changes))
+	h.Changes = append(h.Changes, c)
+	if c.Kind == typeToolDefinition && c.Name != "" && len(c.Definition) > 0 {
+		if h.Definitions == nil {
+			h.Definitions = map[string]json.RawMessage{}
+		}
+		h.Definitions[c.Name] = c.Definition
+	}
+}
+
+// readChange reads a tool_addition or tool_removal block.
+func readChange(b rawBlock, where string) (Change, bool) {
+	var t changeTool
+	if json.Unmarshal(b.Tool, &t) != nil {
+		return Change{}, false
+	}
+	c := Change{Remove: b.Type == typeToolRemoval, Kind: t.Type, Name: t.Name, Where: where}
+	if t.Type == typeToolDefinition {
+		c.Definition = t.Definition
+		var d struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(t.Definition, &d) != nil {
+			return Change{}, false
+		}
+		c.Name = d.Name
+	}
+	return c, true
 }
 
 // Loaded returns the loaded tools in first-seen order.
@@ -104,12 +250,13 @@ func ReadHistory(messages []json.RawMessage, searchTool string) *History {
 					switch {
 					case c.Type == typeToolReference:
 						names = append(names, c.ToolName)
+						h.Referenced.Add(c.ToolName)
 					case c.Type == typeText && searchCalls[b.ToolUseID]:
 						names = append(names, discovery.ParseLoadedText(c.Text)...)
 					}
 				}
 				if len(names) > 0 {
-					h.Events = append(h.Events, discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_result " + b.ToolUseID})
+					h.addEvent(discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_result " + b.ToolUseID})
 				}
 			case typeToolSearchToolResult:
 				var c searchResultContent
@@ -120,8 +267,26 @@ func ReadHistory(messages []json.RawMessage, searchTool string) *History {
 				for _, r := range c.ToolReferences {
 					names = append(names, r.ToolName)
 				}
+				h.Referenced.Add(names...)
 				if len(names) > 0 {
-					h.Events = append(h.Events, discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_search_tool_result " + b.ToolUseID})
+					h.addEvent(discovery.Event{Kind: discovery.Found, Names: names, Where: where + ", tool_search_tool_result " + b.ToolUseID})
+				}
+			case typeToolAddition, typeToolRemoval:
+				if m.Role != "system" {
+					continue // the API takes them in system messages only
+				}
+				if c, ok := readChange(b, where); ok {
+					h.addChange(c)
+				}
+			case typeCompaction:
+				for k, tc := range b.ToolChanges {
+					var cb rawBlock
+					if json.Unmarshal(tc, &cb) != nil || (cb.Type != typeToolAddition && cb.Type != typeToolRemoval) {
+						continue
+					}
+					if c, ok := readChange(cb, fmt.Sprintf("%s, tool_changes %d", where, k)); ok {
+						h.addChange(c)
+					}
 				}
 			case typeText:
 				if m.Role == "assistant" {
@@ -135,7 +300,7 @@ func ReadHistory(messages []json.RawMessage, searchTool string) *History {
 					continue
 				}
 				if names := discovery.ParseCarriedText(b.Text); len(names) > 0 {
-					h.Events = append(h.Events, discovery.Event{Kind: discovery.Carried, Names: names, Where: where})
+					h.addEvent(discovery.Event{Kind: discovery.Carried, Names: names, Where: where})
 				}
 			}
 		}

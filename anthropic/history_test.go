@@ -21,7 +21,7 @@ func discovered(t *testing.T) *anthropic.Conversation {
 	t.Helper()
 	srv := anthropictest.New(t, anthropictest.Options{})
 	conv := &anthropic.Conversation{}
-	run(context.Background(), t, toolset(t, demoSnap(), anthropic.Config{}), client(srv), conv, "Create an issue on the code host about the login bug")
+	run(context.Background(), t, toolset(t, demoSnap(), anthropic.Config{Strategy: anthropic.Classic}), client(srv), conv, "Create an issue on the code host about the login bug")
 	return conv
 }
 
@@ -78,7 +78,7 @@ func TestReconcileRemovedServer(t *testing.T) {
 	// Without reconciling, the request is a 400.
 	srv := anthropictest.New(t, anthropictest.Options{})
 	conv := discovered(t)
-	turn, err := toolset(t, gone, anthropic.Config{}).Turn(&anthropic.Conversation{Messages: conv.Messages}, sdk.MessageNewParams{Model: "m", MaxTokens: 10})
+	turn, err := toolset(t, gone, anthropic.Config{Strategy: anthropic.Classic}).Turn(&anthropic.Conversation{Messages: conv.Messages}, sdk.MessageNewParams{Model: "m", MaxTokens: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestReconcileRemovedServer(t *testing.T) {
 		conv := discovered(t)
 		before := mustJSON(t, conv.Tools)
 		conv.Messages = append(conv.Messages, sdk.NewUserMessage(sdk.NewTextBlock("now post a chat message to the team channel")))
-		turn, _, _ := step(ctx, t, toolset(t, gone, anthropic.Config{}), client(srv), conv)
+		turn, _, _ := step(ctx, t, toolset(t, gone, anthropic.Config{Strategy: anthropic.Classic}), client(srv), conv)
 		if rej := srv.Rejections(); len(rej) > 0 {
 			t.Fatalf("refused: %q", rej)
 		}
@@ -123,7 +123,7 @@ func TestReconcileRemovedServer(t *testing.T) {
 		conv := discovered(t)
 		conv.Tools = nil // a new process that has only the messages
 		conv.Messages = append(conv.Messages, sdk.NewUserMessage(sdk.NewTextBlock("now post a chat message to the team channel")))
-		turn, _, _ := step(ctx, t, toolset(t, gone, anthropic.Config{}), client(srv), conv)
+		turn, _, _ := step(ctx, t, toolset(t, gone, anthropic.Config{Strategy: anthropic.Classic}), client(srv), conv)
 		if rej := srv.Rejections(); len(rej) > 0 {
 			t.Fatalf("refused: %q", rej)
 		}
@@ -143,7 +143,7 @@ func TestReconcileRemovedServer(t *testing.T) {
 		srv := anthropictest.New(t, anthropictest.Options{})
 		conv := discovered(t)
 		conv.Messages = append(conv.Messages, sdk.NewUserMessage(sdk.NewTextBlock("now post a chat message to the team channel")))
-		hide := anthropic.Config{Visible: func(tl *catalogTool) bool { return tl.Server != "codehost" }}
+		hide := anthropic.Config{Strategy: anthropic.Classic, Visible: func(tl *catalogTool) bool { return tl.Server != "codehost" }}
 		turn, _, _ := step(ctx, t, toolset(t, demoSnap(), hide), client(srv), conv)
 		if rej := srv.Rejections(); len(rej) > 0 {
 			t.Fatalf("refused: %q", rej)
@@ -211,7 +211,7 @@ func TestCompactCarriesLoadedTools(t *testing.T) {
 	ctx := context.Background()
 	srv := anthropictest.New(t, anthropictest.Options{})
 	c := client(srv)
-	ts := toolset(t, demoSnap(), anthropic.Config{})
+	ts := toolset(t, demoSnap(), anthropic.Config{Strategy: anthropic.Classic})
 	conv := &anthropic.Conversation{}
 	run(ctx, t, ts, c, conv, "Create an issue on the code host about the login bug")
 	run(ctx, t, ts, c, conv, "scale the web deployment on kubernetes")
@@ -254,7 +254,7 @@ func FuzzReadHistory(f *testing.F) {
 	f.Add(`{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"tool_search_tool_regex","input":{"pattern":"x"}},{"type":"tool_search_tool_result","tool_use_id":"s","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"nope"}]}}]}`)
 	f.Add(`{"role":"user","content":"<deferred-tools>\nadded:\na__b\n</deferred-tools>"}`)
 	f.Add(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"tool_reference"}]}`)
-	ts := toolset(f, demoSnap(), anthropic.Config{})
+	ts := toolset(f, demoSnap(), anthropic.Config{Strategy: anthropic.Classic})
 	expand := toolset(f, demoSnap(), anthropic.Config{Wire: anthropic.Expand})
 	f.Fuzz(func(t *testing.T, msg string) {
 		if !json.Valid([]byte(msg)) {

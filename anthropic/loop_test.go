@@ -34,11 +34,7 @@ func toolset(t testing.TB, snap *catalog.Snapshot, cfg anthropic.Config, connect
 // turn, the response, and whether the model ended its turn.
 func step(ctx context.Context, t testing.TB, ts *anthropic.Toolset, c sdk.Client, conv *anthropic.Conversation) (*anthropic.Turn, *sdk.Message, bool) {
 	t.Helper()
-	turn, err := ts.Turn(conv, sdk.MessageNewParams{Model: "claude-test", MaxTokens: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, err := c.Messages.New(ctx, turn.Params)
+	msg, turn, err := ts.Send(ctx, &c.Messages, conv, sdk.MessageNewParams{Model: "claude-test", MaxTokens: 1024})
 	if err != nil {
 		t.Fatalf("request refused: %v", err)
 	}
@@ -55,6 +51,10 @@ func step(ctx context.Context, t testing.TB, ts *anthropic.Toolset, c sdk.Client
 				t.Fatal(err)
 			}
 			answers = append(answers, a)
+			continue
+		}
+		if ts.Gone(b.Name) {
+			results = append(results, ts.GoneResult(b.ID, b.Name))
 			continue
 		}
 		text := "no such tool: " + b.Name

@@ -75,8 +75,9 @@ func (in searchInput) asked() []string { return append([]string{in.Query}, in.Qu
 // AnswerSearch answers a call of the client-side search tool, whose input
 // has a query, queries (one per need) or both, answered as one merged list
 // (search.Index.SearchMany): a tool_result
-// whose content is the tool_reference blocks of the tools found (as text,
-// LoadedText, with Wire Expand), or a plain text saying that nothing matched
+// whose content is the tool_reference blocks of the tools found (under
+// Classic; as text, LoadedText, under the other strategies, the next Turn
+// enabling them with a tool_addition or sending them in full), or a plain text saying that nothing matched
 // and naming the nearest servers. A query the engine refuses is answered
 // with is_error. Only deferred tools are searched. The error is non-nil
 // only when ctx ends.
@@ -113,7 +114,9 @@ func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input jso
 	switch {
 	case len(ans.Loaded) == 0:
 		tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: noMatchText(in.asked(), res)}}}
-	case ts.decision.Expand:
+	case ts.decision.Expand || !ts.answersByReference():
+		// Under Inline and ReferenceAdd the next Turn enables the tools
+		// with a tool_addition; under Plain they are sent in full.
 		text := discovery.LoadedText(ans.Loaded)
 		if len(res.Unknown) > 0 {
 			text += "\nUnknown names: " + strings.Join(res.Unknown, ", ")
@@ -131,6 +134,13 @@ func (ts *Toolset) AnswerSearch(ctx context.Context, toolUseID string, input jso
 	ans.Block = sdk.ContentBlockParamUnion{OfToolResult: &tr}
 	ts.log.Debug("toolsearch: search answered", "query", in.Query, "queries", in.Queries, "form", res.Form, "loaded", ans.Loaded, "total", res.Total)
 	return ans, nil
+}
+
+// answersByReference reports whether search answers carry tool_reference
+// blocks: under Classic only (for Config.Model on Config.Endpoint).
+func (ts *Toolset) answersByReference() bool {
+	s, _ := ts.Strategy("")
+	return s == Classic
 }
 
 // searchable is the search's visibility: deferred tools only.

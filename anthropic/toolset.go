@@ -183,6 +183,19 @@ type Config struct {
 	// on the last tool the model sees from the start (the search tool when
 	// search is on). A breakpoint is never put on a deferred tool.
 	NoCacheControl bool
+	// Strategy chooses how discovered tools reach the model (see
+	// Strategy); StrategyAuto picks one per endpoint and model, and a
+	// refusal of the endpoint lowers it (see Toolset.Send).
+	Strategy Strategy
+	// Endpoint is the base URL requests go to ("" for Anthropic's API),
+	// which StrategyAuto and Capabilities key on.
+	Endpoint string
+	// Model is the model AnswerSearch shapes its answers for, when the
+	// request's own model is not at hand; Turn uses the request's.
+	Model string
+	// Capabilities remembers downgrades for the session; share one between
+	// the Toolsets of a session. nil gives the Toolset a memory of its own.
+	Capabilities *Capabilities
 	// Logger receives debug records of decisions and rewrites; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -225,6 +238,7 @@ type Toolset struct {
 	tools      []tool // built-ins, then MCP tools in snapshot order
 	byName     map[string]int
 	builtinCat map[*catalog.Tool]int // indexed built-in → Builtins index
+	caps       *Capabilities
 	log        *slog.Logger
 }
 
@@ -239,6 +253,10 @@ func NewToolset(src Source, cfg Config) (*Toolset, error) {
 	ts := &Toolset{cfg: cfg, src: src, ix: src.Index, byName: map[string]int{}, builtinCat: map[*catalog.Tool]int{}, log: cfg.Logger}
 	if ts.log == nil {
 		ts.log = slog.Default()
+	}
+	ts.caps = cfg.Capabilities
+	if ts.caps == nil {
+		ts.caps = &Capabilities{}
 	}
 	ts.searchName = cfg.SearchToolName
 	switch cfg.Search {

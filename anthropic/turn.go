@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/toolsearch/toolsearch/deferral"
@@ -32,11 +33,29 @@ type Turn struct {
 	// Params is the request: the base given to Toolset.Turn with Tools,
 	// System and Messages set.
 	Params sdk.MessageNewParams
+	// Strategy is how discovered tools reach the model in this request,
+	// and StrategyWhy why it was chosen (configured, chosen for the
+	// endpoint and model, or downgraded after a refusal).
+	Strategy    Strategy
+	StrategyWhy string
+	// Betas are the anthropic-beta values the request needs; Options
+	// returns them as request options.
+	Betas []string
 	// Decision is the deferral decision, with its reasons.
 	Decision deferral.Decision
-	// Loaded are the tools loaded by search (and carried across
-	// compaction), in first-seen order.
+	// Loaded are the tools in effect (loaded by search, carried across
+	// compaction or added by tool_addition, less those withdrawn), in
+	// first-seen order.
 	Loaded []string
+	// Added and Removed are the tools this turn's system message enables
+	// (tool_addition) and withdraws (tool_removal), under Inline and
+	// ReferenceAdd.
+	Added, Removed []string
+	// Kept are the tools gone from the catalog whose last definition is
+	// still sent, because a reference in the history names them or, under
+	// ReferenceAdd, to keep the tools array as it was; answer their calls
+	// with GoneResult.
+	Kept []string
 	// Announcement is what this turn announced (empty when nothing changed
 	// or search is off).
 	Announcement discovery.Announcement
@@ -44,44 +63,64 @@ type Turn struct {
 	// the endpoint takes none or their tool is not sent.
 	Rewritten int
 	// ToolsSent counts the definitions in the tools array, ToolsDeferred
-	// those with defer_loading that no reference has loaded yet (the model
-	// does not see them), and ToolsVisible the others.
-	ToolsSent, ToolsDeferred, ToolsVisible int
+	// those with defer_loading that nothing has loaded yet (the model does
+	// not see them), and ToolsVisible the others. ToolsInline counts the
+	// definitions the turn added inline.
+	ToolsSent, ToolsDeferred, ToolsVisible, ToolsInline int
+}
+
+// Options returns the request options the turn needs: one anthropic-beta
+// header value per beta of Betas.
+func (t *Turn) Options() []option.RequestOption {
+	var out []option.RequestOption
+	for _, b := range t.Betas {
+		out = append(out, option.WithHeaderAdd("anthropic-beta", b))
+	}
+	return out
 }
 
 // Turn assembles the next request of conv: the tools array (loaded tools,
-// the search tool, then discovered or deferred tools), the announcement of
-// deferred tools, and the messages with every reference pointing at a tool
-// that is sent. base supplies everything else (model, max_tokens, ...).
+// the search tool, then discovered or deferred tools, as the strategy
+// wants), the announcement of deferred tools, the system message that adds
+// the tools found since the last request (Inline, ReferenceAdd), and the
+// messages with every reference pointing at a tool that is sent. base
+// supplies everything else (model, max_tokens, ...).
 //
-// With delta announcements Turn appends the announcement to the last user
-// message of conv.Messages (or a new user message), and records the tools
-// array in conv.Tools; earlier messages are never modified, so every byte of
-// the previous request (system, tools, messages) is a prefix of this one's,
-// as long as no discovered definition changed.
+// Turn appends to conv.Messages only: a delta announcement to the last user
+// message (or a new user message), and a {"role":"system"} message of
+// tool_addition and tool_removal blocks; it records the tools array in
+// conv.Tools. Earlier messages are never modified, so every byte of the
+// previous request (system, tools, messages) is a prefix of this one's, as
+// long as the strategy stays the same and no discovered definition
+// changed. After a downgrade the request renders the history for the
+// plainer strategy (see Strategy); conv itself keeps what was appended.
 func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, error) {
-	raws := make([]json.RawMessage, len(conv.Messages))
-	for i, m := range conv.Messages {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("anthropic: message %d: %w", i, err)
-		}
-		raws[i] = b
+	model := string(base.Model)
+	if model == "" {
+		model = ts.cfg.Model
+	}
+	strat, why := ts.Strategy(model)
+	raws, err := marshalMessages(conv.Messages)
+	if err != nil {
+		return nil, err
 	}
 	client := ""
 	if ts.cfg.Search == ClientSearch {
 		client = ts.searchName
 	}
 	h := ReadHistory(raws, client)
-	loaded := h.Loaded()
-	carried := h.Carried()
-	turn := &Turn{Decision: ts.decision, Loaded: loaded.Names()}
+	active := h.Active()
+	turn := &Turn{Decision: ts.decision, Loaded: active.Names(), Strategy: strat, StrategyWhy: why}
+	if ts.decision.SearchOn {
+		turn.Betas = strat.Betas()
+	}
 
-	tools, sent := ts.buildTools(conv.Tools, loaded, carried)
+	tools, sent, kept := ts.buildTools(conv.Tools, strat, h, active)
 	conv.Tools = tools
+	turn.Kept = kept
 	for _, t := range tools {
 		switch {
-		case isDeferred(t) && !loaded.Has(nameOfUnion(t)):
+		case isDeferred(t) && !active.Has(nameOfUnion(t)):
 			turn.ToolsDeferred++
 		default:
 			turn.ToolsVisible++
@@ -115,20 +154,34 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 		}
 	}
 
-	// Messages: references rewritten where the endpoint or the tools array
-	// cannot take them.
-	rw := rewrite{expand: ts.cfg.Wire != References || ts.decision.Expand, sent: sent}
-	msgs := make([]sdk.MessageParam, len(conv.Messages))
-	copy(msgs, conv.Messages)
-	for i, raw := range raws {
-		out, n, changed := rw.message(raw)
-		if !changed {
-			continue
+	// Tool changes since the last request, in a system message of their own.
+	if ts.decision.SearchOn && strat.usesAdditions() {
+		msg, added, removed, inline := ts.toolChanges(strat, h, active, sent)
+		if msg != nil {
+			conv.Messages = append(conv.Messages, param.Override[sdk.MessageParam](msg))
+			raws = append(raws, msg)
+			turn.Added, turn.Removed, turn.ToolsInline = added, removed, inline
 		}
+	}
+
+	// Messages: the history rendered for the strategy, and references
+	// rewritten where the endpoint or the tools array cannot take them.
+	rendered, renderedChanged := renderHistory(raws, strat)
+	rw := rewrite{expand: ts.cfg.Wire != References || ts.decision.Expand || strat == Plain, sent: sent}
+	msgs := make([]sdk.MessageParam, 0, len(rendered))
+	for i, raw := range rendered {
+		out, n, changed := rw.message(raw)
 		turn.Rewritten += n
-		// The rewritten message goes out as raw JSON through the SDK's
-		// documented escape hatch.
-		msgs[i] = param.Override[sdk.MessageParam](out)
+		switch {
+		case changed:
+			// A rewritten message goes out as raw JSON through the SDK's
+			// documented escape hatch.
+			msgs = append(msgs, param.Override[sdk.MessageParam](out))
+		case renderedChanged:
+			msgs = append(msgs, param.Override[sdk.MessageParam](raw))
+		default:
+			msgs = append(msgs, conv.Messages[i])
+		}
 	}
 	if turn.Rewritten > 0 {
 		ts.log.Debug("toolsearch: references rewritten", "count", turn.Rewritten, "expand", rw.expand)
@@ -145,10 +198,24 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 	return turn, nil
 }
 
-// buildTools returns the tools array of a turn and a function telling
-// whether a name is in it.
-func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, loaded, carried *discovery.Set) ([]sdk.ToolUnionParam, func(string) bool) {
+// marshalMessages returns the JSON of each message.
+func marshalMessages(msgs []sdk.MessageParam) ([]json.RawMessage, error) {
+	raws := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: message %d: %w", i, err)
+		}
+		raws[i] = b
+	}
+	return raws, nil
+}
+
+// buildTools returns the tools array of a turn, a function telling whether
+// a name is in it, and the tools kept although the catalog lost them.
+func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, strat Strategy, h *History, active *discovery.Set) ([]sdk.ToolUnionParam, func(string) bool, []string) {
 	var out []sdk.ToolUnionParam
+	var kept []string
 	in := map[string]bool{}
 	put := func(name string, def sdk.ToolUnionParam) {
 		if name == "" || in[name] {
@@ -157,6 +224,7 @@ func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, loaded, carried *discov
 		in[name] = true
 		out = append(out, def)
 	}
+	sentFn := func(n string) bool { return in[n] }
 	prevDef := map[string]sdk.ToolUnionParam{}
 	var prevOrder []string
 	for _, t := range prev {
@@ -170,7 +238,7 @@ func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, loaded, carried *discov
 			put(t.name, ts.definition(t, false))
 		}
 		ts.markCache(out)
-		return out, func(n string) bool { return in[n] }
+		return out, sentFn, nil
 	}
 
 	// Loaded from the start: built-ins, then always-load MCP tools.
@@ -188,7 +256,19 @@ func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, loaded, carried *discov
 	put(ts.searchName, st)
 	ts.markCache(out)
 
-	expand := ts.decision.Expand
+	expand := ts.decision.Expand || strat == Plain
+	// full says whether a tool in tools goes without defer_loading: when
+	// the endpoint takes no references, and, under Classic, for a tool in
+	// effect that no reference loads (carried across compaction, or found
+	// by a text answer or a tool_addition before a downgrade).
+	full := func(name string) bool {
+		if expand {
+			return true
+		}
+		return !strat.usesAdditions() && active.Has(name) && !h.Referenced.Has(name)
+	}
+	// deferredDef is the definition of a deferred tool, or of one gone from
+	// the catalog that must stay (never drop a tool the history names).
 	deferredDef := func(name string) (sdk.ToolUnionParam, bool) {
 		i, ok := ts.byName[name]
 		if !ok {
@@ -196,45 +276,102 @@ func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, loaded, carried *discov
 				return sdk.ToolUnionParam{}, false // hidden by policy
 			}
 			// Gone from the catalog: keep the definition the model saw,
-			// so that its references stay valid; calling it fails in the
-			// host's router.
-			d, ok := prevDef[name]
-			return d, ok
+			// so that the history's references stay valid; a call gets
+			// GoneResult.
+			if d, ok := prevDef[name]; ok {
+				kept = append(kept, name)
+				return d, true
+			}
+			if raw, ok := h.Definitions[name]; ok && !expand {
+				kept = append(kept, name)
+				return deferredRaw(raw), true
+			}
+			return sdk.ToolUnionParam{}, false
 		}
 		t := ts.tools[i]
 		if !t.deferred {
 			return sdk.ToolUnionParam{}, false // already loaded above
 		}
-		return ts.definition(t, !expand && !carried.Has(name)), true
+		return ts.definition(t, !full(name)), true
 	}
-	// Server-side search sends every deferred tool; the previous request's
-	// order comes first so the array only grows at its end.
-	if ts.cfg.Search != ClientSearch {
-		for _, n := range prevOrder {
-			if i, ok := ts.byName[n]; ok && ts.tools[i].deferred {
-				d, _ := deferredDef(n)
-				put(n, d)
-			}
+	putDeferred := func(n string) {
+		if in[n] {
+			return
 		}
-		for _, n := range loaded.Names() {
-			if d, ok := deferredDef(n); ok {
-				put(n, d)
-			}
-		}
-		for _, t := range ts.tools {
-			if t.deferred {
-				put(t.name, ts.definition(t, !carried.Has(t.name)))
-			}
-		}
-		return out, func(n string) bool { return in[n] }
-	}
-	// Client-side search sends the tools found so far, in the order found.
-	for _, n := range loaded.Names() {
 		if d, ok := deferredDef(n); ok {
 			put(n, d)
 		}
 	}
-	return out, func(n string) bool { return in[n] }
+	// mustDeclare are the names the history needs in tools: those a
+	// tool_reference names, and those a tool_addition or tool_removal names
+	// by reference without an inline definition before it.
+	mustDeclare := h.Referenced.Names()
+	for _, c := range h.Changes {
+		if c.Kind == typeToolReference && h.Definitions[c.Name] == nil {
+			mustDeclare = append(mustDeclare, c.Name)
+		}
+	}
+
+	switch {
+	case ts.cfg.Search != ClientSearch || strat == ReferenceAdd:
+		// Every deferred tool is declared; the previous request's order
+		// comes first so the array only grows at its end. Under
+		// ReferenceAdd a tool gone from the catalog stays declared too (the
+		// engine no longer finds it, a tool_removal withdraws it); the
+		// API's own search would find it, so there it stays only while a
+		// reference names it.
+		for _, n := range prevOrder {
+			if strat == ReferenceAdd || ts.available(n) {
+				putDeferred(n)
+			}
+		}
+		for _, n := range active.Names() {
+			putDeferred(n)
+		}
+		for _, n := range mustDeclare {
+			putDeferred(n)
+		}
+		if strat == ReferenceAdd {
+			// Tools a downgrade from Inline left defined in the history only.
+			for _, c := range h.Changes {
+				if c.Kind == typeToolDefinition {
+					putDeferred(c.Name)
+				}
+			}
+		}
+		for _, t := range ts.tools {
+			if t.deferred {
+				putDeferred(t.name)
+			}
+		}
+	case strat == Inline:
+		// Only what the history's references need; discovered tools are
+		// added inline.
+		for _, n := range mustDeclare {
+			putDeferred(n)
+		}
+	default:
+		// Classic and Plain: the tools in effect, in the order found, and
+		// those the history's references name.
+		for _, n := range active.Names() {
+			putDeferred(n)
+		}
+		for _, n := range mustDeclare {
+			putDeferred(n)
+		}
+	}
+	return out, sentFn, kept
+}
+
+// deferredRaw is a definition from the history, sent with defer_loading.
+func deferredRaw(raw json.RawMessage) sdk.ToolUnionParam {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return param.Override[sdk.ToolUnionParam](raw)
+	}
+	obj.Del("cache_control")
+	obj.Set("defer_loading", json.RawMessage("true"))
+	return param.Override[sdk.ToolUnionParam](obj.Marshal())
 }
 
 // markCache puts a cache_control breakpoint on the last tool of tools (never

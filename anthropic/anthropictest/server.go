@@ -16,9 +16,19 @@
 //   - a server_tool_use without its result, or naming a search tool that
 //     is not in tools.
 //
-// With Options.NoReferences it behaves like an Anthropic-compatible proxy
-// that knows nothing of tool search: any defer_loading, tool_reference or
-// server search tool is a 400.
+// It takes {"role":"system"} messages inside messages, with text,
+// tool_addition and tool_removal blocks (see ToolChanges for their rules),
+// and compaction blocks whose tool_changes carry the tools in effect.
+//
+// Strict modes, one per feature, make it refuse what an endpoint without
+// the feature refuses, each with a 400 that names it:
+//
+//   - NoReferences: an Anthropic-compatible proxy that knows nothing of
+//     tool search: any defer_loading, tool_reference or server search tool;
+//   - NoSystemMessages: a system-role message inside messages;
+//   - NoToolChanges: tool_addition and tool_removal blocks;
+//   - NoInlineTools: a tool_addition holding a tool_definition;
+//   - RefuseBetas: the named anthropic-beta values.
 //
 // The error messages other than the tool-reference one are paraphrases, not
 // the API's exact words. Behind the validation sits a scripted model
@@ -34,6 +44,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -59,6 +70,16 @@ type Options struct {
 	// NoReferences makes the server refuse tool search entirely, like a
 	// proxy that does not know it.
 	NoReferences bool
+	// NoSystemMessages refuses {"role":"system"} messages inside messages.
+	NoSystemMessages bool
+	// NoToolChanges refuses tool_addition and tool_removal blocks, as an
+	// endpoint or model without mid-conversation tool changes does.
+	NoToolChanges bool
+	// NoInlineTools refuses tool_definition in a tool_addition, as an
+	// endpoint or model without inline tools does.
+	NoInlineTools bool
+	// RefuseBetas are anthropic-beta values the server refuses as unknown.
+	RefuseBetas []string
 	// SearchToolName is the name of the client-side search tool the
 	// scripted model calls; "tool_search" when empty.
 	SearchToolName string
@@ -132,6 +153,10 @@ type Block struct {
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
 	Content   json.RawMessage `json:"content"`
+	// Tool is the tool of a tool_addition or tool_removal block.
+	Tool json.RawMessage `json:"tool"`
+	// ToolChanges are the entries of a compaction block's tool_changes.
+	ToolChanges []json.RawMessage `json:"tool_changes"`
 	// Inner holds a tool_result's content blocks.
 	Inner []Block `json:"-"`
 	// Refs holds the tool names of a tool_search_tool_result.
@@ -140,7 +165,7 @@ type Block struct {
 
 // Message is a message of a request.
 type Message struct {
-	// Role is "user" or "assistant".
+	// Role is "user", "assistant" or "system".
 	Role string
 	// Blocks are the content blocks ("content" as a string is one text
 	// block).
@@ -165,6 +190,10 @@ type Request struct {
 	ServerSearch string
 	// ServerSearchName is its name.
 	ServerSearchName string
+	// Betas are the anthropic-beta values of the request.
+	Betas []string
+	// Inline holds the tools defined by tool_addition blocks, by name.
+	Inline map[string]Tool
 }
 
 // Reply is what the model answers.
@@ -194,7 +223,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "not found: " + r.Method + " " + r.URL.Path}, "not_found_error")
 		return
 	}
-	req, prefix, err := s.parse(body)
+	req, prefix, err := s.parse(body, betasOf(r.Header))
 	if err != nil {
 		s.Reject(err.msg)
 		writeError(w, err, "invalid_request_error")
@@ -246,14 +275,33 @@ func commonPrefix(a, b []byte) int {
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 
+// betasOf reads the anthropic-beta header values (comma-separated, or
+// repeated).
+func betasOf(h http.Header) []string {
+	var out []string
+	for _, v := range h.Values("anthropic-beta") {
+		for _, b := range strings.Split(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // parse validates a request body. prefix is what the model reads, in the
 // order prompt caching keys on it: loaded tools, system, messages.
-func (s *Server) parse(body []byte) (*Request, []byte, *apiError) {
+func (s *Server) parse(body []byte, betas []string) (*Request, []byte, *apiError) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, nil, badRequest("request body is not valid JSON: %v", err)
 	}
-	req := &Request{Visible: map[string]bool{}}
+	for _, b := range betas {
+		if slices.Contains(s.opts.RefuseBetas, b) {
+			return nil, nil, badRequest("Unexpected value(s) `%s` for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.", b)
+		}
+	}
+	req := &Request{Visible: map[string]bool{}, Betas: betas, Inline: map[string]Tool{}}
 	if err := json.Unmarshal(top["model"], &req.Model); err != nil || req.Model == "" {
 		return nil, nil, badRequest("model: Field required")
 	}
@@ -273,41 +321,9 @@ func (s *Server) parse(body []byte) (*Request, []byte, *apiError) {
 	names := map[string]bool{}
 	deferred := 0
 	for i, rt := range rawTools {
-		var t Tool
-		_ = json.Unmarshal(rt["type"], &t.Type)
-		_ = json.Unmarshal(rt["name"], &t.Name)
-		_ = json.Unmarshal(rt["description"], &t.Description)
-		_ = json.Unmarshal(rt["defer_loading"], &t.Deferred)
-		t.InputSchema = rt["input_schema"]
-		_, t.Cached = rt["cache_control"]
-		if _, ok := rt["defer_loading"]; ok && s.opts.NoReferences {
-			return nil, nil, badRequest("tools.%d.defer_loading: Extra inputs are not permitted", i)
-		}
-		switch t.Type {
-		case "", "custom":
-			if !nameRE.MatchString(t.Name) {
-				return nil, nil, badRequest("tools.%d.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", i)
-			}
-			var schema struct {
-				Type string `json:"type"`
-			}
-			if len(t.InputSchema) == 0 || json.Unmarshal(t.InputSchema, &schema) != nil {
-				return nil, nil, badRequest("tools.%d.custom.input_schema: Field required", i)
-			}
-			if schema.Type != "object" {
-				return nil, nil, badRequest("tools.%d.custom.input_schema.type: Input should be 'object'", i)
-			}
-			if t.Name == s.opts.SearchToolName {
-				req.ClientSearch = t.Name
-			}
-		case TypeBM25, TypeRegex, "tool_search_tool_bm25", "tool_search_tool_regex":
-			if s.opts.NoReferences {
-				return nil, nil, badRequest("tools.%d: Input tag '%s' found using 'type' does not match any of the expected tags", i, t.Type)
-			}
-			req.ServerSearch = t.Type
-			req.ServerSearchName = t.Name
-		default:
-			return nil, nil, badRequest("tools.%d: Input tag '%s' found using 'type' does not match any of the expected tags", i, t.Type)
+		t, err := s.readTool(rt, fmt.Sprintf("tools.%d", i), req)
+		if err != nil {
+			return nil, nil, err
 		}
 		if names[t.Name] {
 			return nil, nil, badRequest("tools: Tool names must be unique (%q)", t.Name)
@@ -342,12 +358,29 @@ func (s *Server) parse(body []byte) (*Request, []byte, *apiError) {
 	}
 	prefix.Write(compact(top["messages"]))
 	for i, rm := range rawMsgs {
-		if rm.Role != "user" && rm.Role != "assistant" {
+		switch {
+		case rm.Role == "system" && !s.opts.NoSystemMessages:
+			blocks, err := s.systemBlocks(rm.Content, fmt.Sprintf("messages.%d.content", i))
+			if err != nil {
+				return nil, nil, err
+			}
+			req.Messages = append(req.Messages, Message{Role: rm.Role, Blocks: blocks})
+			continue
+		case rm.Role != "user" && rm.Role != "assistant":
 			return nil, nil, badRequest("messages.%d.role: Input should be 'user' or 'assistant'", i)
 		}
 		blocks, err := parseBlocks(rm.Content, fmt.Sprintf("messages.%d.content", i), s.opts.NoReferences)
 		if err != nil {
 			return nil, nil, err
+		}
+		if rm.Role == "assistant" {
+			for j := range blocks {
+				if blocks[j].Type == "compaction" {
+					if err := s.compactionChanges(&blocks[j], fmt.Sprintf("messages.%d.content.%d", i, j)); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
 		}
 		// The API joins consecutive messages of the same role.
 		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == rm.Role {
@@ -359,7 +392,52 @@ func (s *Server) parse(body []byte) (*Request, []byte, *apiError) {
 	if err := checkPairs(req, names); err != nil {
 		return nil, nil, err
 	}
+	if err := s.applyToolChanges(req, names); err != nil {
+		return nil, nil, err
+	}
 	return req, prefix.Bytes(), nil
+}
+
+// readTool reads and checks one tool definition (an element of tools, or
+// the definition of a tool_definition).
+func (s *Server) readTool(rt map[string]json.RawMessage, where string, req *Request) (Tool, *apiError) {
+	var t Tool
+	_ = json.Unmarshal(rt["type"], &t.Type)
+	_ = json.Unmarshal(rt["name"], &t.Name)
+	_ = json.Unmarshal(rt["description"], &t.Description)
+	_ = json.Unmarshal(rt["defer_loading"], &t.Deferred)
+	t.InputSchema = rt["input_schema"]
+	_, t.Cached = rt["cache_control"]
+	if _, ok := rt["defer_loading"]; ok && s.opts.NoReferences {
+		return t, badRequest("%s.defer_loading: Extra inputs are not permitted", where)
+	}
+	switch t.Type {
+	case "", "custom":
+		if !nameRE.MatchString(t.Name) {
+			return t, badRequest("%s.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", where)
+		}
+		var schema struct {
+			Type string `json:"type"`
+		}
+		if len(t.InputSchema) == 0 || json.Unmarshal(t.InputSchema, &schema) != nil {
+			return t, badRequest("%s.custom.input_schema: Field required", where)
+		}
+		if schema.Type != "object" {
+			return t, badRequest("%s.custom.input_schema.type: Input should be 'object'", where)
+		}
+		if t.Name == s.opts.SearchToolName {
+			req.ClientSearch = t.Name
+		}
+	case TypeBM25, TypeRegex, "tool_search_tool_bm25", "tool_search_tool_regex":
+		if s.opts.NoReferences {
+			return t, badRequest("%s: Input tag '%s' found using 'type' does not match any of the expected tags", where, t.Type)
+		}
+		req.ServerSearch = t.Type
+		req.ServerSearchName = t.Name
+	default:
+		return t, badRequest("%s: Input tag '%s' found using 'type' does not match any of the expected tags", where, t.Type)
+	}
+	return t, nil
 }
 
 func mustMarshal(v any) []byte {
@@ -392,7 +470,7 @@ func parseBlocks(raw json.RawMessage, where string, noRefs bool) ([]Block, *apiE
 		b := &blocks[j]
 		w := fmt.Sprintf("%s.%d", where, j)
 		switch b.Type {
-		case "text", "tool_use", "image", "document", "thinking", "redacted_thinking":
+		case "text", "tool_use", "image", "document", "thinking", "redacted_thinking", "compaction":
 		case "tool_result":
 			if len(b.Content) > 0 {
 				inner, err := parseBlocks(b.Content, w+".content", noRefs)
@@ -492,6 +570,10 @@ func checkPairs(req *Request, names map[string]bool) *apiError {
 					return badRequest("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s", i, id)
 				}
 			}
+		case "system":
+			if i > 0 && req.Messages[i-1].Role == "assistant" && hasToolUse(req.Messages[i-1]) {
+				return badRequest("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: a system message cannot come between a tool_use and its tool_result", i)
+			}
 		case "user":
 			var prevUses map[string]bool
 			if i > 0 {
@@ -546,7 +628,7 @@ func checkPairs(req *Request, names map[string]bool) *apiError {
 // called directly, as a model does with a tool it already has.
 func ScriptedModel(req *Request) Reply {
 	task := taskText(req)
-	last := req.Messages[len(req.Messages)-1]
+	last := lastTurn(req)
 	searchUses := map[string]bool{}
 	for _, m := range req.Messages {
 		for _, b := range m.Blocks {
@@ -687,7 +769,7 @@ func words(s string) []string {
 func nameMatch(req *Request, task string) string {
 	ws := words(task)
 	best, bestN := "", 1
-	for _, t := range req.Tools {
+	for _, t := range req.allTools() {
 		if !req.Visible[t.Name] || t.Name == req.ClientSearch || (t.Type != "" && t.Type != "custom") {
 			continue
 		}
@@ -702,6 +784,20 @@ func nameMatch(req *Request, task string) string {
 		}
 	}
 	return best
+}
+
+// allTools are the tools of tools, then those defined inline, by name.
+func (req *Request) allTools() []Tool {
+	out := slices.Clone(req.Tools)
+	names := make([]string, 0, len(req.Inline))
+	for n := range req.Inline {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, req.Inline[n])
+	}
+	return out
 }
 
 // bestTool scores tools by how many task words their name and description

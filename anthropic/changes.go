@@ -1,0 +1,231 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/toolsearch/toolsearch/discovery"
+)
+
+// toolChanges returns the system message that enables the tools in effect
+// that nothing in the history enables yet, and withdraws those a
+// tool_addition enabled that the catalog has lost; nil when there is
+// nothing to say. The API refuses a system message right after an
+// assistant message that paused its turn, so none is written after an
+// assistant message: the changes wait for the next user message.
+func (ts *Toolset) toolChanges(strat Strategy, h *History, active *discovery.Set, sent func(string) bool) (msg json.RawMessage, added, removed []string, inline int) {
+	added0 := h.Added()
+	var blocks []json.RawMessage
+	for _, n := range active.Names() {
+		if added0.Has(n) || h.Referenced.Has(n) {
+			continue // enabled already
+		}
+		i, ok := ts.byName[n]
+		if !ok || !ts.tools[i].deferred {
+			continue // gone from the catalog, or loaded from the start
+		}
+		var tool any
+		if strat == Inline && !sent(n) {
+			def, err := json.Marshal(ts.definition(ts.tools[i], false))
+			if err != nil {
+				continue
+			}
+			tool = map[string]any{"type": typeToolDefinition, "definition": json.RawMessage(def)}
+			inline++
+		} else {
+			tool = map[string]any{"type": typeToolReference, "name": n}
+		}
+		blocks = append(blocks, mustMarshal(map[string]any{"type": typeToolAddition, "tool": tool}))
+		added = append(added, n)
+	}
+	for _, n := range added0.Names() {
+		if ts.available(n) {
+			continue
+		}
+		blocks = append(blocks, mustMarshal(map[string]any{"type": typeToolRemoval,
+			"tool": map[string]any{"type": typeToolReference, "name": n}}))
+		removed = append(removed, n)
+	}
+	if len(blocks) == 0 {
+		return nil, nil, nil, 0
+	}
+	return systemMessage(blocks), added, removed, inline
+}
+
+// available reports whether a wire name is a tool of the catalog that the
+// model may use.
+func (ts *Toolset) available(name string) bool {
+	_, ok := ts.byName[name]
+	return ok
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("anthropic: marshal: %v", err)) // only maps of strings and raw JSON reach here
+	}
+	return b
+}
+
+// systemMessage is the JSON of a {"role":"system"} message.
+func systemMessage(blocks []json.RawMessage) json.RawMessage {
+	return object{{Key: "role", Val: json.RawMessage(`"system"`)}, {Key: "content", Val: joinArray(blocks)}}.Marshal()
+}
+
+// renderHistory returns the messages as a request of the strategy sends
+// them, and whether any changed:
+//
+//   - Inline: as they are;
+//   - ReferenceAdd: a tool_addition holding a tool_definition names the
+//     tool by reference instead (the definition goes in tools);
+//   - Classic and Plain: the tool_addition and tool_removal blocks of
+//     system messages are left out (the tools they enabled go in tools), a
+//     system message left empty is dropped, and the text of the others is
+//     folded into user messages (FoldSystemMessages), for an endpoint that
+//     may refuse system messages altogether.
+func renderHistory(raws []json.RawMessage, strat Strategy) ([]json.RawMessage, bool) {
+	if strat == Inline || strat == StrategyAuto {
+		return raws, false
+	}
+	out := make([]json.RawMessage, 0, len(raws))
+	changed := false
+	for _, raw := range raws {
+		if roleOf(raw) != "system" || !strings.Contains(string(raw), typeToolAddition) && !strings.Contains(string(raw), typeToolRemoval) {
+			out = append(out, raw)
+			continue
+		}
+		obj, blocks, ok := contentArray(raw)
+		if !ok {
+			out = append(out, raw)
+			continue
+		}
+		kept := make([]json.RawMessage, 0, len(blocks))
+		for _, b := range blocks {
+			var rb rawBlock
+			_ = json.Unmarshal(b, &rb)
+			switch {
+			case rb.Type != typeToolAddition && rb.Type != typeToolRemoval:
+				kept = append(kept, b)
+			case strat == ReferenceAdd:
+				c, ok := readChange(rb, "")
+				if ok && c.Kind == typeToolDefinition && c.Name != "" {
+					b = mustMarshal(map[string]any{"type": rb.Type, "tool": map[string]any{"type": typeToolReference, "name": c.Name}})
+				}
+				kept = append(kept, b)
+			}
+		}
+		changed = true
+		if len(kept) == 0 {
+			continue
+		}
+		obj.Set("content", joinArray(kept))
+		out = append(out, obj.Marshal())
+	}
+	if strat == Classic || strat == Plain {
+		var n int
+		out, n = FoldSystemMessages(out)
+		changed = changed || n > 0
+	}
+	return out, changed
+}
+
+// MessageSender sends one request of the Messages API: *sdk.MessageService
+// (client.Messages) is one.
+type MessageSender interface {
+	New(ctx context.Context, params sdk.MessageNewParams, opts ...option.RequestOption) (*sdk.Message, error)
+}
+
+// Send builds the turn of conv, sends it with the betas it needs, and, when
+// the endpoint refuses it with a 400 that names a feature of the strategy
+// (ReadRefusal), remembers the downgrade for the endpoint and model in the
+// Toolset's Capabilities and sends the turn once more, rebuilt for the
+// plainer strategy. It returns the answer and the turn that got it (on
+// error, the last turn tried).
+func (ts *Toolset) Send(ctx context.Context, svc MessageSender, conv *Conversation, base sdk.MessageNewParams, opts ...option.RequestOption) (*sdk.Message, *Turn, error) {
+	turn, err := ts.Turn(conv, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg, err := svc.New(ctx, turn.Params, append(append([]option.RequestOption(nil), opts...), turn.Options()...)...)
+	if err == nil {
+		return msg, turn, nil
+	}
+	if _, ok := ts.Downgrade(turn, err); !ok {
+		return nil, turn, fmt.Errorf("anthropic: %s request: %w", turn.Strategy, err)
+	}
+	retry, terr := ts.Turn(conv, base)
+	if terr != nil {
+		return nil, turn, terr
+	}
+	msg, err = svc.New(ctx, retry.Params, append(append([]option.RequestOption(nil), opts...), retry.Options()...)...)
+	if err != nil {
+		return nil, retry, fmt.Errorf("anthropic: %s request (after a downgrade from %s): %w", retry.Strategy, turn.Strategy, err)
+	}
+	return msg, retry, nil
+}
+
+// Downgrade reads err, the endpoint's answer to turn: when it is a refusal
+// of a feature the turn's strategy uses (ReadRefusal), it records the
+// plainer strategy for the endpoint and the turn's model and returns it.
+// The next Turn for that model uses it. It returns false for any other
+// error, or when there is nothing plainer.
+func (ts *Toolset) Downgrade(turn *Turn, err error) (Strategy, bool) {
+	r, ok := ReadRefusal(err)
+	if !ok || turn == nil || !ts.decision.SearchOn {
+		return turn.strategyOrPlain(), false
+	}
+	model := string(turn.Params.Model)
+	if model == "" {
+		model = ts.cfg.Model
+	}
+	next, ok := ts.caps.Downgrade(ts.cfg.Endpoint, model, turn.Strategy, r.Below, "the endpoint refused "+r.Feature+": "+r.Message)
+	if ok {
+		ts.log.Info("toolsearch: strategy downgraded", "endpoint", ts.cfg.Endpoint, "model", model,
+			"from", turn.Strategy.String(), "to", next.String(), "refused", r.Feature)
+	}
+	return next, ok
+}
+
+func (t *Turn) strategyOrPlain() Strategy {
+	if t == nil {
+		return Plain
+	}
+	return t.Strategy
+}
+
+// Gone reports whether a tool_use names a tool the catalog has lost (not a
+// built-in, not the search tool), such as one Turn kept in tools because a
+// reference in the history names it.
+func (ts *Toolset) Gone(name string) bool {
+	if name == ts.searchName {
+		return false
+	}
+	_, ok := ts.byName[name]
+	return !ok
+}
+
+// GoneResult answers a call of a tool the catalog has lost with an error
+// the model can act on: the tool is kept so that the conversation stays
+// valid, but its server is gone.
+func (ts *Toolset) GoneResult(toolUseID, name string) sdk.ContentBlockParamUnion {
+	server := strings.TrimPrefix(name, ts.names.Prefix())
+	if s, _, ok := strings.Cut(server, "__"); ok {
+		server = s
+	} else {
+		server = ""
+	}
+	text := fmt.Sprintf("The tool %s is no longer available", name)
+	if server != "" {
+		text += fmt.Sprintf(": its server %q is gone from the catalog (disconnected or removed)", server)
+	}
+	text += ". Search for another tool that does the job."
+	tr := sdk.ToolResultBlockParam{ToolUseID: toolUseID, IsError: param.NewOpt(true),
+		Content: []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}}
+	return sdk.ContentBlockParamUnion{OfToolResult: &tr}
+}

@@ -1,0 +1,310 @@
+package anthropic
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+)
+
+// Strategy is how the tools a search discovers reach the model.
+//
+// From the richest to the plainest, each a fallback for the one before:
+//
+//   - Inline: tools holds only the loaded tools and the search tool; each
+//     discovered definition is added where it is found, as a tool_addition
+//     block holding a tool_definition in a {"role":"system"} message
+//     (betas mid-conversation-tool-changes-2026-07-01 and
+//     inline-tools-2026-09-15). The smallest requests, no 10,000-tool
+//     ceiling, and the tools array never changes.
+//   - ReferenceAdd: the catalog is declared in tools with defer_loading,
+//     and each discovered tool is enabled by a tool_addition block holding
+//     a tool_reference in a system message (beta
+//     mid-conversation-tool-changes-2026-07-01).
+//   - Classic: discovered tools are sent in tools with defer_loading and
+//     loaded by tool_reference blocks in the search answers. Works wherever
+//     tool search works.
+//   - Plain: for an endpoint that takes no tool search at all: the search
+//     tool is an ordinary function tool whose answer names the tools found,
+//     which are then sent as ordinary tools (Wire Expand).
+//
+// A tool a catalog change removed is withdrawn with a tool_removal block
+// under Inline and ReferenceAdd; under Classic its last definition stays in
+// tools as long as a reference in the history names it.
+type Strategy uint8
+
+// Strategies. StrategyAuto chooses one per endpoint and model (see
+// Toolset.Strategy).
+const (
+	StrategyAuto Strategy = iota
+	Inline
+	ReferenceAdd
+	Classic
+	Plain
+)
+
+// Betas of the mid-conversation tool changes, as the SDK names them.
+const (
+	BetaToolChanges = string(sdk.AnthropicBetaMidConversationToolChanges2026_07_01)
+	BetaInlineTools = string(sdk.AnthropicBetaInlineTools2026_09_15)
+)
+
+// String names the strategy.
+func (s Strategy) String() string {
+	switch s {
+	case Inline:
+		return "inline"
+	case ReferenceAdd:
+		return "reference-add"
+	case Classic:
+		return "classic"
+	case Plain:
+		return "plain"
+	}
+	return "auto"
+}
+
+// ParseStrategy reads "auto", "inline", "reference-add", "classic" or
+// "plain".
+func ParseStrategy(s string) (Strategy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return StrategyAuto, nil
+	case "inline":
+		return Inline, nil
+	case "reference-add", "reference":
+		return ReferenceAdd, nil
+	case "classic":
+		return Classic, nil
+	case "plain", "expand":
+		return Plain, nil
+	}
+	return 0, fmt.Errorf("strategy %q: want auto, inline, reference-add, classic or plain", s)
+}
+
+// Next is the strategy to fall back to, and false for Plain (there is
+// nothing plainer).
+func (s Strategy) Next() (Strategy, bool) {
+	switch s {
+	case StrategyAuto, Inline:
+		return ReferenceAdd, true
+	case ReferenceAdd:
+		return Classic, true
+	case Classic:
+		return Plain, true
+	}
+	return Plain, false
+}
+
+// Betas are the anthropic-beta values a request of this strategy needs.
+func (s Strategy) Betas() []string {
+	switch s {
+	case Inline:
+		return []string{BetaToolChanges, BetaInlineTools}
+	case ReferenceAdd:
+		return []string{BetaToolChanges}
+	}
+	return nil
+}
+
+// usesAdditions reports whether discovered tools are enabled by
+// tool_addition blocks.
+func (s Strategy) usesAdditions() bool { return s == Inline || s == ReferenceAdd }
+
+// Capabilities remembers, for one session, which strategy each endpoint and
+// model took after a downgrade, so that a refused feature is tried once
+// only. The zero value is ready; it is safe for concurrent use. Share one
+// between the Toolsets of a session (a Toolset is rebuilt on every catalog
+// change; the memory must outlive it).
+type Capabilities struct {
+	mu sync.Mutex
+	m  map[capKey]capEntry
+}
+
+type capKey struct{ endpoint, model string }
+
+type capEntry struct {
+	s   Strategy
+	why string
+}
+
+// Get returns the strategy remembered for an endpoint and model, and why.
+func (c *Capabilities) Get(endpoint, model string) (Strategy, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[capKey{endpoint, model}]
+	return e.s, e.why, ok
+}
+
+// Downgrade records that the endpoint and model refused strategy from, for
+// the reason given, and returns the strategy to use now: to when it is
+// plainer than from, else the one after from. It never raises a remembered
+// strategy (a late report of an older failure keeps the plainer one). ok is
+// false when there is nothing plainer than from.
+func (c *Capabilities) Downgrade(endpoint, model string, from, to Strategy, why string) (Strategy, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[capKey]capEntry{}
+	}
+	k := capKey{endpoint, model}
+	if cur, ok := c.m[k]; ok && cur.s > from {
+		return cur.s, true // already plainer
+	}
+	if to <= from {
+		next, ok := from.Next()
+		if !ok {
+			return from, false
+		}
+		to = next
+	}
+	c.m[k] = capEntry{s: to, why: fmt.Sprintf("downgraded from %s: %s", from, why)}
+	return to, true
+}
+
+// Refusal is what a 400 says the endpoint does not take, read by
+// ReadRefusal.
+type Refusal struct {
+	// Feature names what was refused: "tool_definition", "tool_addition",
+	// "system message", a beta's name, "tool_reference" or
+	// "defer_loading".
+	Feature string
+	// Below is the richest strategy that does without the feature.
+	Below Strategy
+	// Message is the endpoint's message, clipped.
+	Message string
+}
+
+// refusalRule maps words of a 400 to the feature they name. The first
+// matching rule wins, so the plainest features come first: an endpoint
+// that refuses tool_reference refuses tool search altogether.
+var refusalRules = []struct {
+	words   []string // all must appear
+	feature string
+	below   Strategy
+}{
+	{[]string{"tool_reference"}, "tool_reference", Plain},
+	{[]string{"defer_loading"}, "defer_loading", Plain},
+	{[]string{"tool_search_tool_"}, "server tool search", Plain},
+	{[]string{"advanced-tool-use"}, "advanced-tool-use beta", Plain},
+	{[]string{BetaToolChanges}, BetaToolChanges, Classic},
+	{[]string{"tool_addition"}, "tool_addition", Classic},
+	{[]string{"tool_removal"}, "tool_removal", Classic},
+	{[]string{"role", "system"}, "system message", Classic},
+	{[]string{"role", "'user' or 'assistant'"}, "system message", Classic},
+	{[]string{BetaInlineTools}, BetaInlineTools, ReferenceAdd},
+	{[]string{"tool_definition"}, "tool_definition", ReferenceAdd},
+}
+
+// ReadRefusal recognises a 400 that names a block type, tool type, role or
+// beta the endpoint does not take (*sdk.Error from the SDK, or any error
+// whose text carries the endpoint's message), and says which strategy does
+// without it. Other errors (a bad schema, rate limits, an unknown tool
+// reference: a bug, not a capability) give false.
+func ReadRefusal(err error) (Refusal, bool) {
+	if err == nil {
+		return Refusal{}, false
+	}
+	msg := err.Error()
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		if apiErr.StatusCode != 400 {
+			return Refusal{}, false
+		}
+		if raw := apiErr.RawJSON(); raw != "" {
+			msg = raw
+		}
+	}
+	return RefusalOf(msg)
+}
+
+// RefusalOf reads the message of a 400 (its body or its error text); see
+// ReadRefusal.
+func RefusalOf(msg string) (Refusal, bool) {
+	low := strings.ToLower(msg)
+	// A reference to a tool missing from tools is the conversation's
+	// fault, not the endpoint's: never downgrade for it.
+	if strings.Contains(low, "not found in available tools") {
+		return Refusal{}, false
+	}
+	unsupported := false
+	for _, w := range []string{"does not match any of the expected tags", "extra inputs are not permitted", "not supported",
+		"unsupported", "unexpected value", "unknown", "not permitted", "input should be 'user' or 'assistant'", "invalid beta",
+		"not available", "not enabled", "does not support"} {
+		if strings.Contains(low, w) {
+			unsupported = true
+			break
+		}
+	}
+	if !unsupported {
+		return Refusal{}, false
+	}
+	for _, r := range refusalRules {
+		all := true
+		for _, w := range r.words {
+			if !strings.Contains(low, strings.ToLower(w)) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return Refusal{Feature: r.feature, Below: r.below, Message: clip(msg, 300)}, true
+		}
+	}
+	return Refusal{}, false
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// chooseStrategy is the strategy before any downgrade, and why.
+func (ts *Toolset) chooseStrategy(model string) (Strategy, string) {
+	switch {
+	case !ts.decision.SearchOn:
+		return Classic, "tool search is off: every tool is sent in tools"
+	case ts.cfg.Wire == Expand:
+		return Plain, "the endpoint takes no tool references (Wire Expand)"
+	case ts.cfg.Search != ClientSearch:
+		return Classic, "the API's own search (" + ts.cfg.Search.String() + ") answers with tool_reference blocks"
+	case ts.cfg.Strategy != StrategyAuto:
+		return ts.cfg.Strategy, "configured"
+	}
+	if m := strings.ToLower(model); strings.HasPrefix(m, "claude-2") || strings.HasPrefix(m, "claude-3") || strings.HasPrefix(m, "claude-instant") {
+		return Plain, "model " + model + " predates tool search"
+	}
+	if !isAnthropicAPI(ts.cfg.Endpoint) {
+		return Classic, "the endpoint is not Anthropic's API: start with tool_reference, which works wherever tool search does"
+	}
+	return Inline, "Anthropic's API: discovered definitions are added inline in system messages"
+}
+
+// isAnthropicAPI reports whether an endpoint base URL is Anthropic's own
+// API ("" is the SDK's default, which is).
+func isAnthropicAPI(endpoint string) bool {
+	if endpoint == "" {
+		return true
+	}
+	u, err := url.Parse(endpoint)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.anthropic.com")
+}
+
+// Strategy returns the strategy in force for a model on the Toolset's
+// endpoint (Config.Endpoint), and why: the remembered downgrade if there is
+// one, else the configured or chosen strategy. "" means Config.Model.
+func (ts *Toolset) Strategy(model string) (Strategy, string) {
+	if model == "" {
+		model = ts.cfg.Model
+	}
+	s, why := ts.chooseStrategy(model)
+	if r, rwhy, ok := ts.caps.Get(ts.cfg.Endpoint, model); ok && r > s {
+		return r, rwhy
+	}
+	return s, why
+}
