@@ -21,7 +21,7 @@ import (
 // assistant message: the changes wait for the next user message.
 func (ts *Toolset) toolChanges(strat Strategy, h *History, active *discovery.Set, sent func(string) bool) (msg json.RawMessage, added, removed []string, inline int) {
 	added0 := h.Added()
-	var blocks []json.RawMessage
+	var blocks []sdk.BetaSystemMessageParamContentUnion
 	for _, n := range active.Names() {
 		if added0.Has(n) || h.Referenced.Has(n) {
 			continue // enabled already
@@ -30,32 +30,42 @@ func (ts *Toolset) toolChanges(strat Strategy, h *History, active *discovery.Set
 		if !ok || !ts.tools[i].deferred {
 			continue // gone from the catalog, or loaded from the start
 		}
-		var tool any
+		var tool sdk.BetaRequestToolAdditionBlockToolUnionParam
 		if strat == Inline && !sent(n) {
 			def, err := json.Marshal(ts.definition(ts.tools[i], false))
 			if err != nil {
 				continue
 			}
-			tool = map[string]any{"type": typeToolDefinition, "definition": json.RawMessage(def)}
+			// The definition goes out as the tools array would carry it
+			// (the SDK's BetaToolUnionParam would re-encode the schema).
+			tool.OfToolDefinition = &sdk.BetaToolChangeToolDefinitionParam{Definition: param.Override[sdk.BetaToolUnionParam](json.RawMessage(def))}
 			inline++
 		} else {
-			tool = map[string]any{"type": typeToolReference, "name": n}
+			tool.OfToolReference = &sdk.BetaToolChangeToolReferenceParam{Name: n}
 		}
-		blocks = append(blocks, mustMarshal(map[string]any{"type": typeToolAddition, "tool": tool}))
+		blocks = append(blocks, sdk.BetaSystemMessageParamContentUnion{OfToolAddition: &sdk.BetaRequestToolAdditionBlockParam{Tool: tool}})
 		added = append(added, n)
 	}
 	for _, n := range added0.Names() {
 		if ts.available(n) {
 			continue
 		}
-		blocks = append(blocks, mustMarshal(map[string]any{"type": typeToolRemoval,
-			"tool": map[string]any{"type": typeToolReference, "name": n}}))
+		blocks = append(blocks, sdk.BetaSystemMessageParamContentUnion{OfToolRemoval: &sdk.BetaRequestToolRemovalBlockParam{
+			Tool: sdk.BetaRequestToolRemovalBlockToolUnionParam{OfToolReference: &sdk.BetaToolChangeToolReferenceParam{Name: n}}}})
 		removed = append(removed, n)
 	}
 	if len(blocks) == 0 {
 		return nil, nil, nil, 0
 	}
-	return systemMessage(blocks), added, removed, inline
+	// The message is the SDK's own encoding of a system message of tool
+	// changes (the Messages API's beta types), carried in the history as
+	// raw JSON.
+	b, err := json.Marshal(sdk.BetaMessageParam{OfSystem: &sdk.BetaSystemMessageParam{Content: blocks}})
+	if err != nil {
+		ts.log.Warn("toolsearch: encoding tool changes", "err", err)
+		return nil, nil, nil, 0
+	}
+	return b, added, removed, inline
 }
 
 // available reports whether a wire name is a tool of the catalog that the
@@ -71,11 +81,6 @@ func mustMarshal(v any) json.RawMessage {
 		panic(fmt.Sprintf("anthropic: marshal: %v", err)) // only maps of strings and raw JSON reach here
 	}
 	return b
-}
-
-// systemMessage is the JSON of a {"role":"system"} message.
-func systemMessage(blocks []json.RawMessage) json.RawMessage {
-	return object{{Key: "role", Val: json.RawMessage(`"system"`)}, {Key: "content", Val: joinArray(blocks)}}.Marshal()
 }
 
 // renderHistory returns the messages as a request of the strategy sends
@@ -184,7 +189,13 @@ func (ts *Toolset) Downgrade(turn *Turn, err error) (Strategy, bool) {
 	if model == "" {
 		model = ts.cfg.Model
 	}
-	next, ok := ts.caps.Downgrade(ts.cfg.Endpoint, model, turn.Strategy, r.Below, "the endpoint refused "+r.Feature+": "+r.Message)
+	why := "the endpoint refused " + r.Feature + ": " + r.Message
+	next, ok := ts.caps.Downgrade(ts.cfg.Endpoint, model, turn.Strategy, r.Below, why)
+	if ok && ts.cfg.Model == "" && model != "" {
+		// AnswerSearch, which has no request at hand, reads the endpoint's
+		// entry without a model.
+		ts.caps.Downgrade(ts.cfg.Endpoint, "", turn.Strategy, next, why)
+	}
 	if ok {
 		ts.log.Info("toolsearch: strategy downgraded", "endpoint", ts.cfg.Endpoint, "model", model,
 			"from", turn.Strategy.String(), "to", next.String(), "refused", r.Feature)

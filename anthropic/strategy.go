@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -230,6 +231,13 @@ func RefusalOf(msg string) (Refusal, bool) {
 	if strings.Contains(low, "not found in available tools") {
 		return Refusal{}, false
 	}
+	if m := namedRE.FindStringSubmatch(msg); m != nil {
+		name := m[1] + m[2] + m[3]
+		if r, ok := refusalOfName(name); ok {
+			r.Message = clip(msg, 300)
+			return r, true
+		}
+	}
 	unsupported := false
 	for _, w := range []string{"does not match any of the expected tags", "extra inputs are not permitted", "not supported",
 		"unsupported", "unexpected value", "unknown", "not permitted", "input should be 'user' or 'assistant'", "invalid beta",
@@ -253,6 +261,27 @@ func RefusalOf(msg string) (Refusal, bool) {
 		if all {
 			return Refusal{Feature: r.feature, Below: r.below, Message: clip(msg, 300)}, true
 		}
+	}
+	return Refusal{}, false
+}
+
+// namedRE finds what a validation error names: the tag of "Input tag 'X'
+// found", the beta of "Unexpected value(s) `X`", or the last field of a
+// path refused as an extra input ("tools.2.defer_loading: Extra inputs").
+var namedRE = regexp.MustCompile("Input tag '([^']+)' found|Unexpected value\\(s\\) `([^`]+)`|\\.([a-z_]+): Extra inputs are not permitted")
+
+// refusalOfName maps a refused tag, beta or field to a Refusal.
+func refusalOfName(name string) (Refusal, bool) {
+	switch name {
+	case typeToolReference, "defer_loading", "advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19":
+		return Refusal{Feature: name, Below: Plain}, true
+	case typeToolAddition, typeToolRemoval, "tool_changes", BetaToolChanges:
+		return Refusal{Feature: name, Below: Classic}, true
+	case typeToolDefinition, BetaInlineTools:
+		return Refusal{Feature: name, Below: ReferenceAdd}, true
+	}
+	if strings.HasPrefix(name, "tool_search_tool_") {
+		return Refusal{Feature: name, Below: Plain}, true
 	}
 	return Refusal{}, false
 }

@@ -30,12 +30,61 @@ func refResult(name string) string {
 
 func TestValidation(t *testing.T) {
 	t.Parallel()
+	addRef := func(name string) string {
+		return `{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_reference","name":"` + name + `"}}]}`
+	}
+	addDef := func(def string) string {
+		return `{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":` + def + `}}]}`
+	}
+	remove := func(name string) string {
+		return `{"role":"system","content":[{"type":"tool_removal","tool":{"type":"tool_reference","name":"` + name + `"}}]}`
+	}
+	both := []string{BetaToolChanges, BetaInlineTools}
+	inlineDef := `{"name":"gh__close_issue","description":"Close an issue","input_schema":{"type":"object"}}`
+	compaction := func(changes string) string {
+		return `{"role":"assistant","content":[{"type":"compaction","content":"summary","tool_changes":[` + changes + `]}]}`
+	}
 	tests := []struct {
 		name    string
 		noRefs  bool
+		opts    Options
+		betas   []string
 		body    string
 		wantErr string // "" for a valid request
 	}{
+		{name: "system message of text", body: body(loaded, userText+`,{"role":"system","content":"be brief"}`)},
+		{name: "empty system message", body: body(loaded, userText+`,{"role":"system","content":[]}`), wantErr: "must have content"},
+		{name: "system message refused", opts: Options{NoSystemMessages: true}, body: body(loaded, `{"role":"system","content":"x"}`),
+			wantErr: "Input should be 'user' or 'assistant'"},
+		{name: "tool_addition by reference", betas: both[:1], body: body(search+","+deferred, userText+","+addRef("gh__create_issue"))},
+		{name: "tool_addition without its beta", body: body(search+","+deferred, userText+","+addRef("gh__create_issue")),
+			wantErr: "need the anthropic-beta header " + BetaToolChanges},
+		{name: "tool_addition of an undeclared tool", betas: both[:1], body: body(search+","+deferred, userText+","+addRef("gh__close_issue")),
+			wantErr: "Tool reference 'gh__close_issue' not found in available tools"},
+		{name: "tool_addition refused", betas: both[:1], opts: Options{NoToolChanges: true}, body: body(search+","+deferred, userText+","+addRef("gh__create_issue")),
+			wantErr: "Input tag 'tool_addition'"},
+		{name: "inline definition", betas: both, body: body(search, userText+","+addDef(inlineDef))},
+		{name: "inline definition without its beta", betas: both[:1], body: body(search, userText+","+addDef(inlineDef)),
+			wantErr: "tool_definition needs the anthropic-beta header " + BetaInlineTools},
+		{name: "inline definition refused", betas: both, opts: Options{NoInlineTools: true}, body: body(search, userText+","+addDef(inlineDef)),
+			wantErr: "Input tag 'tool_definition'"},
+		{name: "inline definition with a bad schema", betas: both, body: body(search, userText+","+addDef(`{"name":"x","input_schema":{"type":"string"}}`)),
+			wantErr: "input_schema.type: Input should be 'object'"},
+		{name: "inline definition taking a declared name", betas: both, body: body(search+","+loaded, userText+","+addDef(strings.Replace(inlineDef, "gh__close_issue", "gh__list_issues", 1))),
+			wantErr: "tool_name_conflict"},
+		{name: "inline definition twice", betas: both, body: body(search, userText+","+addDef(inlineDef)+","+addDef(inlineDef)), wantErr: "tool_name_conflict"},
+		{name: "removal then definition again", betas: both, body: body(search, userText+","+addDef(inlineDef)+","+remove("gh__close_issue")+","+addDef(inlineDef))},
+		{name: "reference to an inline tool", betas: both, body: body(search, userText+","+addDef(inlineDef)+","+remove("gh__close_issue")+","+addRef("gh__close_issue"))},
+		{name: "removal of an unknown tool", betas: both[:1], body: body(search, userText+","+remove("gh__nope")), wantErr: "Tool reference 'gh__nope' not found"},
+		{name: "system message between tool_use and tool_result", betas: both[:1], body: body(search+","+deferred, userText+","+useCall+","+addRef("gh__create_issue")+","+refResult("gh__create_issue")),
+			wantErr: "without `tool_result` blocks immediately after"},
+		{name: "an MCP toolset reference", betas: both[:1], body: body(search, userText+`,{"role":"system","content":[{"type":"tool_addition","tool":{"type":"mcp_toolset_reference","server_name":"gh"}}]}`),
+			wantErr: "MCP server 'gh' is not in mcp_servers"},
+		{name: "compaction tool_changes", betas: both, body: body(search, userText+","+compaction(`{"type":"tool_addition","tool":{"type":"tool_definition","definition":`+inlineDef+`}}`)+`,{"role":"user","content":"go on"}`)},
+		{name: "compaction tool_changes of an undeclared tool", betas: both[:1], body: body(search, userText+","+compaction(`{"type":"tool_addition","tool":{"type":"tool_reference","name":"gh__nope"}}`)+`,{"role":"user","content":"go on"}`),
+			wantErr: "Tool reference 'gh__nope' not found"},
+		{name: "refused beta", betas: both, opts: Options{RefuseBetas: []string{BetaInlineTools}}, body: body(loaded, userText),
+			wantErr: "Unexpected value(s) `" + BetaInlineTools + "` for the `anthropic-beta` header"},
 		{name: "valid client search", body: body(search+","+deferred, userText+","+useCall+","+refResult("gh__create_issue"))},
 		{name: "no tools", body: body("", userText)},
 		{name: "every tool deferred", body: body(deferred, userText), wantErr: "All tools have defer_loading"},
@@ -62,7 +111,6 @@ func TestValidation(t *testing.T) {
 		{name: "server tool use without its search tool", body: body(loaded,
 			userText+`,{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"tool_search_tool_bm25","input":{"query":"x"}}]}`),
 			wantErr: "not a server tool in tools"},
-		{name: "system role in messages", body: body(loaded, `{"role":"system","content":"x"}`), wantErr: "Input should be 'user' or 'assistant'"},
 		{name: "proxy: defer_loading", noRefs: true, body: body(search+","+deferred, userText), wantErr: "defer_loading: Extra inputs"},
 		{name: "proxy: tool_reference", noRefs: true, body: body(search+","+loaded, userText+","+useCall+","+refResult("gh__list_issues")),
 			wantErr: "Input tag 'tool_reference'"},
@@ -73,8 +121,18 @@ func TestValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := New(t, Options{NoReferences: tt.noRefs})
-			resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(tt.body))
+			opts := tt.opts
+			opts.NoReferences = opts.NoReferences || tt.noRefs
+			srv := New(t, opts)
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if len(tt.betas) > 0 {
+				req.Header.Set("anthropic-beta", strings.Join(tt.betas, ","))
+			}
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

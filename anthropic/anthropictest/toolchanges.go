@@ -24,7 +24,9 @@ const (
 //     is a tools entry, checked like one, whose name may not be taken by
 //     another tool (tool_name_conflict);
 //   - a tool_removal's tool is a tool_reference to a tool declared in tools
-//     or defined earlier; it withdraws the tool from that point on;
+//     or defined earlier; it withdraws the tool from that point on (a
+//     withdrawn inline tool may be added again, by reference or by a new
+//     definition);
 //   - MCP tool and toolset references need MCP servers, which the
 //     stand-in does not run: they are refused.
 //
@@ -89,7 +91,8 @@ type changeTool struct {
 // tools.
 func (s *Server) applyToolChanges(req *Request, declared map[string]bool) *apiError {
 	has := func(b string) bool { return slices.Contains(req.Betas, b) }
-	defined := map[string]bool{} // defined by a tool_definition so far
+	defined := map[string]bool{} // defined by a tool_definition and not withdrawn
+	ever := map[string]bool{}    // defined by a tool_definition so far
 	apply := func(b Block, where string) *apiError {
 		if !has(BetaToolChanges) {
 			return badRequest("%s: %s blocks need the anthropic-beta header %s", where, b.Type, BetaToolChanges)
@@ -98,7 +101,7 @@ func (s *Server) applyToolChanges(req *Request, declared map[string]bool) *apiEr
 		if err := json.Unmarshal(b.Tool, &t); err != nil || t.Type == "" {
 			return badRequest("%s.tool: Field required", where)
 		}
-		known := func(name string) bool { return declared[name] || (has(BetaInlineTools) && defined[name]) }
+		known := func(name string) bool { return declared[name] || (has(BetaInlineTools) && ever[name]) }
 		switch {
 		case t.Type == "tool_reference":
 			if t.Name == "" {
@@ -129,6 +132,7 @@ func (s *Server) applyToolChanges(req *Request, declared map[string]bool) *apiEr
 				return badRequest("%s.tool.definition.defer_loading: an inline definition is loaded where it is added", where)
 			}
 			defined[def.Name] = true
+			ever[def.Name] = true
 			req.Inline[def.Name] = def
 			req.Visible[def.Name] = true
 		case t.Type == "mcp_tool_reference" || t.Type == "mcp_toolset_reference":
@@ -136,9 +140,8 @@ func (s *Server) applyToolChanges(req *Request, declared map[string]bool) *apiEr
 		default:
 			return badRequest("%s.tool: Input tag '%s' found using 'type' does not match any of the expected tags", where, t.Type)
 		}
-		if b.Type == "tool_removal" && defined[t.Name] {
+		if b.Type == "tool_removal" {
 			delete(defined, t.Name)
-			delete(req.Inline, t.Name)
 		}
 		return nil
 	}
