@@ -94,12 +94,14 @@ func mustMarshal(v any) json.RawMessage {
 //     system message left empty is dropped, and the text of the others is
 //     folded into user messages (FoldSystemMessages), for an endpoint that
 //     may refuse system messages altogether.
-func renderHistory(raws []json.RawMessage, strat Strategy) ([]json.RawMessage, bool) {
-	if strat == Inline || strat == StrategyAuto {
-		return raws, false
-	}
+//
+// Under every strategy a tool change that names by reference a tool that
+// is neither sent (sent) nor defined inline before it is left out: the API
+// would refuse the request.
+func renderHistory(raws []json.RawMessage, strat Strategy, sent func(string) bool) ([]json.RawMessage, bool) {
 	out := make([]json.RawMessage, 0, len(raws))
 	changed := false
+	defined := map[string]bool{}
 	for _, raw := range raws {
 		if roleOf(raw) != "system" || !strings.Contains(string(raw), typeToolAddition) && !strings.Contains(string(raw), typeToolRemoval) {
 			out = append(out, raw)
@@ -111,19 +113,40 @@ func renderHistory(raws []json.RawMessage, strat Strategy) ([]json.RawMessage, b
 			continue
 		}
 		kept := make([]json.RawMessage, 0, len(blocks))
+		dropped := false
 		for _, b := range blocks {
 			var rb rawBlock
 			_ = json.Unmarshal(b, &rb)
-			switch {
-			case rb.Type != typeToolAddition && rb.Type != typeToolRemoval:
+			if rb.Type != typeToolAddition && rb.Type != typeToolRemoval {
 				kept = append(kept, b)
-			case strat == ReferenceAdd:
-				c, ok := readChange(rb, "")
-				if ok && c.Kind == typeToolDefinition && c.Name != "" {
+				continue
+			}
+			c, ok := readChange(rb, "")
+			switch {
+			case strat == Classic || strat == Plain || strat == StrategyAuto:
+				dropped = true
+			case !ok:
+				kept = append(kept, b) // not ours to judge
+			case c.Kind == typeToolDefinition && strat == Inline:
+				defined[c.Name] = true
+				kept = append(kept, b)
+			case c.Kind == typeToolDefinition || c.Kind == typeToolReference:
+				if !sent(c.Name) && !defined[c.Name] {
+					dropped = true
+					continue
+				}
+				if c.Kind == typeToolDefinition {
 					b = mustMarshal(map[string]any{"type": rb.Type, "tool": map[string]any{"type": typeToolReference, "name": c.Name}})
+					dropped = true
 				}
 				kept = append(kept, b)
+			default:
+				kept = append(kept, b)
 			}
+		}
+		if !dropped {
+			out = append(out, raw)
+			continue
 		}
 		changed = true
 		if len(kept) == 0 {

@@ -254,8 +254,14 @@ func FuzzReadHistory(f *testing.F) {
 	f.Add(`{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"tool_search_tool_regex","input":{"pattern":"x"}},{"type":"tool_search_tool_result","tool_use_id":"s","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"nope"}]}}]}`)
 	f.Add(`{"role":"user","content":"<deferred-tools>\nadded:\na__b\n</deferred-tools>"}`)
 	f.Add(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"tool_reference"}]}`)
+	f.Add(hAddDef)
+	f.Add(hRemove)
+	f.Add(hCompaction)
+	f.Add(`{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_reference","name":"gone__x"}}]}`)
 	ts := toolset(f, demoSnap(), anthropic.Config{Strategy: anthropic.Classic})
 	expand := toolset(f, demoSnap(), anthropic.Config{Wire: anthropic.Expand})
+	inline := toolset(f, demoSnap(), anthropic.Config{Strategy: anthropic.Inline})
+	refAdd := toolset(f, demoSnap(), anthropic.Config{Strategy: anthropic.ReferenceAdd})
 	f.Fuzz(func(t *testing.T, msg string) {
 		if !json.Valid([]byte(msg)) {
 			return
@@ -265,7 +271,7 @@ func FuzzReadHistory(f *testing.F) {
 		if json.Unmarshal([]byte(msg), &m) != nil {
 			return
 		}
-		for _, s := range []*anthropic.Toolset{ts, expand} {
+		for _, s := range []*anthropic.Toolset{ts, expand, inline, refAdd} {
 			turn, err := s.Turn(&anthropic.Conversation{Messages: []sdk.MessageParam{m}}, sdk.MessageNewParams{Model: "m", MaxTokens: 1})
 			if err != nil {
 				return // a message the SDK cannot encode
@@ -291,7 +297,8 @@ func FuzzReadHistory(f *testing.F) {
 }
 
 // referencedTools returns the tool_name of every tool_reference block in
-// a decoded request (the same words elsewhere, in a tool's input say, are
+// a decoded request, and the name of every tool a tool change names by
+// reference (the same words elsewhere, in a tool's input say, are
 // not references).
 func referencedTools(v any) []string {
 	var out []string
@@ -299,6 +306,10 @@ func referencedTools(v any) []string {
 	case map[string]any:
 		if v["type"] == "tool_reference" {
 			if n, ok := v["tool_name"].(string); ok {
+				out = append(out, n)
+			}
+			// The tool of a tool_addition or tool_removal.
+			if n, ok := v["name"].(string); ok {
 				out = append(out, n)
 			}
 		}
