@@ -1,10 +1,11 @@
 package anthropic_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolsearch/toolsearch/internal/sharedtest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/deferral"
 	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/internal/sharedtest"
 	"github.com/toolsearch/toolsearch/search"
 )
 
@@ -170,6 +172,9 @@ func TestDeltaKeepsPrefix(t *testing.T) {
 		wantTotal func(int) bool
 	}{
 		{name: "client search, delta", cfg: anthropic.Config{}, wantZero: true},
+		{name: "inline, delta", cfg: anthropic.Config{Strategy: anthropic.Inline}, wantZero: true},
+		{name: "reference-add, delta", cfg: anthropic.Config{Strategy: anthropic.ReferenceAdd}, wantZero: true},
+		{name: "classic, delta", cfg: anthropic.Config{Strategy: anthropic.Classic}, wantZero: true},
 		{name: "client search, delta, mcp__ prefix", cfg: anthropic.Config{Prefix: "mcp__"}, wantZero: true},
 		{name: "expand, delta", cfg: anthropic.Config{Wire: anthropic.Expand}, wantZero: true},
 		{name: "client search, snapshot", cfg: anthropic.Config{Announce: discovery.Snapshot}},
@@ -186,6 +191,16 @@ func TestDeltaKeepsPrefix(t *testing.T) {
 					i+1, res.Turns[i].ToolsSent, res.Turns[i].ToolsVisible, res.Turns[i].ToolsDeferred, c, res.Input[i], res.Cached[i])
 			}
 			t.Logf("%s: %d prefix bytes changed over 20 requests", tt.name, total)
+			// Under the strategies that add tools in system messages, what
+			// the model read is always the beginning of what it reads next.
+			if s := tt.cfg.Strategy; s == anthropic.Inline || s == anthropic.ReferenceAdd {
+				for i := 1; i < len(res.Bodies); i++ {
+					prev, next := rendered(t, res.Bodies[i-1]), rendered(t, res.Bodies[i])
+					if lost := len(prev) - commonPrefixLen(prev, next); lost != 0 {
+						t.Fatalf("request %d: %d bytes of what the model read before are not its prefix", i+1, lost)
+					}
+				}
+			}
 			if tt.wantZero && total != 0 {
 				t.Fatalf("%d prefix bytes changed, want 0", total)
 			}
@@ -300,4 +315,129 @@ func TestSharedCatalogTargets(t *testing.T) {
 			t.Errorf("delta changed %d prefix bytes, want 0", total)
 		}
 	}
+}
+
+// strategyFigures is one row of the strategy table.
+type strategyFigures struct {
+	name                 string
+	firstTokens          int // o200k tokens of the first request body
+	firstVisible         int // of what the model reads (deferred tools left out)
+	prefixChanged        int // bytes of earlier requests not repeated, over the session
+	renderedLost         int // bytes of what the model read that the next request did not begin with
+	totalBytes           int // request bytes over the session
+	uncached             int64
+	strategies, refusals string
+}
+
+// TestStrategyFigures measures the strategies on the shared catalog (113
+// servers, 3,601 tools): a scripted 20-request session with 3 catalog
+// changes (sentry connects, slack leaves and comes back). It prints the
+// README's table; run it with
+//
+//	go test ./anthropic -run TestStrategyFigures -v
+//
+// It takes about two minutes on a small machine (reference-add and the
+// server search send the whole catalog with every request), so it runs
+// only with TOOLSEARCH_FIGURES=1.
+func TestStrategyFigures(t *testing.T) {
+	if raceEnabled || testing.Short() || os.Getenv("TOOLSEARCH_FIGURES") == "" {
+		t.Skip("the strategy figures on the shared catalog run with TOOLSEARCH_FIGURES=1, without -race and -short")
+	}
+	full := sharedCatalog(t)
+	stages := []stage{
+		{From: 0, Snap: without(t, full, "sentry"), Connecting: []string{"sentry"}, Note: "sentry connecting"},
+		{From: 5, Snap: full, Note: "sentry connected"},
+		{From: 10, Snap: without(t, full, "slack"), Note: "slack disconnected"},
+		{From: 15, Snap: full, Note: "slack reconnected"},
+	}
+	prompts := []string{
+		"create a pull request on github",
+		"post a message to a slack channel",
+		"list the pods in the kubernetes cluster",
+		"find the latest unresolved sentry issues",
+		"create a pull request on github for the fix",
+	}
+	rows := []struct {
+		name     string
+		cfg      anthropic.Config
+		zero     bool // the goal: no prefix byte changed
+		wantOnly anthropic.Strategy
+	}{
+		{"inline", anthropic.Config{Strategy: anthropic.Inline}, true, anthropic.Inline},
+		{"reference-add", anthropic.Config{Strategy: anthropic.ReferenceAdd}, true, anthropic.ReferenceAdd},
+		{"classic (client search)", anthropic.Config{Strategy: anthropic.Classic}, true, anthropic.Classic},
+		{"classic (server bm25)", anthropic.Config{Search: anthropic.ServerBM25}, false, anthropic.Classic},
+		{"plain", anthropic.Config{Strategy: anthropic.Plain}, true, anthropic.Plain},
+	}
+	var figs []strategyFigures
+	for _, row := range rows {
+		res := session(t, stages, row.cfg, prompts, 20)
+		f := strategyFigures{name: row.name}
+		f.firstTokens = catalog.CountTokens(string(res.Bodies[0]))
+		_, f.firstVisible, _ = firstRequestTokens(t, stages[0].Snap, row.cfg, prompts[0])
+		for i, b := range res.Bodies {
+			f.totalBytes += len(b)
+			f.prefixChanged += res.Changed[i]
+			f.uncached += res.Input[i]
+			if i > 0 {
+				prev, next := rendered(t, res.Bodies[i-1]), rendered(t, b)
+				f.renderedLost += len(prev) - commonPrefixLen(prev, next)
+			}
+		}
+		for _, turn := range res.Turns {
+			if turn.Strategy != row.wantOnly {
+				t.Errorf("%s: a turn ran as %s (%s)", row.name, turn.Strategy, turn.StrategyWhy)
+			}
+		}
+		if row.zero && f.prefixChanged != 0 {
+			t.Errorf("%s: %d prefix bytes changed, want 0", row.name, f.prefixChanged)
+		}
+		figs = append(figs, f)
+	}
+	var b strings.Builder
+	b.WriteString("| strategy | first request, tokens (body) | first request, tokens the model reads | prefix bytes changed | read prefix bytes lost | request bytes, 20 requests | uncached input tokens, 20 requests |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, f := range figs {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d |\n", f.name, f.firstTokens, f.firstVisible, f.prefixChanged, f.renderedLost, f.totalBytes, f.uncached)
+	}
+	t.Logf("catalog: %d servers, %d tools\n%s", len(full.Servers()), len(full.Tools()), b.String())
+	// Inline sends the least over the session; reference-add declares the
+	// whole catalog in every request.
+	if figs[0].totalBytes >= figs[1].totalBytes {
+		t.Errorf("inline sent %d bytes, reference-add %d: want inline smaller", figs[0].totalBytes, figs[1].totalBytes)
+	}
+}
+
+// rendered is what the model reads of a request, in the order prompt
+// caching keys on it (as the stand-in computes it): the tools without
+// defer_loading, the system prompt, the messages, each compacted.
+func rendered(t testing.TB, body []byte) []byte {
+	tools, system, msgs := sections(t, body)
+	var b bytes.Buffer
+	for _, tl := range tools {
+		var v struct {
+			DeferLoading bool `json:"defer_loading"`
+		}
+		_ = json.Unmarshal(tl, &v)
+		if !v.DeferLoading {
+			_ = json.Compact(&b, tl)
+		}
+	}
+	if len(system) > 0 {
+		_ = json.Compact(&b, system)
+	}
+	for _, m := range msgs {
+		_ = json.Compact(&b, m)
+	}
+	return b.Bytes()
+}
+
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
