@@ -172,30 +172,31 @@ type MessageSender interface {
 // Send builds the turn of conv, sends it with the betas it needs, and, when
 // the endpoint refuses it with a 400 that names a feature of the strategy
 // (ReadRefusal), remembers the downgrade for the endpoint and model in the
-// Toolset's Capabilities and sends the turn once more, rebuilt for the
-// plainer strategy. It returns the answer and the turn that got it (on
-// error, the last turn tried).
+// Toolset's Capabilities and sends the turn again, rebuilt for the plainer
+// strategy: once per refusal, each retry strictly plainer (so at most three
+// times, from Inline to Plain). It returns the answer and the turn that got
+// it (on error, the last turn tried).
 func (ts *Toolset) Send(ctx context.Context, svc MessageSender, conv *Conversation, base sdk.MessageNewParams, opts ...option.RequestOption) (*sdk.Message, *Turn, error) {
-	turn, err := ts.Turn(conv, base)
-	if err != nil {
-		return nil, nil, err
+	var first *Turn
+	for {
+		turn, err := ts.Turn(conv, base)
+		if err != nil {
+			return nil, turn, err
+		}
+		if first == nil {
+			first = turn
+		}
+		msg, err := svc.New(ctx, turn.Params, append(append([]option.RequestOption(nil), opts...), turn.Options()...)...)
+		if err == nil {
+			return msg, turn, nil
+		}
+		if _, ok := ts.Downgrade(turn, err); !ok {
+			if turn.Strategy != first.Strategy {
+				return nil, turn, fmt.Errorf("anthropic: %s request (after a downgrade from %s): %w", turn.Strategy, first.Strategy, err)
+			}
+			return nil, turn, fmt.Errorf("anthropic: %s request: %w", turn.Strategy, err)
+		}
 	}
-	msg, err := svc.New(ctx, turn.Params, append(append([]option.RequestOption(nil), opts...), turn.Options()...)...)
-	if err == nil {
-		return msg, turn, nil
-	}
-	if _, ok := ts.Downgrade(turn, err); !ok {
-		return nil, turn, fmt.Errorf("anthropic: %s request: %w", turn.Strategy, err)
-	}
-	retry, terr := ts.Turn(conv, base)
-	if terr != nil {
-		return nil, turn, terr
-	}
-	msg, err = svc.New(ctx, retry.Params, append(append([]option.RequestOption(nil), opts...), retry.Options()...)...)
-	if err != nil {
-		return nil, retry, fmt.Errorf("anthropic: %s request (after a downgrade from %s): %w", retry.Strategy, turn.Strategy, err)
-	}
-	return msg, retry, nil
 }
 
 // Downgrade reads err, the endpoint's answer to turn: when it is a refusal
@@ -213,6 +214,9 @@ func (ts *Toolset) Downgrade(turn *Turn, err error) (Strategy, bool) {
 		model = ts.cfg.Model
 	}
 	why := "the endpoint refused " + r.Feature + ": " + r.Message
+	if cur, _ := ts.Strategy(model); cur > turn.Strategy {
+		return cur, true // another request lowered it meanwhile
+	}
 	next, ok := ts.caps.Downgrade(ts.cfg.Endpoint, model, turn.Strategy, r.Below, why)
 	if ok && ts.cfg.Model == "" && model != "" {
 		// AnswerSearch, which has no request at hand, reads the endpoint's

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -42,7 +43,7 @@ func systemText(raw json.RawMessage) json.RawMessage {
 			}
 		}
 	}
-	return textBlock("<" + SystemReminderTag + ">\n" + strings.Join(parts, "\n") + "\n</" + SystemReminderTag + ">")
+	return rawTextBlock("<" + SystemReminderTag + ">\n" + strings.Join(parts, "\n") + "\n</" + SystemReminderTag + ">")
 }
 
 // contentArray returns a message's content as blocks (a string content is
@@ -146,4 +147,17 @@ func blockType(raw json.RawMessage) string {
 // newMessage is the JSON of a message, role first.
 func newMessage(role string, content []json.RawMessage) json.RawMessage {
 	return object{{Key: "role", Val: mustMarshal(role)}, {Key: "content", Val: joinArray(content)}}.Marshal()
+}
+
+// rawTextBlock is the JSON of a text block, with <, > and & as they are
+// (json.Marshal would escape them).
+func rawTextBlock(text string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{"text", text})
+	return bytes.TrimRight(b.Bytes(), "\n")
 }

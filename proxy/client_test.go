@@ -99,12 +99,34 @@ func postStream(ctx context.Context, t testing.TB, url string, body []byte) *sdk
 
 // TestClientSideSearchCycle plays Claude Code through the proxy in emulate
 // mode against an upstream that refuses tool_reference, defer_loading and
-// system-role messages: search, load, call, answer.
+// system-role messages: search, load, call, answer. Configured, the proxy
+// folds system messages from the start; unknown, it sends them, folds them
+// after the upstream's first refusal, retries once and remembers.
 func TestClientSideSearchCycle(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name               string
+		toolSearch, system proxy.Support
+		refusals           []string
+	}{
+		{name: "configured", toolSearch: proxy.Unsupported, system: proxy.Unsupported},
+		{name: "system messages probed", toolSearch: proxy.Unsupported, system: proxy.Unknown,
+			refusals: []string{"Input should be 'user' or 'assistant'"}},
+		{name: "both probed", toolSearch: proxy.Unknown, system: proxy.Unknown,
+			refusals: []string{"Input should be 'user' or 'assistant'", "defer_loading: Extra inputs are not permitted"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clientSideSearchCycle(t, tt.toolSearch, tt.system, tt.refusals)
+		})
+	}
+}
+
+func clientSideSearchCycle(t *testing.T, toolSearch, system proxy.Support, wantRefusals []string) {
 	ctx := testCtx(t)
+	refusals := len(wantRefusals)
 	up := brokenUpstream(t, "ToolSearch")
-	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
+	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, ToolSearch: toolSearch, SystemMessages: system})
 	task := map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "post a message to the slack channel"}}}
 
 	m1 := postStream(ctx, t, url, ccBody(t, nil, task))
@@ -134,11 +156,26 @@ func TestClientSideSearchCycle(t *testing.T) {
 	if len(m3.Content) == 0 || !strings.HasPrefix(m3.Content[0].Text, "Done: posted") {
 		t.Fatalf("turn 3 = %s", m3.RawJSON())
 	}
-	if rej := up.Inner.Rejections(); len(rej) > 0 {
-		t.Fatalf("upstream refused: %q", rej)
+	rej := up.Inner.Rejections()
+	if len(rej) != refusals {
+		t.Fatalf("upstream refused %q, want %d refusals", rej, refusals)
 	}
+	for i, r := range rej {
+		if !strings.Contains(r, wantRefusals[i]) {
+			t.Fatalf("refusal %d %q, want it to contain %q", i, r, wantRefusals[i])
+		}
+	}
+	if n := len(up.Requests()); n != 3+refusals {
+		t.Fatalf("%d upstream requests for 3 turns, want %d (the level is remembered)", n, 3+refusals)
+	}
+	probes := 0
 	for i, r := range up.Requests() {
 		body := string(r.Body)
+		if strings.Contains(body, `"role":"system"`) || strings.Contains(body, `"defer_loading"`) {
+			// A probe that carried what the client sent, and was refused.
+			probes++
+			continue
+		}
 		for _, bad := range []string{`"defer_loading"`, `"tool_reference"`, `"role":"system"`} {
 			if strings.Contains(body, bad) {
 				t.Errorf("upstream request %d holds %s", i, bad)
@@ -148,7 +185,9 @@ func TestClientSideSearchCycle(t *testing.T) {
 			t.Errorf("upstream request %d lost the folded system message", i)
 		}
 		beta := r.Header.Get("anthropic-beta")
-		if strings.Contains(beta, "advanced-tool-use") || strings.Contains(beta, "mid-conversation-system") || !strings.Contains(beta, "claude-code-20250219") {
+		// A request the upstream took before it refused tool search may
+		// keep the tool-search beta; the system beta goes with the fold.
+		if (toolSearch == proxy.Unsupported && strings.Contains(beta, "advanced-tool-use")) || strings.Contains(beta, "mid-conversation-system") || !strings.Contains(beta, "claude-code-20250219") {
 			t.Errorf("upstream request %d anthropic-beta = %q", i, beta)
 		}
 		if r.Header.Get("x-api-key") != "sk-test-secret" || r.Header.Get("anthropic-version") != "2023-06-01" {
@@ -157,6 +196,9 @@ func TestClientSideSearchCycle(t *testing.T) {
 		if r.URI != "/v1/messages?beta=true" {
 			t.Errorf("upstream request %d URI = %q", i, r.URI)
 		}
+	}
+	if probes != refusals {
+		t.Errorf("%d requests went as the client sent them, want %d (the refused probes)", probes, refusals)
 	}
 }
 
@@ -244,7 +286,7 @@ func TestOtherRoutes(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	up := brokenUpstream(t, "")
-	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
+	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
 	for _, tc := range []struct {
 		name string
 		body []byte

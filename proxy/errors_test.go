@@ -67,7 +67,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
-			_, url := startProxy(t, proxy.Config{Upstream: tt.upstream(t), Mode: tt.mode})
+			_, url := startProxy(t, proxy.Config{Upstream: tt.upstream(t), Mode: tt.mode, ToolSearch: proxy.Unsupported})
 			client := goClient(url)
 			params := sdk.MessageNewParams{Model: "m", MaxTokens: 10, Tools: tt.tools,
 				Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("post to slack"))}}
@@ -114,7 +114,7 @@ func unreachable(t testing.TB) string {
 func TestBadRequestBodies(t *testing.T) {
 	t.Parallel()
 	up := brokenUpstream(t, "")
-	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, MaxBodyBytes: 1 << 10})
+	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported, MaxBodyBytes: 1 << 10})
 	tests := []struct {
 		name, body string
 		status     int

@@ -196,7 +196,7 @@ func FuzzRewrite(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"system","content":[1,2]},{"role":"assistant"},{"role":"user","content":null}]}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"tools":null,"messages":"x"}`))
-	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil)), fold: true}
+	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseRequest(body)
 		if err != nil {
@@ -208,7 +208,7 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("rewrite made invalid JSON: %s", out)
 		}
 		if req.search >= 0 {
-			if out, err := p.serverSideCountBody(req); err == nil && json.Valid(body) && !json.Valid(out) {
+			if out, err := p.serverSideCountBody(req, true); err == nil && json.Valid(body) && !json.Valid(out) {
 				t.Fatalf("server rewrite made invalid JSON: %s", out)
 			}
 		}

@@ -253,7 +253,7 @@ type Proxy struct {
 	upstream *url.URL
 	mode     Mode
 	why      string
-	fold     bool
+	levels   *levels
 	rp       *httputil.ReverseProxy
 	client   *http.Client
 	engines  *engineCache
@@ -302,14 +302,15 @@ func New(cfg Config) (*Proxy, error) {
 		p.log = slog.Default()
 	}
 	p.mode, p.why = decideMode(cfg, u)
-	p.fold = p.mode == ModeEmulate && cfg.SystemMessages != Supported
+	p.levels = newLevels(cfg)
 	p.client = &http.Client{Transport: cfg.Transport}
 	p.rp = &httputil.ReverseProxy{
-		Rewrite:       p.rewriteOutgoing,
-		Transport:     cfg.Transport,
-		FlushInterval: -1,
-		ErrorHandler:  p.upstreamError,
-		ErrorLog:      slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		Rewrite:        p.rewriteOutgoing,
+		Transport:      cfg.Transport,
+		FlushInterval:  -1,
+		ModifyResponse: p.checkRefusal,
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	p.front = httpguard.New(http.HandlerFunc(p.serveLogged), httpguard.Options{
 		Token:          cfg.Token,
@@ -323,8 +324,9 @@ func New(cfg Config) (*Proxy, error) {
 			MaxBodyBytes: "--max-body-bytes"},
 		WriteError: func(w http.ResponseWriter, status int, msg string) { writeError(w, status, errorType(status), msg) },
 	})
+	start, startWhy := p.levels.get("")
 	p.log.Info("proxy: mode chosen", "upstream", redactURL(u), "mode", p.mode.String(), "why", p.why,
-		"fold_system_messages", p.fold)
+		"emulate_search", start.emulate, "fold_system_messages", start.fold, "level_why", startWhy)
 	return p, nil
 }
 
@@ -386,9 +388,20 @@ func redactURL(u *url.URL) string {
 // ctxKey keys the per-request rewrite state in a request's context.
 type ctxKey struct{}
 
-// outgoing is what rewriteOutgoing changes in one forwarded request.
+// outgoing is what rewriteOutgoing changes in one forwarded request, and,
+// in emulate mode, what a retry at a lower level needs.
 type outgoing struct {
 	dropBetas []string
+	// in is the client's request, body its body and req the body parsed;
+	// nil outside emulate mode.
+	in    *http.Request
+	route string
+	body  []byte
+	req   *request
+	// level is the level the request was sent at; retries counts the
+	// tries before this one (each at a strictly lower level).
+	level   level
+	retries int
 }
 
 // rewriteOutgoing points a forwarded request at the upstream and applies
@@ -447,6 +460,12 @@ func (p *Proxy) applyHeaders(h http.Header, dropBetas []string) {
 // upstreamError answers a request whose upstream call failed before a
 // response began.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		o := refused.o
+		p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1)
+		return
+	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		p.log.Debug("proxy: client went away", "path", r.URL.Path)
 		return
@@ -552,38 +571,69 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return "refused"
 	}
-	if !req.needsEmulation(p.fold) {
-		p.forward(w, r, body, nil)
-		return "emulate: nothing to rewrite"
+	return p.serveEmulated(w, r, route, body, req, 0)
+}
+
+// serveEmulated sends a request at the level learnt for its model (see
+// levels): as sent, with system messages folded, or with tool search
+// emulated. A refusal that names a feature the request carried lowers the
+// level and sends the request again (through upstreamError): at most twice,
+// each time strictly lower.
+func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int) string {
+	lv, _ := p.levels.get(req.model)
+	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries}
+	if lv.emulate {
+		o.dropBetas = append(o.dropBetas, toolSearchBetas...)
 	}
-	drop := toolSearchBetas
-	if p.fold {
-		drop = append(append([]string(nil), toolSearchBetas...), systemBetas...)
+	if lv.fold {
+		o.dropBetas = append(o.dropBetas, systemBetas...)
+	}
+	suffix := ""
+	if retries > 0 {
+		suffix = " (retried)"
+	}
+	switch {
+	case !lv.emulate && !lv.fold:
+		p.forwardWith(w, r, body, o)
+		return "emulate: as sent" + suffix
+	case !lv.emulate:
+		out, n := req.withSystemFolded()
+		p.log.Debug("proxy: system messages folded", "folded", n)
+		p.forwardWith(w, r, out, o)
+		return "emulate: system messages folded" + suffix
+	case !req.needsEmulation(lv.fold):
+		p.forwardWith(w, r, body, o)
+		return "emulate: nothing to rewrite" + suffix
 	}
 	if req.search >= 0 {
 		if route == "/v1/messages/count_tokens" {
-			out, err := p.serverSideCountBody(req)
+			out, err := p.serverSideCountBody(req, lv.fold)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 				return "refused"
 			}
-			p.forward(w, r, out, drop)
-			return "emulate: server-side search (count)"
+			p.forwardWith(w, r, out, o)
+			return "emulate: server-side search (count)" + suffix
 		}
-		p.serveServerSearch(w, r, req, drop)
-		return "emulate: server-side search"
+		p.serveServerSearch(w, r, req, lv.fold, o.dropBetas)
+		return "emulate: server-side search" + suffix
 	}
-	out, st := req.rewriteClientSide(p.fold)
+	out, st := req.rewriteClientSide(lv.fold)
 	p.log.Debug("proxy: client-side search rewritten", "dropped", st.Dropped, "undeferred", st.Undeferred,
-		"references", st.References, "system_folded", st.SystemFolded)
-	p.forward(w, r, out, drop)
-	return "emulate: client-side search"
+		"references", st.References, "system_folded", st.SystemFolded, "mcp_toolsets", st.Toolsets)
+	p.forwardWith(w, r, out, o)
+	return "emulate: client-side search" + suffix
 }
 
 // forward sends a request upstream with a new body and streams the answer
 // back unchanged.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, dropBetas []string) {
-	ctx := context.WithValue(r.Context(), ctxKey{}, &outgoing{dropBetas: dropBetas})
+	p.forwardWith(w, r, body, &outgoing{dropBetas: dropBetas})
+}
+
+// forwardWith is forward with the whole per-request state.
+func (p *Proxy) forwardWith(w http.ResponseWriter, r *http.Request, body []byte, o *outgoing) {
+	ctx := context.WithValue(r.Context(), ctxKey{}, o)
 	r2 := r.Clone(ctx)
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))

@@ -40,6 +40,7 @@ type request struct {
 	info     []toolInfo
 	messages []json.RawMessage
 	stream   bool
+	model    string
 	// search is the index in tools of the server search tool, or -1.
 	search int
 }
@@ -75,6 +76,7 @@ func parseRequest(body []byte) (*request, error) {
 		req.messages = msgs
 	}
 	_ = json.Unmarshal(top.Get("stream"), &req.stream)
+	_ = json.Unmarshal(top.Get("model"), &req.model)
 	return req, nil
 }
 
@@ -113,6 +115,9 @@ type rewriteStats struct {
 	References int
 	// SystemFolded counts system-role messages folded into user text.
 	SystemFolded int
+	// Toolsets counts the MCP toolsets (mcp_toolset tools) whose
+	// defer_loading was rewritten.
+	Toolsets int
 }
 
 // stripDefer returns a tool's JSON without defer_loading.
@@ -174,6 +179,21 @@ func loadedSet(msgs []json.RawMessage) *discovery.Set {
 	h := anthropic.ReadHistory(msgs, "")
 	s := h.Loaded()
 	return s
+}
+
+// withSystemFolded is the request with its system-role messages folded
+// into user text, and the number folded.
+func (req *request) withSystemFolded() ([]byte, int) {
+	if req.messages == nil {
+		return req.top.Marshal(), 0
+	}
+	out, n := foldSystemMessages(req.messages)
+	if n == 0 {
+		return req.top.Marshal(), 0
+	}
+	top := req.top.Clone()
+	top.Set("messages", joinArray(out))
+	return top.Marshal(), n
 }
 
 // rewriteClientSide rewrites a request that uses client-side tool search

@@ -32,7 +32,7 @@ func TestServerSideSearchGoSDK(t *testing.T) {
 			ctx := testCtx(t)
 			searchName := strings.TrimSuffix(tc.typ, "_20251119")
 			up := brokenUpstream(t, searchName)
-			_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
+			_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
 			client := goClient(url)
 			task := "post a message to the slack channel"
 			if tc.typ == "tool_search_tool_regex_20251119" {
@@ -136,7 +136,7 @@ func TestServerSideStreamEvents(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	up := brokenUpstream(t, "tool_search_tool_bm25")
-	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
+	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
 	body := mustMarshal(t, map[string]any{
 		"model": "claude-standin", "max_tokens": 100, "stream": true,
 		"tools":    json.RawMessage(toolsJSON(t, serverSearchTools("tool_search_tool_bm25_20251119"))),

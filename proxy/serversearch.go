@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/anthropic"
 	"github.com/toolsearch/toolsearch/discovery"
 	"github.com/toolsearch/toolsearch/proxy/internal/sse"
 )
@@ -29,7 +30,7 @@ type serverPlan struct {
 }
 
 // planServer prepares the emulation of a request's server search tool.
-func (p *Proxy) planServer(req *request) (*serverPlan, error) {
+func (p *Proxy) planServer(req *request, fold bool) (*serverPlan, error) {
 	info := req.info[req.search]
 	plan := &serverPlan{name: info.Name, regex: strings.Contains(info.Type, "regex")}
 	if plan.name == "" {
@@ -46,7 +47,7 @@ func (p *Proxy) planServer(req *request) (*serverPlan, error) {
 	plan.eng = eng
 	loaded := loadedSet(req.messages)
 	plan.tools, plan.sent = req.emulatedTools(loaded.Has, eng.searchToolDef(plan.name, plan.regex), &plan.st)
-	plan.messages = emulatedMessages(req.messages, plan.sent, p.fold, &plan.st)
+	plan.messages = emulatedMessages(req.messages, plan.sent, fold, &plan.st)
 	plan.top = req.top.Clone()
 	plan.top.Del("stream")
 	return plan, nil
@@ -54,8 +55,8 @@ func (p *Proxy) planServer(req *request) (*serverPlan, error) {
 
 // serverSideCountBody is a count_tokens body with the server search tool
 // emulated.
-func (p *Proxy) serverSideCountBody(req *request) ([]byte, error) {
-	plan, err := p.planServer(req)
+func (p *Proxy) serverSideCountBody(req *request, fold bool) ([]byte, error) {
+	plan, err := p.planServer(req, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +202,8 @@ func (p *Proxy) answerCalls(ctx context.Context, plan *serverPlan, content []jso
 // tools found, and sends the client every turn's blocks as one message —
 // streamed as the API streams it when the client asked for a stream (each
 // upstream round's blocks as soon as that round is answered).
-func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *request, drop []string) {
-	plan, err := p.planServer(req)
+func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *request, fold bool, drop []string) {
+	plan, err := p.planServer(req, fold)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
@@ -239,6 +240,16 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			p.log.Warn("proxy: upstream call failed", "path", r.URL.Path, "round", round, "err", err)
 			fail(http.StatusBadGateway, errorBody("api_error", "the proxy could not reach the upstream: "+errText(err)))
 			return
+		}
+		if status == http.StatusBadRequest && round == 0 && !fold {
+			// A first refusal of system messages: fold them and start over.
+			if rf, ok := anthropic.RefusalOf(string(body)); ok && rf.Below == anthropic.Classic {
+				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
+					p.log.Info("proxy: the upstream refused a feature; retrying once at a lower level", "model", req.model, "refused", rf.Feature)
+					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), systemBetas...))
+					return
+				}
+			}
 		}
 		if status != http.StatusOK {
 			p.log.Warn("proxy: upstream refused an emulated search round", "status", status, "round", round)

@@ -28,8 +28,8 @@ func TestTypeScriptSDK(t *testing.T) {
 	}
 	server := brokenUpstream(t, "tool_search_tool_bm25")
 	client := brokenUpstream(t, "ToolSearch")
-	_, serverURL := startProxy(t, proxy.Config{Upstream: server.URL, Mode: proxy.ModeEmulate})
-	_, clientURL := startProxy(t, proxy.Config{Upstream: client.URL, Mode: proxy.ModeEmulate})
+	_, serverURL := startProxy(t, proxy.Config{Upstream: server.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
+	_, clientURL := startProxy(t, proxy.Config{Upstream: client.URL, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()

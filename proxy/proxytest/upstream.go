@@ -8,9 +8,9 @@
 //     sequence the API streams for the same message (package sse);
 //   - POST /v1/messages/count_tokens and GET /v1/models;
 //   - with Options.NoReferences, the 400s of endpoints that break tool
-//     search (defer_loading, tool_reference blocks, server search tools),
-//     and, unless Options.SystemMessages, a 400 for {"role": "system"}
-//     messages inside messages;
+//     search (defer_loading, tool_reference blocks, server search tools);
+//   - unless Options.SystemMessages, a 400 for {"role": "system"} messages
+//     inside messages (the validating stand-in's NoSystemMessages);
 //   - a record of every request: path and query, headers, body.
 package proxytest
 
@@ -36,8 +36,8 @@ type Options struct {
 	// SearchToolName, Model).
 	anthropictest.Options
 	// SystemMessages accepts {"role": "system"} messages inside messages
-	// (the mid-conversation-system beta); they are left out before the
-	// validating stand-in reads the request.
+	// (the mid-conversation-system beta), with the tool changes they may
+	// carry, as the validating stand-in checks them.
 	SystemMessages bool
 }
 
@@ -76,7 +76,9 @@ func New(t testing.TB, opts Options) *Upstream {
 
 // Start starts a stand-in; Close stops it.
 func Start(opts Options) *Upstream {
-	u := &Upstream{opts: opts, Inner: anthropictest.Start(opts.Options), client: &http.Client{}}
+	inner := opts.Options
+	inner.NoSystemMessages = inner.NoSystemMessages || !opts.SystemMessages
+	u := &Upstream{opts: opts, Inner: anthropictest.Start(inner), client: &http.Client{}}
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	u.URL = u.srv.URL
 	return u
@@ -168,21 +170,6 @@ func (u *Upstream) messages(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	stream := string(top["stream"]) == "true"
 	delete(top, "stream")
-	if u.opts.SystemMessages {
-		var msgs []json.RawMessage
-		_ = json.Unmarshal(top["messages"], &msgs)
-		kept := msgs[:0]
-		for _, m := range msgs {
-			var role struct {
-				Role string `json:"role"`
-			}
-			if json.Unmarshal(m, &role) == nil && role.Role == "system" {
-				continue
-			}
-			kept = append(kept, m)
-		}
-		top["messages"], _ = json.Marshal(kept)
-	}
 	inner, _ := json.Marshal(top)
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u.Inner.URL+"/v1/messages", bytes.NewReader(inner))
 	if err != nil {
@@ -190,6 +177,9 @@ func (u *Upstream) messages(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for _, b := range r.Header.Values("anthropic-beta") {
+		req.Header.Add("anthropic-beta", b)
+	}
 	resp, err := u.client.Do(req)
 	if err != nil {
 		WriteError(w, http.StatusBadGateway, "api_error", err.Error())

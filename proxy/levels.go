@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/toolsearch/toolsearch/anthropic"
+)
+
+// level is what emulate mode does to a request for its upstream, from the
+// richest to the plainest:
+//
+//   - neither: the request goes as the client sent it (the upstream takes
+//     tool search and system messages);
+//   - fold: system-role messages inside messages are folded into user text
+//     (the upstream refuses them; anthropic.FoldSystemMessages);
+//   - emulate: tool search is emulated (references as text, discovered
+//     tools in full, the server search tools run by the proxy), with system
+//     messages folded or not.
+type level struct {
+	fold    bool
+	emulate bool
+}
+
+func (l level) String() string {
+	switch {
+	case l.emulate && l.fold:
+		return "emulate tool search, fold system messages"
+	case l.emulate:
+		return "emulate tool search"
+	case l.fold:
+		return "fold system messages"
+	}
+	return "as sent"
+}
+
+// levels remembers, per model, the level the upstream takes: each starts at
+// what the configuration says (Config.ToolSearch, Config.SystemMessages;
+// Unknown probes), and a refusal that names a feature (a 400 that
+// anthropic.RefusalOf reads) lowers it for the rest of the proxy's life.
+type levels struct {
+	start level
+	why   string
+
+	mu sync.Mutex
+	m  map[string]levelEntry
+}
+
+type levelEntry struct {
+	l   level
+	why string
+}
+
+// newLevels returns the memory of a proxy; only emulate mode reads it.
+func newLevels(cfg Config) *levels {
+	ls := &levels{m: map[string]levelEntry{}}
+	ls.start = level{fold: cfg.SystemMessages == Unsupported, emulate: cfg.ToolSearch == Unsupported}
+	switch {
+	case ls.start.emulate:
+		ls.why = "the upstream is configured as not supporting tool search"
+	case ls.start.fold:
+		ls.why = "the upstream is configured as not taking system messages"
+	default:
+		ls.why = "probing: requests go as sent until the upstream refuses a feature"
+	}
+	return ls
+}
+
+// get returns the level for a model and why.
+func (ls *levels) get(model string) (level, string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if e, ok := ls.m[model]; ok {
+		return e.l, e.why
+	}
+	return ls.start, ls.why
+}
+
+// lower records that the upstream refused what a request sent at level
+// from carried, and returns the level to retry at; false when the refusal
+// names nothing the level still sends (the refusal is then the client's
+// to read).
+func (ls *levels) lower(model string, from level, r anthropic.Refusal) (level, bool) {
+	next := from
+	switch r.Below {
+	case anthropic.Plain:
+		next.emulate = true
+	case anthropic.Classic:
+		next.fold = true
+	default:
+		return from, false // an inline-tools refusal: the client's feature, not ours to drop
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	cur, ok := ls.m[model]
+	if ok {
+		next.fold = next.fold || cur.l.fold
+		next.emulate = next.emulate || cur.l.emulate
+	}
+	if next == from {
+		return from, false
+	}
+	ls.m[model] = levelEntry{l: next, why: fmt.Sprintf("the upstream refused %s: %s", r.Feature, r.Message)}
+	return next, true
+}
+
+// refusedError is what checkRefusal returns for a refusal worth a retry:
+// upstreamError then serves the request again at the lowered level.
+type refusedError struct {
+	o       *outgoing
+	refusal anthropic.Refusal
+}
+
+func (e *refusedError) Error() string { return "the upstream refused " + e.refusal.Feature }
+
+// maxRetries bounds the retries of one request: one per feature a level
+// can drop (system messages, tool search).
+const maxRetries = 2
+
+// maxRefusalBody bounds the 400 body the proxy reads to recognise a
+// refusal.
+const maxRefusalBody = 1 << 20
+
+// checkRefusal reads an upstream 400 in emulate mode: when it refuses a
+// feature the request carried and retries are left, it records the
+// lower level for the model and asks for a retry (nothing has reached the
+// client yet). Any other answer goes to the client unchanged.
+func (p *Proxy) checkRefusal(resp *http.Response) error {
+	o, ok := resp.Request.Context().Value(ctxKey{}).(*outgoing)
+	if !ok || o.req == nil || o.retries >= maxRetries || resp.StatusCode != http.StatusBadRequest {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return nil
+	}
+	r, ok := anthropic.RefusalOf(string(b))
+	if !ok {
+		return nil
+	}
+	next, lowered := p.levels.lower(o.req.model, o.level, r)
+	if !lowered {
+		return nil
+	}
+	p.log.Info("proxy: the upstream refused a feature; retrying once at a lower level", "model", o.req.model,
+		"refused", r.Feature, "from", o.level.String(), "to", next.String())
+	return &refusedError{o: o, refusal: r}
+}
