@@ -194,6 +194,7 @@ func FuzzRewrite(f *testing.F) {
 	f.Add([]byte(`{"model":"m","tools":[{"name":"T","input_schema":{"type":"object"}},{"name":"mcp__a__b","defer_loading":true}],"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"tool_reference","tool_name":"mcp__a__b"}]},{"type":"text","text":"Tool loaded."}]}]}`))
 	f.Add([]byte(`{"tools":[{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"},{"name":"x","defer_loading":true}],"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"tool_search_tool_regex","input":{}},{"type":"tool_search_tool_result","tool_use_id":"s","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"x"}]}}]}]}`))
 	f.Add([]byte(`{"messages":[{"role":"system","content":[1,2]},{"role":"assistant"},{"role":"user","content":null}]}`))
+	f.Add([]byte(`{"tools":[{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"defer_loading":true},"configs":{"a":{"defer_loading":true}},"tools":[{"name":"a","defer_loading":true}]}],"messages":[]}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"tools":null,"messages":"x"}`))
 	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -213,4 +214,59 @@ func FuzzRewrite(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolsetDeferRewritten: emulating tool search, the defer_loading of
+// an MCP toolset's default_config, configs and pinned tools is removed, and
+// everything else of the toolset kept.
+func TestToolsetDeferRewritten(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, toolset string
+		want          string
+		rewritten     int
+	}{
+		{name: "default_config and configs",
+			toolset:   `{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"enabled":true,"defer_loading":true},"configs":{"create_issue":{"defer_loading":false},"search":{"enabled":false}}}`,
+			want:      `{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"enabled":true},"configs":{"create_issue":{},"search":{"enabled":false}}}`,
+			rewritten: 1},
+		{name: "pinned tools",
+			toolset:   `{"type":"mcp_toolset","mcp_server_name":"gh","tools":[{"name":"a","defer_loading":true},{"name":"b"}]}`,
+			want:      `{"type":"mcp_toolset","mcp_server_name":"gh","tools":[{"name":"a"},{"name":"b"}]}`,
+			rewritten: 1},
+		{name: "nothing deferred",
+			toolset: `{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"enabled":true}}`,
+			want:    `{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"enabled":true}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := `{"model":"m","mcp_servers":[{"type":"url","url":"https://mcp.example.com","name":"gh"}],"tools":[` + tt.toolset +
+				`],"messages":[{"role":"user","content":"hi"}]}`
+			req, err := parseRequest([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := req.needsEmulation(false); got != (tt.rewritten > 0) {
+				t.Fatalf("needsEmulation = %v", got)
+			}
+			out, st := req.rewriteClientSide(false)
+			if st.Toolsets != tt.rewritten {
+				t.Fatalf("rewrote %d toolsets, want %d", st.Toolsets, tt.rewritten)
+			}
+			var top struct {
+				Tools      []json.RawMessage `json:"tools"`
+				MCPServers json.RawMessage   `json:"mcp_servers"`
+			}
+			if err := json.Unmarshal(out, &top); err != nil || len(top.Tools) != 1 {
+				t.Fatalf("rewritten body %s: %v", out, err)
+			}
+			if string(top.Tools[0]) != tt.want {
+				t.Fatalf("toolset\n%s\nwant\n%s", top.Tools[0], tt.want)
+			}
+			if !strings.Contains(string(top.MCPServers), `"name":"gh"`) {
+				t.Fatalf("mcp_servers lost: %s", out)
+			}
+		})
+	}
 }

@@ -88,8 +88,8 @@ func (req *request) needsEmulation(foldSystem bool) bool {
 	if req.search >= 0 {
 		return true
 	}
-	for _, t := range req.info {
-		if t.DeferLoading {
+	for i, t := range req.info {
+		if t.DeferLoading || (t.Type == typeMCPToolset && strings.Contains(string(req.tools[i]), `"defer_loading"`)) {
 			return true
 		}
 	}
@@ -120,6 +120,69 @@ type rewriteStats struct {
 	Toolsets int
 }
 
+// typeMCPToolset is the tool type of an MCP connector toolset.
+const typeMCPToolset = "mcp_toolset"
+
+// stripToolsetDefer returns an mcp_toolset without defer_loading in its
+// default_config and in each of its configs (and in its pinned tools
+// listing), and whether anything changed: an upstream without tool search
+// then loads the toolset's tools in full, which the MCP connector lists
+// itself.
+func stripToolsetDefer(raw json.RawMessage) (json.RawMessage, bool) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return raw, false
+	}
+	changed := false
+	strip := func(v json.RawMessage) (json.RawMessage, bool) {
+		o, err := parseObject(v)
+		if err != nil || !o.Del("defer_loading") {
+			return v, false
+		}
+		return o.Marshal(), true
+	}
+	if dc := obj.Get("default_config"); dc != nil {
+		if out, ok := strip(dc); ok {
+			obj.Set("default_config", out)
+			changed = true
+		}
+	}
+	if cf := obj.Get("configs"); cf != nil {
+		if configs, err := parseObject(cf); err == nil {
+			hit := false
+			for i := range configs {
+				if out, ok := strip(configs[i].Val); ok {
+					configs[i].Val = out
+					hit = true
+				}
+			}
+			if hit {
+				obj.Set("configs", configs.Marshal())
+				changed = true
+			}
+		}
+	}
+	if tl := obj.Get("tools"); tl != nil {
+		if elems, ok := splitArray(tl); ok {
+			hit := false
+			for i, e := range elems {
+				if out, ok := strip(e); ok {
+					elems[i] = out
+					hit = true
+				}
+			}
+			if hit {
+				obj.Set("tools", joinArray(elems))
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return raw, false
+	}
+	return obj.Marshal(), true
+}
+
 // stripDefer returns a tool's JSON without defer_loading.
 func stripDefer(raw json.RawMessage) json.RawMessage {
 	obj, err := parseObject(raw)
@@ -147,6 +210,11 @@ func (req *request) emulatedTools(loaded func(string) bool, searchTool json.RawM
 			continue
 		case isServerSearch(info.Type):
 			continue // a second search tool: one is emulated
+		case info.Type == typeMCPToolset:
+			if out, ok := stripToolsetDefer(t); ok {
+				t = out
+				st.Toolsets++
+			}
 		case info.DeferLoading && !loaded(info.Name):
 			st.Dropped++
 			continue
