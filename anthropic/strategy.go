@@ -215,7 +215,7 @@ func ReadRefusal(err error) (Refusal, bool) {
 		if apiErr.StatusCode != 400 {
 			return Refusal{}, false
 		}
-		if raw := apiErr.RawJSON(); raw != "" {
+		if raw := strings.TrimSpace(apiErr.RawJSON()); raw != "" {
 			msg = raw
 		}
 	}

@@ -31,27 +31,45 @@ func TestAgentAgainstStandIn(t *testing.T) {
 	tests := []struct {
 		name      string
 		search    anthropic.SearchKind
+		strategy  anthropic.Strategy
+		standin   anthropictest.Options
 		mode      deferral.Mode
 		wantSteps int
+		// wantStrategy is the strategy of the last request, and
+		// wantRefusals the refusals on the way there.
+		wantStrategy string
+		wantRefusals int
 	}{
-		{name: "client search", search: anthropic.ClientSearch, wantSteps: 8},
-		{name: "server bm25", search: anthropic.ServerBM25, wantSteps: 6},
-		{name: "server regex", search: anthropic.ServerRegex, wantSteps: 6},
-		{name: "search off", mode: deferral.Mode{Kind: deferral.Off}, wantSteps: 6},
+		{name: "client search, auto", search: anthropic.ClientSearch, wantSteps: 8, wantStrategy: "inline"},
+		{name: "client search, reference-add", strategy: anthropic.ReferenceAdd, wantSteps: 8, wantStrategy: "reference-add"},
+		{name: "client search, classic", strategy: anthropic.Classic, wantSteps: 8, wantStrategy: "classic"},
+		{name: "client search, an endpoint without inline tools", standin: anthropictest.Options{NoInlineTools: true},
+			wantSteps: 8, wantStrategy: "reference-add", wantRefusals: 1},
+		{name: "client search, a relay without tool search", standin: anthropictest.Options{NoReferences: true, NoSystemMessages: true},
+			wantSteps: 8, wantStrategy: "plain", wantRefusals: 2},
+		{name: "server bm25", search: anthropic.ServerBM25, wantSteps: 6, wantStrategy: "classic"},
+		{name: "server regex", search: anthropic.ServerRegex, wantSteps: 6, wantStrategy: "classic"},
+		{name: "search off", mode: deferral.Mode{Kind: deferral.Off}, wantSteps: 6, wantStrategy: "classic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := anthropictest.New(t, anthropictest.Options{})
+			srv := anthropictest.New(t, tt.standin)
 			c := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
 			var out bytes.Buffer
 			rep, err := run(context.Background(), c, config{Snapshot: demo.Snapshot(), Model: "claude-test", Tasks: tasks,
-				Search: tt.search, Mode: tt.mode, MaxSteps: 6}, &out)
+				Search: tt.search, Strategy: tt.strategy, Mode: tt.mode, MaxSteps: 6}, &out)
 			if err != nil {
 				t.Fatalf("%v\n%s\nrefused: %q", err, out.String(), srv.Rejections())
 			}
-			if rej := srv.Rejections(); len(rej) > 0 {
-				t.Fatalf("refused: %q", rej)
+			if rej := srv.Rejections(); len(rej) != tt.wantRefusals {
+				t.Fatalf("refused %q, want %d refusals", rej, tt.wantRefusals)
+			}
+			if last := rep.Steps[len(rep.Steps)-1].Strategy; last != tt.wantStrategy {
+				t.Errorf("last request's strategy %s, want %s\n%s", last, tt.wantStrategy, out.String())
+			}
+			if !strings.Contains(out.String(), "strategy: ") {
+				t.Errorf("the strategy is not shown:\n%s", out.String())
 			}
 			for i, want := range []string{"codehost/create_issue", "teamchat/postMessage", "codehost/create_issue"} {
 				if !strings.Contains(rep.Final[i], want) {
