@@ -10,14 +10,19 @@
 //     byte, the response streamed, never buffered whole (the request body
 //     is read whole first, within bounds: see The front door); for an
 //     upstream that supports tool search.
-//   - Emulate: for an upstream that does not. Client-side tool search (a
-//     search tool answered with tool_reference blocks, tools with
-//     defer_loading, as Claude Code sends them) is rewritten into a
-//     request the upstream accepts: deferred tools not yet discovered are
-//     left out, discovered ones are sent as ordinary tools, references in
-//     the history become text, system-role messages inside messages are
-//     folded into user text, and the tool-search betas are removed; the
-//     upstream's answer goes back unchanged. Server-side tool search
+//   - Emulate: for an upstream that does not, or may not. The proxy
+//     learns, per model, what the upstream takes (see level): a request
+//     goes as the client sent it until the upstream answers a 400 that
+//     names a feature (anthropic.RefusalOf); then the level is lowered for
+//     the model and the same request sent again, before anything reaches
+//     the client. Lowered, system-role messages inside messages are folded
+//     into user text, and client-side tool search (a search tool answered
+//     with tool_reference blocks, tools with defer_loading, as Claude Code
+//     sends them) is rewritten into a request the upstream accepts:
+//     deferred tools not yet discovered are left out, discovered ones are
+//     sent as ordinary tools, references in the history become text,
+//     mcp_toolset configs lose defer_loading, and the tool-search betas are
+//     removed; the upstream's answer goes back unchanged. Server-side tool search
 //     (tool_search_tool_bm25_20251119 / _regex_20251119) is run by the
 //     proxy: the upstream gets an ordinary search tool, the proxy answers
 //     its calls with toolsearch's engine over the request's deferred tools,
@@ -198,12 +203,15 @@ type Config struct {
 	// ToolSearch says whether the upstream supports tool search
 	// (defer_loading, tool_reference, the server search tools); ModeAuto
 	// passes through when it does, emulates when it does not, and when
-	// Unknown passes through only to Anthropic's own API host.
+	// Unknown passes through only to Anthropic's own API host. When
+	// emulating, Unsupported emulates tool search from the first request
+	// and Unknown probes (requests go as sent until the upstream refuses).
 	ToolSearch Support
 	// SystemMessages says whether the upstream takes {"role":"system"}
 	// messages inside messages (the mid-conversation-system beta). When
-	// emulating, Unknown folds them into user text, as does Unsupported; in
-	// passthrough they are never touched.
+	// emulating, Unsupported folds them into user text from the first
+	// request and Unknown probes (folded after the first refusal,
+	// remembered per model); in passthrough they are never touched.
 	SystemMessages Support
 	// APIKey, when set, replaces the client's credentials upstream.
 	APIKey string
