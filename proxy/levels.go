@@ -147,7 +147,7 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 	if !lowered {
 		return nil
 	}
-	p.log.Info("proxy: the upstream refused a feature; retrying once at a lower level", "model", o.req.model,
+	p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", o.req.model,
 		"refused", r.Feature, "from", o.level.String(), "to", next.String())
 	return &refusedError{o: o, refusal: r}
 }

@@ -600,6 +600,13 @@ func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route stri
 	if retries > 0 {
 		suffix = " (retried)"
 	}
+	if lv.fold {
+		// Folded system messages keep their text only: their tool changes
+		// go into tools first.
+		if n := req.applyToolChanges(); n > 0 {
+			p.log.Debug("proxy: tool changes of system messages applied to tools", "tools", n)
+		}
+	}
 	switch {
 	case !lv.emulate && !lv.fold:
 		p.forwardWith(w, r, body, o)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -247,6 +248,65 @@ func loadedSet(msgs []json.RawMessage) *discovery.Set {
 	h := anthropic.ReadHistory(msgs, "")
 	s := h.Loaded()
 	return s
+}
+
+// applyToolChanges makes the tools array say what the tool_addition blocks
+// of the request's system messages said, for an upstream that gets no
+// system messages (they are folded into text, which keeps no tool change):
+// a tool in effect that tools declares with defer_loading loses it, and one
+// defined inline (tool_definition) is appended to tools. It returns the
+// number of tools changed. A tool withdrawn by tool_removal is left as it
+// is: dropping it could leave a tool_reference of the history dangling.
+func (req *request) applyToolChanges() int {
+	has := false
+	for _, m := range req.messages {
+		if isSystemMessage(m) && (bytes.Contains(m, []byte(`"tool_addition"`))) {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return 0
+	}
+	h := anthropic.ReadHistory(req.messages, "")
+	idx := make(map[string]int, len(req.info))
+	for i, t := range req.info {
+		if t.Name != "" {
+			idx[t.Name] = i
+		}
+	}
+	n := 0
+	for _, name := range h.Active().Names() {
+		if i, ok := idx[name]; ok {
+			if req.info[i].DeferLoading {
+				req.tools[i] = stripDefer(req.tools[i])
+				req.info[i].DeferLoading = false
+				n++
+			}
+			continue
+		}
+		def, ok := h.Definitions[name]
+		if !ok {
+			continue
+		}
+		obj, err := parseObject(def)
+		if err != nil {
+			continue
+		}
+		obj.Del("cache_control")
+		obj.Del("defer_loading")
+		var info toolInfo
+		_ = json.Unmarshal(def, &info)
+		info.DeferLoading = false
+		idx[name] = len(req.tools)
+		req.tools = append(req.tools, obj.Marshal())
+		req.info = append(req.info, info)
+		n++
+	}
+	if n > 0 {
+		req.top.Set("tools", joinArray(req.tools))
+	}
+	return n
 }
 
 // withSystemFolded is the request with its system-role messages folded

@@ -245,7 +245,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			// A first refusal of system messages: fold them and start over.
 			if rf, ok := anthropic.RefusalOf(string(body)); ok && rf.Below == anthropic.Classic {
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
-					p.log.Info("proxy: the upstream refused a feature; retrying once at a lower level", "model", req.model, "refused", rf.Feature)
+					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
 					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), systemBetas...))
 					return
 				}
