@@ -29,7 +29,8 @@
 //     continues the conversation upstream, and answers the client with the
 //     blocks the API returns (server_tool_use, tool_search_tool_result,
 //     then the model's turn), streamed in the API's event order when the
-//     client streams.
+//     client streams (each upstream round is streamed too, and relayed as
+//     it arrives).
 //
 // ModeAuto chooses between them from what the configuration says the
 // upstream supports, and logs the choice. Errors keep the API's shape

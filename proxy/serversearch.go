@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -197,11 +198,13 @@ func (p *Proxy) answerCalls(ctx context.Context, plan *serverPlan, content []jso
 }
 
 // serveServerSearch answers a request with a server search tool for an
-// upstream without one: it calls the upstream (non-streaming), answers the
-// model's calls of the search tool with the engine, calls again with the
-// tools found, and sends the client every turn's blocks as one message —
-// streamed as the API streams it when the client asked for a stream (each
-// upstream round's blocks as soon as that round is answered).
+// upstream without one: it calls the upstream, answers the model's calls of
+// the search tool with the engine, calls again with the tools found, and
+// sends the client every turn's blocks as one message. When the client
+// asked for a stream, each round is streamed from the upstream and relayed
+// as it arrives (text deltas included), up to the model's first call of the
+// search tool; the server_tool_use and tool_search_tool_result blocks that
+// answer it follow as soon as the search has run.
 func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *request, fold bool, drop []string) {
 	plan, err := p.planServer(req, fold)
 	if err != nil {
@@ -232,7 +235,30 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		top := plan.top.Clone()
 		top.Set("tools", joinArray(tools))
 		top.Set("messages", joinArray(msgs))
-		status, body, err := p.callUpstream(ctx, r, top.Marshal(), drop, ms)
+		var (
+			status   int
+			body     []byte
+			m        upstreamMessage
+			streamed int // blocks of m already streamed to the client
+			err      error
+		)
+		if req.stream {
+			// Stream the round: the model's blocks reach the client as the
+			// upstream sends them, up to its first call of the search tool.
+			start := func(msg json.RawMessage) error {
+				if ms != nil {
+					return nil
+				}
+				meta = msg
+				sse.SetHeaders(w.Header())
+				w.WriteHeader(http.StatusOK)
+				ms = sse.NewMessageWriter(sse.NewWriter(w))
+				return ms.Start(msg)
+			}
+			status, body, m, streamed, err = p.streamRound(ctx, r, top.Marshal(), drop, plan, start, &ms)
+		} else {
+			status, body, err = p.callUpstream(ctx, r, top.Marshal(), drop, ms)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client went away
@@ -241,11 +267,12 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			fail(http.StatusBadGateway, errorBody("api_error", "the proxy could not reach the upstream: "+errText(err)))
 			return
 		}
-		if status == http.StatusBadRequest && round == 0 && !fold {
+		if status == http.StatusBadRequest && round == 0 && !fold && ms == nil {
 			// A first refusal of system messages: fold them and start over.
 			if rf, ok := anthropic.RefusalOf(string(body)); ok && rf.Below == anthropic.Classic {
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
 					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
+					req.applyToolChanges()
 					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), systemBetas...))
 					return
 				}
@@ -256,24 +283,21 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			fail(status, apiErrorFrom(status, body))
 			return
 		}
-		var m upstreamMessage
-		if err := json.Unmarshal(body, &m); err != nil || m.Type != "message" {
-			fail(http.StatusBadGateway, errorBody("api_error", "the upstream answered with a body that is not a message"))
-			return
-		}
-		if round == 0 {
-			meta = body
-			if req.stream {
-				sse.SetHeaders(w.Header())
-				w.WriteHeader(http.StatusOK)
-				ms = sse.NewMessageWriter(sse.NewWriter(w))
-				if err := ms.Start(meta); err != nil {
-					return
-				}
+		if !req.stream {
+			if err := json.Unmarshal(body, &m); err != nil || m.Type != "message" {
+				fail(http.StatusBadGateway, errorBody("api_error", "the upstream answered with a body that is not a message"))
+				return
+			}
+			if round == 0 {
+				meta = body
 			}
 		}
+		for _, b := range m.Content[:streamed] {
+			content = append(content, b)
+		}
 		usage.add(m.Usage)
-		blocks, calls, others, err := p.answerCalls(ctx, plan, m.Content)
+		blocks, calls, others, err := p.answerCalls(ctx, plan, m.Content[streamed:])
+		others += countToolUses(m.Content[:streamed])
 		if err != nil {
 			fail(http.StatusInternalServerError, errorBody("api_error", "tool search failed: "+err.Error()))
 			return
@@ -359,23 +383,6 @@ var pingEvery = 5 * time.Second
 // callUpstream makes one non-streaming call of the Messages API with the
 // client's headers. While it waits, a started client stream gets pings.
 func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte, drop []string, ms *sse.MessageWriter) (int, []byte, error) {
-	u := *p.upstream
-	u.Path = strings.TrimSuffix(p.upstream.Path, "/") + in.URL.Path
-	u.RawPath = ""
-	u.RawQuery = in.URL.RawQuery
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, fmt.Errorf("building the upstream request: %w", err)
-	}
-	for k, vs := range in.Header {
-		if hopHeaders[http.CanonicalHeaderKey(k)] {
-			continue
-		}
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	p.applyHeaders(req.Header, drop)
 	type result struct {
 		status int
 		body   []byte
@@ -383,7 +390,7 @@ func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte,
 	}
 	ch := make(chan result, 1)
 	go func() {
-		resp, err := p.client.Do(req)
+		resp, err := p.upstreamRequest(ctx, in, body, drop, "application/json")
 		if err != nil {
 			ch <- result{err: err}
 			return
@@ -410,4 +417,155 @@ func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte,
 			_ = ms.Ping()
 		}
 	}
+}
+
+// upstreamRequest sends one POST of the Messages API upstream with the
+// client's headers (the credential and beta rules applied) and returns the
+// response.
+func (p *Proxy) upstreamRequest(ctx context.Context, in *http.Request, body []byte, drop []string, accept string) (*http.Response, error) {
+	u := *p.upstream
+	u.Path = strings.TrimSuffix(p.upstream.Path, "/") + in.URL.Path
+	u.RawPath = ""
+	u.RawQuery = in.URL.RawQuery
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("building the upstream request: %w", err)
+	}
+	for k, vs := range in.Header {
+		if hopHeaders[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	p.applyHeaders(req.Header, drop)
+	return p.client.Do(req)
+}
+
+// countToolUses counts the tool_use blocks of content.
+func countToolUses(content []json.RawMessage) int {
+	n := 0
+	for _, b := range content {
+		var v struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(b, &v) == nil && v.Type == "tool_use" {
+			n++
+		}
+	}
+	return n
+}
+
+// streamRound makes one streaming call of the upstream and relays the
+// round's blocks to the client as they arrive, up to the first tool_use of
+// the emulated search tool, which it holds back with everything after it
+// (answerCalls replaces it). start is called with message_start's message
+// before the first block is relayed (it starts the client's stream on the
+// first round). It returns the status and, when not 200, the body; else the
+// round's message rebuilt from the stream and how many of its blocks were
+// relayed.
+func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, drop []string, plan *serverPlan,
+	start func(json.RawMessage) error, ms **sse.MessageWriter) (int, []byte, upstreamMessage, int, error) {
+	top, err := parseObject(body)
+	if err != nil {
+		return 0, nil, upstreamMessage{}, 0, fmt.Errorf("building the upstream request: %w", err)
+	}
+	top.Set("stream", json.RawMessage("true"))
+	resp, err := p.upstreamRequest(ctx, in, top.Marshal(), drop, "text/event-stream")
+	if err != nil {
+		return 0, nil, upstreamMessage{}, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		return resp.StatusCode, b, upstreamMessage{}, 0, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// An upstream that answers a stream request with a whole message.
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		if err != nil {
+			return 0, nil, upstreamMessage{}, 0, fmt.Errorf("reading the upstream answer: %w", err)
+		}
+		var m upstreamMessage
+		if err := json.Unmarshal(b, &m); err != nil || m.Type != "message" {
+			return http.StatusBadGateway, errorBody("api_error", "the upstream answered with a body that is not a message"), upstreamMessage{}, 0, nil
+		}
+		if err := start(b); err != nil {
+			return 0, nil, upstreamMessage{}, 0, err
+		}
+		return http.StatusOK, nil, m, 0, nil
+	}
+	var acc sse.Accumulator
+	rd := sse.NewReader(resp.Body)
+	index := map[int]int{} // upstream index → client index, for relayed blocks
+	holding := false       // from the first search call on, blocks wait
+	relayed := 0
+	afterStart := false // the ping after message_start: the client had one
+	for !acc.Done {
+		ev, err := rd.Next()
+		if err != nil {
+			return 0, nil, upstreamMessage{}, 0, fmt.Errorf("reading the upstream stream: %w", err)
+		}
+		if ev.Name == "ping" || len(ev.Data) == 0 {
+			if *ms != nil && !afterStart {
+				_ = (*ms).Ping()
+			}
+			afterStart = false
+			continue
+		}
+		afterStart = false
+		if err := acc.Add(ev); err != nil {
+			if ev.Name == "error" {
+				return http.StatusBadGateway, ev.Data, upstreamMessage{}, 0, nil
+			}
+			return 0, nil, upstreamMessage{}, 0, err
+		}
+		var e struct {
+			Type         string          `json:"type"`
+			Index        int             `json:"index"`
+			ContentBlock json.RawMessage `json:"content_block"`
+			Delta        json.RawMessage `json:"delta"`
+		}
+		_ = json.Unmarshal(ev.Data, &e)
+		switch e.Type {
+		case "message_start":
+			if err := start(acc.Message); err != nil {
+				return 0, nil, upstreamMessage{}, 0, err
+			}
+			afterStart = true
+		case "content_block_start":
+			var b struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(e.ContentBlock, &b)
+			if b.Type == "tool_use" && b.Name == plan.name {
+				holding = true
+			}
+			if holding || *ms == nil {
+				continue
+			}
+			i, err := (*ms).StartBlock(e.ContentBlock)
+			if err != nil {
+				return 0, nil, upstreamMessage{}, 0, err
+			}
+			index[e.Index] = i
+			relayed++
+		case "content_block_delta":
+			if i, ok := index[e.Index]; ok {
+				if err := (*ms).Delta(i, e.Delta); err != nil {
+					return 0, nil, upstreamMessage{}, 0, err
+				}
+			}
+		case "content_block_stop":
+			if i, ok := index[e.Index]; ok {
+				if err := (*ms).StopBlock(i); err != nil {
+					return 0, nil, upstreamMessage{}, 0, err
+				}
+			}
+		}
+	}
+	return http.StatusOK, nil, upstreamMessage{Type: "message", Content: acc.Blocks(), StopReason: acc.StopReason,
+		StopSequence: acc.StopSequence, Usage: acc.Usage}, relayed, nil
 }

@@ -162,3 +162,21 @@ func compactString(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// StartBlock writes content_block_start for a block as it came from
+// another stream, and returns the index it has in this one.
+func (m *MessageWriter) StartBlock(block json.RawMessage) (int, error) {
+	idx := m.index
+	m.index++
+	return idx, m.w.Write("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": block})
+}
+
+// Delta writes a content_block_delta of the block at index.
+func (m *MessageWriter) Delta(index int, delta json.RawMessage) error {
+	return m.w.Write("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": delta})
+}
+
+// StopBlock writes content_block_stop of the block at index.
+func (m *MessageWriter) StopBlock(index int) error {
+	return m.w.Write("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+}
