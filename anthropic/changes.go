@@ -96,15 +96,24 @@ func mustMarshal(v any) json.RawMessage {
 //     may refuse system messages altogether.
 //
 // Under every strategy a tool change that names by reference a tool that
-// is neither sent (sent) nor defined inline before it is left out: the API
-// would refuse the request.
-func renderHistory(raws []json.RawMessage, strat Strategy, sent func(string) bool) ([]json.RawMessage, bool) {
+// is neither sent (sent) nor defined inline before it is left out (the API
+// would refuse the request), and so is a tool_addition of a tool the
+// policy hides (hidden), whoever wrote it into the history (a compaction
+// block comes from the endpoint): a hidden tool is never offered.
+func renderHistory(raws []json.RawMessage, strat Strategy, sent, hidden func(string) bool) ([]json.RawMessage, bool) {
 	out := make([]json.RawMessage, 0, len(raws))
 	changed := false
 	defined := map[string]bool{}
 	for _, raw := range raws {
-		if roleOf(raw) != "system" || !strings.Contains(string(raw), typeToolAddition) && !strings.Contains(string(raw), typeToolRemoval) {
+		if role := roleOf(raw); role != "system" && role != "assistant" || !strings.Contains(string(raw), typeToolAddition) && !strings.Contains(string(raw), typeToolRemoval) {
 			out = append(out, raw)
+			continue
+		}
+		if roleOf(raw) == "assistant" {
+			// A compaction block's tool_changes: only hidden tools go.
+			out2, changed2 := withoutHiddenChanges(raw, hidden)
+			out = append(out, out2)
+			changed = changed || changed2
 			continue
 		}
 		obj, blocks, ok := contentArray(raw)
@@ -124,6 +133,8 @@ func renderHistory(raws []json.RawMessage, strat Strategy, sent func(string) boo
 			c, ok := readChange(rb, "")
 			switch {
 			case strat == Classic || strat == Plain || strat == StrategyAuto:
+				dropped = true
+			case ok && !c.Remove && hidden(c.Name):
 				dropped = true
 			case !ok:
 				kept = append(kept, b) // not ours to judge
@@ -161,6 +172,56 @@ func renderHistory(raws []json.RawMessage, strat Strategy, sent func(string) boo
 		changed = changed || n > 0
 	}
 	return out, changed
+}
+
+// withoutHiddenChanges returns an assistant message whose compaction
+// blocks' tool_changes add no hidden tool.
+func withoutHiddenChanges(raw json.RawMessage, hidden func(string) bool) (json.RawMessage, bool) {
+	obj, blocks, ok := contentArray(raw)
+	if !ok {
+		return raw, false
+	}
+	changed := false
+	for i, b := range blocks {
+		var rb rawBlock
+		if json.Unmarshal(b, &rb) != nil || rb.Type != typeCompaction || len(rb.ToolChanges) == 0 {
+			continue
+		}
+		kept := make([]json.RawMessage, 0, len(rb.ToolChanges))
+		for _, tc := range rb.ToolChanges {
+			var cb rawBlock
+			_ = json.Unmarshal(tc, &cb)
+			if c, ok := readChange(cb, ""); ok && !c.Remove && hidden(c.Name) {
+				continue
+			}
+			kept = append(kept, tc)
+		}
+		if len(kept) == len(rb.ToolChanges) {
+			continue
+		}
+		bo, err := parseObject(b)
+		if err != nil {
+			continue
+		}
+		bo.Set("tool_changes", joinArray(kept))
+		blocks[i] = bo.Marshal()
+		changed = true
+	}
+	if !changed {
+		return raw, false
+	}
+	obj.Set("content", joinArray(blocks))
+	return obj.Marshal(), true
+}
+
+// hidden reports whether a wire name is a catalog tool the policy hides
+// (Config.Visible).
+func (ts *Toolset) hidden(name string) bool {
+	if _, ok := ts.byName[name]; ok {
+		return false
+	}
+	_, inCatalog := ts.names.Tool(name)
+	return inCatalog
 }
 
 // MessageSender sends one request of the Messages API: *sdk.MessageService
@@ -238,10 +299,11 @@ func (t *Turn) strategyOrPlain() Strategy {
 }
 
 // Gone reports whether a tool_use names a tool the catalog has lost (not a
-// built-in, not the search tool), such as one Turn kept in tools because a
-// reference in the history names it.
+// built-in, not the search tool, not a tool the policy hides: that one is
+// unknown, and Resolve refuses it), such as one Turn kept in tools because
+// a reference in the history names it.
 func (ts *Toolset) Gone(name string) bool {
-	if name == ts.searchName {
+	if name == ts.searchName || ts.hidden(name) {
 		return false
 	}
 	_, ok := ts.byName[name]

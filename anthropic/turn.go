@@ -166,7 +166,7 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 
 	// Messages: the history rendered for the strategy, and references
 	// rewritten where the endpoint or the tools array cannot take them.
-	rendered, renderedChanged := renderHistory(raws, strat, sent)
+	rendered, renderedChanged := renderHistory(raws, strat, sent, ts.hidden)
 	rw := rewrite{expand: ts.cfg.Wire != References || ts.decision.Expand || strat == Plain, sent: sent}
 	msgs := make([]sdk.MessageParam, 0, len(rendered))
 	for i, raw := range rendered {
