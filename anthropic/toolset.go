@@ -1,25 +1,49 @@
 // Package anthropic wires toolsearch into the Anthropic Messages API through
 // the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2): it builds
-// each turn's tools array (loaded tools, the search tool, discovered tools
-// with defer_loading), answers client-side search calls with tool_reference
-// blocks, keeps every reference pointing at a tool that is sent, announces
-// the deferred tools in append-only blocks, and carries loaded tools across
-// compaction.
+// each turn's request (the tools array, and the system messages that add
+// the tools found), answers client-side search calls, keeps every reference
+// pointing at a tool that is sent, announces the deferred tools in
+// append-only blocks, and carries loaded tools across compaction.
+//
+// How found tools reach the model is a Strategy, chosen per endpoint and
+// model (Config.Strategy, Config.Endpoint; Toolset.Strategy says which and
+// why):
+//
+//   - Inline: each found definition is added where it is found, as a
+//     tool_addition holding a tool_definition in a {"role":"system"}
+//     message; tools never changes and holds no deferred tool;
+//   - ReferenceAdd: the catalog is declared in tools with defer_loading
+//     and a tool_addition names each found tool;
+//   - Classic: found tools are sent with defer_loading and loaded by the
+//     tool_reference blocks of the search answer;
+//   - Plain: found tools are sent as ordinary tools and the answer names
+//     them in text.
+//
+// Toolset.Send sends a turn with the betas it needs and, when the endpoint
+// refuses a feature of the strategy with a 400 (ReadRefusal), moves to the
+// plainer strategy that does without it, retries, and remembers the move
+// per endpoint and model (Capabilities). The history is read the same way
+// whatever wrote it (ReadHistory: tool_reference blocks, search results,
+// tool_addition and tool_removal in system messages and in a compaction
+// block's tool_changes), and rendered for the strategy in force. A tool a
+// reference in the history names is never dropped from tools, even once
+// its server has left the catalog (Turn.Kept, GoneResult).
 //
 // Two ways to search:
 //
 //   - Client-side (ClientSearch, the default): toolsearch's engine sits
-//     behind an ordinary tool. Only the tools found so far are sent (with
-//     defer_loading: true); a call is answered with a tool_result of
-//     tool_reference blocks. This is what Claude Code does.
+//     behind an ordinary tool, whose answers the strategy shapes (under
+//     Classic, a tool_result of tool_reference blocks, as Claude Code
+//     does; under the others, text naming the tools, which the next Turn
+//     adds).
 //   - Server-side (ServerBM25, ServerRegex): the API's own
 //     tool_search_tool_bm25_20251119 or tool_search_tool_regex_20251119, with
 //     every deferred tool sent with defer_loading: true.
 //
-// For an endpoint that refuses tool references (many Anthropic-compatible
-// proxies), Config.Wire = Expand keeps search working: discovered tools are
-// sent as ordinary tools and the references already in the history are
-// rewritten as text, so the same conversation goes on.
+// For an endpoint known to refuse tool references (many Anthropic-compatible
+// proxies), Config.Wire = Expand starts at Plain: discovered tools are sent
+// as ordinary tools and the references already in the history are rewritten
+// as text, so the same conversation goes on.
 //
 // The flow of an agent loop:
 //
@@ -27,11 +51,12 @@
 //	conv := &anthropic.Conversation{}
 //	conv.Messages = append(conv.Messages, sdk.NewUserMessage(sdk.NewTextBlock(task)))
 //	for {
-//		turn, _ := ts.Turn(conv, sdk.MessageNewParams{Model: model, MaxTokens: 1024})
-//		msg, _ := client.Messages.New(ctx, turn.Params)
+//		msg, turn, _ := ts.Send(ctx, &client.Messages, conv, sdk.MessageNewParams{Model: model, MaxTokens: 1024})
 //		conv.Messages = append(conv.Messages, msg.ToParam())
+//		_ = turn.Strategy // and turn.StrategyWhy: what this request did, and why
 //		// answer tool_use blocks: ts.AnswerSearch for the search tool,
-//		// ts.Resolve to route the others; then append anthropic.ResultsMessage(...)
+//		// ts.Resolve to route the others (ts.GoneResult for ts.Gone ones);
+//		// then append anthropic.ResultsMessage(...)
 //	}
 //
 // Deferred tools are announced in <deferred-tools> text blocks (package
