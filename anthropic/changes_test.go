@@ -290,3 +290,31 @@ func TestHiddenToolNeverOffered(t *testing.T) {
 		})
 	}
 }
+
+// TestNoToolChangesAfterAssistant: after an assistant message (a prefill,
+// or a paused turn) the tool changes wait for the next user message.
+func TestNoToolChangesAfterAssistant(t *testing.T) {
+	t.Parallel()
+	for _, strat := range []anthropic.Strategy{anthropic.Inline, anthropic.ReferenceAdd} {
+		ts := toolset(t, demoSnap(), anthropic.Config{Strategy: strat})
+		msgs := []sdk.MessageParam{
+			sdk.NewUserMessage(sdk.NewTextBlock("create an issue")),
+			param.Override[sdk.MessageParam](json.RawMessage(hSearchCall)),
+			param.Override[sdk.MessageParam](json.RawMessage(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_s","content":[{"type":"text","text":"Loaded tools: codehost__create_issue"}]}]}`)),
+		}
+		paused := append(append([]sdk.MessageParam(nil), msgs...), sdk.NewAssistantMessage(sdk.NewTextBlock("Let me")))
+		for _, tt := range []struct {
+			msgs []sdk.MessageParam
+			want int
+		}{{msgs, 1}, {paused, 0}} {
+			conv := &anthropic.Conversation{Messages: tt.msgs}
+			turn, err := ts.Turn(conv, sdk.MessageNewParams{Model: "m", MaxTokens: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(systemMessages(t, []byte(mustJSON(t, turn.Params)))); got != tt.want || len(turn.Added) != tt.want {
+				t.Fatalf("%s: %d system messages, added %q; want %d", strat, got, turn.Added, tt.want)
+			}
+		}
+	}
+}

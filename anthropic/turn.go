@@ -100,6 +100,7 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 		model = ts.cfg.Model
 	}
 	strat, why := ts.Strategy(model)
+	afterAssistant := endsWithAssistant(conv.Messages)
 	raws, err := marshalMessages(conv.Messages)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 	}
 
 	// Tool changes since the last request, in a system message of their own.
-	if ts.decision.SearchOn && strat.usesAdditions() {
+	if ts.decision.SearchOn && strat.usesAdditions() && !afterAssistant {
 		msg, added, removed, inline := ts.toolChanges(strat, h, active, sent)
 		if msg != nil {
 			conv.Messages = append(conv.Messages, param.Override[sdk.MessageParam](msg))
@@ -196,6 +197,13 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 	p.Messages = msgs
 	turn.Params = p
 	return turn, nil
+}
+
+// endsWithAssistant reports whether the last message is the assistant's (a
+// prefill, or a turn that paused): no system message may follow it, so the
+// tool changes wait for the next user message.
+func endsWithAssistant(msgs []sdk.MessageParam) bool {
+	return len(msgs) > 0 && msgs[len(msgs)-1].OfAssistant != nil
 }
 
 // marshalMessages returns the JSON of each message.
