@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/anthropic"
 )
 
 func TestFoldSystemMessages(t *testing.T) {
@@ -268,5 +270,35 @@ func TestToolsetDeferRewritten(t *testing.T) {
 				t.Fatalf("mcp_servers lost: %s", out)
 			}
 		})
+	}
+}
+
+// TestLevelsBounded: what the proxy learns per model is bounded (model
+// names come from requests), and a level only goes down.
+func TestLevelsBounded(t *testing.T) {
+	t.Parallel()
+	ls := newLevels(Config{})
+	sys := anthropic.Refusal{Feature: "system message", Below: anthropic.Classic}
+	refs := anthropic.Refusal{Feature: "tool_reference", Below: anthropic.Plain}
+	for i := range maxModels + 10 {
+		if _, ok := ls.lower(fmt.Sprintf("model-%d", i), level{}, sys); !ok {
+			t.Fatalf("model %d: not lowered", i)
+		}
+	}
+	if len(ls.m) != maxModels {
+		t.Fatalf("%d models remembered, want %d", len(ls.m), maxModels)
+	}
+	got, ok := ls.lower("model-0", level{fold: true}, refs)
+	if !ok || !got.fold || !got.emulate {
+		t.Fatalf("lowered to %+v, %v", got, ok)
+	}
+	if _, ok := ls.lower("model-0", level{fold: true, emulate: true}, sys); ok {
+		t.Fatal("a level went down twice for one feature")
+	}
+	if l, _ := ls.get("model-0"); l != (level{fold: true, emulate: true}) {
+		t.Fatalf("remembered %+v", l)
+	}
+	if _, ok := ls.lower("m", level{}, anthropic.Refusal{Feature: "tool_definition", Below: anthropic.ReferenceAdd}); ok {
+		t.Fatal("an inline-tools refusal lowered the proxy's level")
 	}
 }

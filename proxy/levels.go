@@ -103,9 +103,17 @@ func (ls *levels) lower(model string, from level, r anthropic.Refusal) (level, b
 	if next == from {
 		return from, false
 	}
+	if !ok && len(ls.m) >= maxModels {
+		// Model names come from requests: the memory stays bounded, and a
+		// model past the bound still gets its retry, only not remembered.
+		return next, true
+	}
 	ls.m[model] = levelEntry{l: next, why: fmt.Sprintf("the upstream refused %s: %s", r.Feature, r.Message)}
 	return next, true
 }
+
+// maxModels bounds the models levels remembers.
+const maxModels = 256
 
 // refusedError is what checkRefusal returns for a refusal worth a retry:
 // upstreamError then serves the request again at the lowered level.
