@@ -34,7 +34,9 @@
 //	    "stateDir": "~/.cache/toolsearch",    // cached manifests
 //	    "lazy": false,                        // lazy start for every stdio server
 //	    "limits": {"maxResults": 5, "resultTokens": 6000, "startTimeout": "30s",
-//	               "callTimeout": "5m", "maxRestarts": 5, "restartCooldown": "5m"},
+//	               "callTimeout": "5m", "maxRestarts": 5, "restartCooldown": "5m",
+//	               "firstListWait": "5s"},    // full: first tools/list waits for servers
+//	    "clients": {"claude-code": "full"},   // auto's exposure per client name (below)
 //	    "policy": {"allow": [], "deny": ["*/delete_*"], "ask": ["github/merge_*"],
 //	               "prompts": {"deny": []}, "resources": {"deny": ["*/file:///etc/*"]}},
 //	    "http": {"maxSessions": 256, "sessionInitTimeout": "10s", // HTTP serving:
@@ -58,6 +60,16 @@
 // the API ($ANTHROPIC_API_KEY, $OPENAI_API_KEY; baseURL for an
 // OpenAI-compatible server such as Ollama). Only visible tools are sent:
 // their name, description and input schema.
+//
+// Exposure auto decides per client when it connects: a client that defers
+// MCP tools behind its own tool search (Claude Code, known by the
+// clientInfo name it sends, since it declares no capability that says so)
+// gets full, with the _meta hints; any other gets full while every
+// definition fits under the threshold, and dynamic past it. "clients" maps
+// a client name to the exposure auto gives it instead (full, search,
+// dynamic, or auto for the threshold alone). The first tools/list of a
+// session in full exposure waits up to limits.firstListWait for servers
+// that are still starting and have no cached tools ("0" lists at once).
 //
 // Policy globs (package policy): a server's own allow, deny and ask match
 // its bare tool names literally ("drop__table" is the tool drop__table);
@@ -152,6 +164,9 @@ const (
 	DefaultCallTimeout      = 5 * time.Minute
 	DefaultMaxRestarts      = 5
 	DefaultRestartCooldown  = 5 * time.Minute
+	// DefaultFirstListWait bounds how long the first tools/list of a
+	// session in full exposure waits for servers still starting.
+	DefaultFirstListWait = 5 * time.Second
 )
 
 // Config is one configuration file, read and checked.
@@ -244,6 +259,11 @@ type Gateway struct {
 	// Enrich says whether and how the gateway writes hints in the
 	// background.
 	Enrich Enrich
+	// Clients maps a client's name (the clientInfo.name it sends when it
+	// connects) to the exposure auto gives it: full, search, dynamic, or
+	// auto for the token threshold alone. It overrides the gateway's own
+	// rule for clients that defer MCP tools themselves.
+	Clients map[string]string
 }
 
 // Providers of background enrichment.
@@ -283,6 +303,10 @@ type Limits struct {
 	// before the gateway tries it again (doubling at each further give-up,
 	// up to an hour).
 	RestartCooldown time.Duration
+	// FirstListWait bounds how long the first tools/list of a session in
+	// full exposure waits for servers that are still starting and have no
+	// cached tools; zero lists at once.
+	FirstListWait time.Duration
 }
 
 // Rules are allow, deny and ask globs over tools, and allow and deny globs
@@ -364,7 +388,7 @@ func Default() *Config {
 		ContextWindow:    DefaultContextWindow,
 		Limits: Limits{MaxResults: DefaultMaxResults, ResultTokens: DefaultResultTokens,
 			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts,
-			RestartCooldown: DefaultRestartCooldown},
+			RestartCooldown: DefaultRestartCooldown, FirstListWait: DefaultFirstListWait},
 		Serve: DefaultServe(),
 	}}
 }
@@ -644,6 +668,9 @@ type rawGateway struct {
 		MaxRestarts  *int            `json:"maxRestarts"`
 		// RestartCooldown is a duration like the timeouts.
 		RestartCooldown json.RawMessage `json:"restartCooldown"`
+		// FirstListWait is a duration like the timeouts; 0 turns the
+		// wait off.
+		FirstListWait json.RawMessage `json:"firstListWait"`
 	} `json:"limits"`
 	Policy *struct {
 		Allow     []string  `json:"allow"`
@@ -652,8 +679,9 @@ type rawGateway struct {
 		Prompts   *rawGlobs `json:"prompts"`
 		Resources *rawGlobs `json:"resources"`
 	} `json:"policy"`
-	Builtins json.RawMessage `json:"builtins"` // read by package builtin
-	Hints    string          `json:"hints"`
+	Builtins json.RawMessage   `json:"builtins"` // read by package builtin
+	Hints    string            `json:"hints"`
+	Clients  map[string]string `json:"clients"`
 	Enrich   *struct {
 		Enabled        bool   `json:"enabled"`
 		Provider       string `json:"provider"`
@@ -737,6 +765,29 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 			if d > 0 {
 				*f.dst = d
 			}
+		}
+		if len(l.FirstListWait) > 0 && string(l.FirstListWait) != "null" {
+			d, err := parseDuration(l.FirstListWait)
+			if err != nil {
+				return errAt("limits.firstListWait", err)
+			}
+			if d > time.Minute {
+				return errAt("limits.firstListWait", fmt.Errorf("%v is longer than a minute", d))
+			}
+			g.Limits.FirstListWait = d
+		}
+	}
+	if rg.Clients != nil {
+		g.Clients = map[string]string{}
+		for name, e := range rg.Clients {
+			if strings.TrimSpace(name) == "" {
+				return errAt("clients", errors.New("a client name is empty"))
+			}
+			x, err := ParseExposure(e)
+			if err != nil {
+				return errAt("clients."+name, err)
+			}
+			g.Clients[name] = x
 		}
 	}
 	if rg.Hints != "" {

@@ -82,6 +82,11 @@ type session struct {
 	loadedTok  int
 	// full is the view's list a session in full mode serves (fulllist.go).
 	full *fullList
+	// facts is what the client said in initialize, which auto decides
+	// by (clientmode.go); listed tells whether it has had a tools/list
+	// answer (fulllist.go).
+	facts  *clientFacts
+	listed bool
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -154,6 +159,8 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 	})
 	s.server.AddReceivingMiddleware(s.fullMiddleware)  // fulllist.go; inside the drain's
 	s.server.AddReceivingMiddleware(g.drainMiddleware) // drain.go
+	// The exposure auto gives the client, decided at initialize (clientmode.go).
+	s.server.AddReceivingMiddleware(s.clientMiddleware)
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -261,7 +268,7 @@ func (s *session) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.auto && s.mode == config.ExposureFull {
-		if m, reason := g.resolveMode(config.ExposureAuto); m != config.ExposureFull {
+		if m, reason := g.resolveModeFor(config.ExposureAuto, s.facts); m != config.ExposureFull {
 			if s.modern() && m == config.ExposureDynamic {
 				m, reason = config.ExposureSearch, dynamicWhy
 			}
@@ -330,6 +337,14 @@ func (s *session) sync() {
 		if err != nil {
 			g.log.Warn("skipping a tool", "tool", t.ID(), "err", err)
 			continue
+		}
+		if !t.AlwaysLoad {
+			// Found by a search: a client with its own tool search
+			// (Claude Code) must not defer it again.
+			if mt.Meta == nil {
+				mt.Meta = mcp.Meta{}
+			}
+			mt.Meta[catalog.MetaAlwaysLoad] = true
 		}
 		if g.guard(t.ID(), func() { s.server.AddTool(mt, s.nativeHandler) }) {
 			s.tools[n] = t.Raw

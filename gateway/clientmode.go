@@ -1,0 +1,164 @@
+package gateway
+
+// What auto exposure gives a client, decided when the client connects.
+//
+// The rule, in order:
+//
+//  1. An exposure other than auto (the configuration, --exposure, or an
+//     HTTP path such as /mcp/search) is what every client gets.
+//  2. toolsearch.clients maps a client's name to the exposure auto gives
+//     it: full, search, dynamic, or auto for the token threshold alone.
+//  3. A client that defers MCP tools behind its own tool search gets full,
+//     with the _meta hints (anthropic/alwaysLoad on the gateway's always-
+//     loaded tools): stacking the gateway's search on the client's own
+//     would make the model search twice for every tool. No MCP capability
+//     says that a client defers tools (Claude Code 2.1.328 declares roots
+//     and elicitation, and optionally MCP Apps and Tasks extensions, and
+//     nothing about tool search: see package clients), so such clients
+//     are known by the clientInfo name they send: deferringClients. The
+//     name is self-reported, and that is acceptable here because the only
+//     thing it changes is the shape of the list: policy applies to every
+//     listing, search and call in every exposure, so a client that lies
+//     gets nothing it could not get from full exposure anyway.
+//  4. Otherwise the token threshold: full while every definition clients
+//     may see fits under it, dynamic past it (and a session in full
+//     switches to dynamic when the catalog grows past it, see sync).
+//
+// The decision and its reason are logged for each session, and Exposure
+// (what toolsearch status prints) names the clients rule 3 applies to.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
+)
+
+// deferringClients are the clientInfo names of clients that put every MCP
+// tool behind their own tool search unless the tool carries
+// _meta["anthropic/alwaysLoad"]: true. Claude Code does, with tool search
+// on (its default for the Anthropic API, ENABLE_TOOL_SEARCH otherwise).
+var deferringClients = []string{"claude-code"}
+
+// clientFacts is what a client said of itself in initialize.
+type clientFacts struct {
+	// name and version are clientInfo's: self-reported.
+	name, version string
+	// protocol is the protocol version the client asked for.
+	protocol string
+}
+
+// factsOf reads the facts auto uses from an initialize request's params.
+func factsOf(p *mcp.InitializeParams) *clientFacts {
+	c := &clientFacts{}
+	if p == nil {
+		return c
+	}
+	c.protocol = p.ProtocolVersion
+	if p.ClientInfo != nil {
+		c.name, c.version = p.ClientInfo.Name, p.ClientInfo.Version
+	}
+	return c
+}
+
+// defersTools reports whether the client is known to defer MCP tools
+// behind its own tool search.
+func (c *clientFacts) defersTools() bool {
+	return c != nil && slices.Contains(deferringClients, c.name)
+}
+
+// resolveModeFor is resolveMode for one client: mode as configured, or
+// for auto the rule at the top of this file. c may be nil (no client
+// known yet).
+func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
+	if mode != config.ExposureAuto && mode != "" {
+		return mode, "set by configuration"
+	}
+	if c != nil && c.name != "" {
+		if m, ok := g.cfg.Gateway.Clients[c.name]; ok {
+			if m != config.ExposureAuto {
+				return m, fmt.Sprintf("auto: toolsearch.clients gives client %q %s", c.name, m)
+			}
+			mode, reason := g.thresholdMode()
+			return mode, fmt.Sprintf("%s (toolsearch.clients leaves client %q to the threshold)", reason, c.name)
+		}
+		if c.defersTools() {
+			return config.ExposureFull, fmt.Sprintf("auto: client %q defers MCP tools behind its own tool search, "+
+				"so it gets every tool with the _meta hints rather than a second search (known by its clientInfo name: it declares no capability for it)", c.name)
+		}
+	}
+	return g.thresholdMode()
+}
+
+// autoClientsNote says which clients auto gives full whatever the
+// threshold, for Exposure.
+func (g *Gateway) autoClientsNote() string {
+	var full []string
+	for _, n := range deferringClients {
+		if m, ok := g.cfg.Gateway.Clients[n]; !ok || m == config.ExposureFull {
+			full = append(full, n)
+		}
+	}
+	for n, m := range g.cfg.Gateway.Clients {
+		if m == config.ExposureFull && !slices.Contains(full, n) {
+			full = append(full, n)
+		}
+	}
+	if len(full) == 0 {
+		return ""
+	}
+	slices.Sort(full)
+	return "; clients that defer MCP tools themselves get full: " + strings.Join(full, ", ")
+}
+
+// clientMiddleware decides a session's exposure when its client says
+// who it is (initialize), before the client has listed anything, and
+// puts the instructions of that exposure in the initialize result.
+func (s *session) clientMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" {
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*mcp.InitializeParams)
+		mode := s.decideForClient(factsOf(p))
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.auto {
+			ir.Instructions = s.g.instructions(mode, true)
+		}
+		return res, err
+	}
+}
+
+// decideForClient records the client's facts and, for a session in
+// auto, re-decides its exposure by them; it returns the session's mode.
+// No listing has been served yet, so a change needs no list_changed.
+func (s *session) decideForClient(c *clientFacts) string {
+	g := s.g
+	s.mu.Lock()
+	s.facts = c
+	if !s.auto {
+		mode, reason := s.mode, s.reason
+		s.mu.Unlock()
+		g.log.Info("client connected", "client", c.name, "client_version", c.version, "exposure", mode, "why", reason)
+		return mode
+	}
+	mode, reason := g.resolveModeFor(config.ExposureAuto, c)
+	switch {
+	case mode == s.mode:
+	case mode == config.ExposureFull:
+		// The search and call tools registered so far stay with the
+		// server, unseen: full mode's listings and calls are answered
+		// from the view's list (fulllist.go).
+		s.full = g.fullTools(g.cur.Load())
+	case s.mode == config.ExposureFull:
+		s.leaveFull()
+	}
+	s.mode, s.reason = mode, reason
+	s.mu.Unlock()
+	g.log.Info("client connected", "client", c.name, "client_version", c.version, "exposure", mode, "why", reason)
+	s.sync()
+	return mode
+}
