@@ -9,6 +9,15 @@ package gateway
 // of the list is announced to the client with the library's own
 // list_changed notification, set off by re-registering one placeholder
 // tool that no listing shows.
+//
+// A session's first tools/list in full mode waits, up to
+// limits.firstListWait, for the servers that are still starting and have
+// no cached tools, so that a client which lists once and never acts on
+// list_changed (claude -p, on a first launch with an empty state
+// directory) sees their tools; the log says which servers it did not wait
+// for. Search and dynamic exposure never wait here: their list does not
+// depend on the servers, and a search waits for a starting server it
+// targets (await.go).
 
 import (
 	"context"
@@ -17,6 +26,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,6 +182,17 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 				cursor = p.Cursor
 			}
+			s.mu.Lock()
+			first := !s.listed
+			s.listed = true
+			s.mu.Unlock()
+			if first && cursor == "" && s.g.awaitFirstList(ctx) {
+				s.mu.Lock()
+				if s.full != nil {
+					fl = s.full
+				}
+				s.mu.Unlock()
+			}
 			return fl.page(cursor)
 		}
 		call, ok := req.(*mcp.CallToolRequest)
@@ -187,4 +208,60 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// awaitFirstList waits, up to limits.firstListWait, for the servers that
+// are still starting and whose tools are not known yet (no cached
+// manifest), and logs what it waited for and which servers it did not
+// wait for. It reports whether it waited at all.
+func (g *Gateway) awaitFirstList(ctx context.Context) bool {
+	v := g.cur.Load()
+	var pending []string
+	for _, k := range g.keys {
+		if _, known := v.snap.Server(k); known {
+			continue
+		}
+		select {
+		case <-g.ups[k].settled:
+		default:
+			pending = append(pending, k)
+		}
+	}
+	if len(pending) == 0 {
+		return false
+	}
+	bound := g.cfg.Gateway.Limits.FirstListWait
+	if bound <= 0 {
+		g.log.Info("first tools/list: not waiting for servers still starting (limits.firstListWait is 0); their tools come with list_changed",
+			"not_waited_for", pending)
+		return false
+	}
+	start := time.Now()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	var late []string
+	for i, k := range pending {
+		select {
+		case <-g.ups[k].settled:
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		for _, k := range pending[i:] {
+			select {
+			case <-g.ups[k].settled:
+			default:
+				late = append(late, k)
+			}
+		}
+		break
+	}
+	waited := time.Since(start).Round(time.Millisecond)
+	if len(late) > 0 {
+		g.log.Warn("first tools/list: did not wait longer for servers still starting; their tools come with list_changed",
+			"not_waited_for", late, "waited", waited, "bound", bound)
+	} else {
+		g.log.Info("first tools/list: waited for the servers starting", "servers", pending, "waited", waited)
+	}
+	return true
 }
