@@ -116,7 +116,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch import: %s exists; use --force to overwrite it\n", dest)
 		return exitUsage
 	}
-	data, err := gatewayConfig(servers)
+	exposure, why := importExposure(client)
+	data, err := gatewayConfig(servers, exposure)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)
 		return 1
@@ -136,6 +137,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	keys := sortedRawKeys(servers)
 	fmt.Fprintf(stderr, "Imported %d servers (%s) from %s into %s.\n", len(keys), strings.Join(keys, ", "), strings.Join(read, ", "), dest)
+	fmt.Fprintf(stderr, "Exposure %s: %s\n", exposure, why)
 	fmt.Fprintf(stderr, "Replace the servers in your %s config with this one entry:\n\n", client)
 	fmt.Fprintln(stdout, snippet(client, dest))
 	if client == "claude-code" {
@@ -205,8 +207,23 @@ func readServers(path, project string) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-// gatewayConfig writes the servers, unchanged, with the gateway's defaults.
-func gatewayConfig(servers map[string]json.RawMessage) ([]byte, error) {
+// importExposure is the exposure written for a client's config, and why.
+// Claude Code defers MCP tools behind its own tool search, so the gateway
+// must not put a second search in front of it: it gets every tool, with
+// the _meta hints that keep the gateway's always-loaded tools loaded.
+func importExposure(client string) (exposure, why string) {
+	if client == "claude-code" {
+		return config.ExposureFull, "Claude Code defers MCP tools behind its own tool search, so the gateway lists every tool " +
+			"(with their _meta hints) rather than stacking its search on Claude Code's. " +
+			"If tool search is off in your Claude Code (ENABLE_TOOL_SEARCH=false), set \"exposure\": \"search\" instead."
+	}
+	return config.ExposureAuto, "every tool while their definitions fit in 10% of the context window, the gateway's search past it " +
+		"(clients known to defer MCP tools themselves get every tool)."
+}
+
+// gatewayConfig writes the servers, unchanged, with the gateway's defaults
+// and the given exposure.
+func gatewayConfig(servers map[string]json.RawMessage, exposure string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("{\n  \"mcpServers\": {\n")
 	for i, k := range sortedRawKeys(servers) {
@@ -221,7 +238,7 @@ func gatewayConfig(servers map[string]json.RawMessage) ([]byte, error) {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("  },\n  \"toolsearch\": {\n    \"exposure\": \"auto\",\n    \"threshold\": 10,\n    \"contextWindow\": 200000\n  }\n}\n")
+	fmt.Fprintf(&b, "  },\n  \"toolsearch\": {\n    \"exposure\": %q,\n    \"threshold\": 10,\n    \"contextWindow\": 200000\n  }\n}\n", exposure)
 	return b.Bytes(), nil
 }
 
