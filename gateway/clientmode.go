@@ -116,9 +116,17 @@ func (g *Gateway) autoClientsNote() string {
 
 // clientMiddleware decides a session's exposure when its client says
 // who it is (initialize), before the client has listed anything, and
-// puts the instructions of that exposure in the initialize result.
+// puts the instructions of that exposure in the initialize result. It
+// also counts the client's tools/list requests (relist.go).
 func (s *session) clientMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.relist.listed() // relist.go
+			}
+			return res, err
+		}
 		if method != "initialize" {
 			return next(ctx, method, req)
 		}

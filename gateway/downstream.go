@@ -87,6 +87,8 @@ type session struct {
 	// answer (fulllist.go).
 	facts  *clientFacts
 	listed bool
+	// relist counts the client's tools/list requests (relist.go).
+	relist relistState
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -596,7 +598,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 	}
 	if mode == config.ExposureDynamic && len(found) > 0 {
-		s.load(found)
+		s.loadAndAwaitRelist(ctx, found) // relist.go
 	}
 	b, err := json.MarshalIndent(out, "", " ")
 	if err != nil {

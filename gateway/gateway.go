@@ -4,12 +4,18 @@
 // list — a search tool and a call tool — or every tool, depending on the
 // exposure mode.
 //
-// Exposure auto picks full while every definition clients may see fits
+// Exposure auto is decided per client when it connects (clientmode.go): a
+// client that defers MCP tools behind its own tool search (Claude Code)
+// gets full, toolsearch.clients may name the exposure of a client, and
+// any other client gets full while every definition clients may see fits
 // under the threshold (a share of the context window), and dynamic above
-// it. It is decided when a session starts and again at every catalog
-// change: a session in full switches to dynamic once the definitions
-// exceed the threshold (search and call tools added, the tools it listed
-// kept, list_changed sent), and never switches back.
+// it. That is decided again at every catalog change: a session in full
+// switches to dynamic once the definitions exceed the threshold (search
+// and call tools added, the tools it listed kept, list_changed sent), and
+// never switches back. In full exposure a session's first tools/list
+// waits a few seconds for servers still starting (fulllist.go); in
+// dynamic exposure the tools a search adds carry anthropic/alwaysLoad,
+// and the search answers once the client has listed them (relist.go).
 //
 // Clients of MCP 2025-11-25 and earlier (sessions) and of MCP 2026-07-28
 // (no sessions: the version rides in each request) are served on the same
@@ -170,6 +176,10 @@ type Gateway struct {
 	// waits for enrichQuiet without a kick before it runs again.
 	enrichKick  chan struct{}
 	enrichQuiet time.Duration
+
+	// deafClients holds the names of clients that did not list the tools
+	// a search added in dynamic exposure (relist.go).
+	deafClients sync.Map
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
