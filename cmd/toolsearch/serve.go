@@ -44,7 +44,8 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	fs.StringVar(f.configPath, "config", "", "the long form of -c")
 	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
 		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth")
-	f.exposure = fs.String("exposure", "", "what clients see: auto, full, search or dynamic (overrides the file; MCP 2026-07-28 clients get search for dynamic)")
+	f.exposure = fs.String("exposure", "", "what clients see: auto (decided per client: full for one that defers tools itself, like Claude Code; else by size), "+
+		"full, search or dynamic (overrides the file; MCP 2026-07-28 clients get search for dynamic)")
 	f.threshold = fs.String("threshold", "", "auto's switch point in percent of the context window, e.g. 10 (overrides the file)")
 	f.contextWindow = fs.Int("context-window", 0, "the model's context window in tokens (overrides the file)")
 	f.stateDir = fs.String("state-dir", "", "`dir` for cached manifests (overrides the file)")
