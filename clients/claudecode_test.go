@@ -364,7 +364,7 @@ func runClaude(t *testing.T, gw map[string]any) claudeSession {
 	if len(s.requests) == 0 {
 		t.Fatalf("Claude Code sent no request with the gateway's tools; its answer: %s", res.Result)
 	}
-	if os.Getenv("CLIENTS_DUMP") != "" {
+	if os.Getenv("TOOLSEARCH_CLIENTS_DUMP") != "" {
 		for i, body := range up.Messages() {
 			t.Logf("request %d: %s", i, body)
 		}

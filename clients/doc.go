@@ -15,6 +15,9 @@
 // it was shown, the tool_use and tool_result it relayed), what it sent to
 // the gateway, and what the upstream server did.
 //
+// TOOLSEARCH_CLIENTS_DUMP=1 logs every Messages API request Claude Code
+// sent, what it sent the gateway, and the gateway's log.
+//
 // The tests skip, saying why, when node_modules has not been installed
 // (npm ci at the repository root). Every process they start has a
 // timeout and is killed when its test ends.

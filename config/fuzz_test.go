@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -31,6 +32,8 @@ func FuzzParseSettings(f *testing.F) {
 		{"a", `{"command": "x", "args": [1]}`, `{"limits": {"maxResults": 51}}`},
 		{"a", `{"command": "x"}`, `{"limits": {"callTimeout": "forever"}}`},
 		{"a", `null`, `null`},
+		{"cc", `{"command": "x"}`, `{"clients": {"claude-code": "search", "my-agent": "AUTO"}, "limits": {"firstListWait": "2s"}}`},
+		{"cc", `{"command": "x"}`, `{"clients": {"": "full"}, "limits": {"firstListWait": -3}}`},
 	} {
 		f.Add(s.key, s.server, s.settings)
 	}
@@ -67,6 +70,17 @@ func FuzzParseSettings(f *testing.F) {
 		if l.MaxResults < 1 || l.MaxResults > 50 || l.ResultTokens < 100 || l.MaxRestarts < 0 ||
 			l.StartTimeout <= 0 || l.CallTimeout <= 0 || l.RestartCooldown <= 0 {
 			t.Fatalf("limits %+v accepted", l)
+		}
+		if l.FirstListWait < 0 || l.FirstListWait > time.Minute {
+			t.Fatalf("firstListWait %v accepted", l.FirstListWait)
+		}
+		for name, e := range gw.Clients {
+			if strings.TrimSpace(name) == "" {
+				t.Fatalf("an empty client name accepted: %q", gw.Clients)
+			}
+			if x, err := ParseExposure(e); err != nil || x != e {
+				t.Fatalf("client %q: exposure %q accepted", name, e)
+			}
 		}
 		for _, pats := range [][]string{gw.Policy.Allow, gw.Policy.Deny, gw.Policy.Ask} {
 			for _, p := range pats {

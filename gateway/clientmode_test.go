@@ -283,3 +283,39 @@ func (b *lockedBuffer) line(s string) string {
 	}
 	return ""
 }
+
+// TestClientNameGrantsNothing checks that a client calling itself
+// claude-code, which auto gives full exposure, sees and calls no tool that
+// policy denies: the self-reported name changes the shape of the list,
+// never what is allowed.
+func TestClientNameGrantsNothing(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")},
+		map[string]any{"threshold": 1, "contextWindow": 100000, "policy": map[string]any{"deny": []string{"echo/delete_*"}}}))
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	cs := connectAs(t, g, config.ExposureAuto, "claude-code", nil)
+	tools := listTools(t, cs)
+	if _, ok := tools["deploy"]; !ok {
+		t.Fatalf("claude-code did not get full exposure: %v", slices.Sorted(mapsKeys(tools)))
+	}
+	for name := range tools {
+		if strings.Contains(name, "delete_everything") {
+			t.Errorf("a denied tool is listed: %s", name)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, name := range []string{"delete_everything", "echo__delete_everything", "mcp__echo__delete_everything"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err == nil && !res.IsError {
+			t.Errorf("calling %s succeeded: %v", name, res.Content)
+		}
+		if err == nil {
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok && strings.Contains(tc.Text, "DELETED") {
+					t.Errorf("calling %s reached the tool", name)
+				}
+			}
+		}
+	}
+}
