@@ -93,25 +93,31 @@ func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
 	return g.thresholdMode()
 }
 
-// autoClientsNote says which clients auto gives full whatever the
-// threshold, for Exposure.
+// autoClientsNote names the clients auto gives an exposure of their own,
+// whatever the threshold, for Exposure (what toolsearch status prints).
 func (g *Gateway) autoClientsNote() string {
-	var full []string
+	var parts []string
 	for _, n := range deferringClients {
-		if m, ok := g.cfg.Gateway.Clients[n]; !ok || m == config.ExposureFull {
-			full = append(full, n)
+		if _, ok := g.cfg.Gateway.Clients[n]; !ok {
+			parts = append(parts, n+" gets full (it defers MCP tools itself)")
 		}
 	}
+	var named []string
 	for n, m := range g.cfg.Gateway.Clients {
-		if m == config.ExposureFull && !slices.Contains(full, n) {
-			full = append(full, n)
+		if m != config.ExposureAuto {
+			named = append(named, n+" gets "+m)
+		} else {
+			named = append(named, n+" goes by the threshold")
 		}
 	}
-	if len(full) == 0 {
+	slices.Sort(named)
+	if len(named) > 0 {
+		parts = append(parts, strings.Join(named, ", ")+" (toolsearch.clients)")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	slices.Sort(full)
-	return "; clients that defer MCP tools themselves get full: " + strings.Join(full, ", ")
+	return "; by client: " + strings.Join(parts, "; ")
 }
 
 // clientMiddleware decides a session's exposure when its client says

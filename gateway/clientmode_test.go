@@ -141,9 +141,9 @@ func TestExposureNamesDeferringClients(t *testing.T) {
 		clients map[string]string
 		want    string
 	}{
-		{nil, "get full: claude-code"},
-		{map[string]string{"claude-code": "search"}, ""},
-		{map[string]string{"my-agent": "full"}, "get full: claude-code, my-agent"},
+		{nil, "; by client: claude-code gets full (it defers MCP tools itself)"},
+		{map[string]string{"claude-code": "search"}, "; by client: claude-code gets search (toolsearch.clients)"},
+		{map[string]string{"my-agent": "full", "claude-code": "auto"}, "; by client: claude-code goes by the threshold, my-agent gets full (toolsearch.clients)"},
 	}
 	for _, c := range cases {
 		cfg := config.Default()
@@ -153,8 +153,8 @@ func TestExposureNamesDeferringClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, reason := g.Exposure()
-		if c.want == "" && strings.Contains(reason, "get full") || c.want != "" && !strings.Contains(reason, c.want) {
-			t.Errorf("clients %v: reason %q, want %q", c.clients, reason, c.want)
+		if !strings.HasSuffix(reason, c.want) {
+			t.Errorf("clients %v: reason %q, want it to end %q", c.clients, reason, c.want)
 		}
 	}
 }
