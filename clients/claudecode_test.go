@@ -2,6 +2,7 @@ package clients
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,7 +331,8 @@ func runClaude(t *testing.T, gw map[string]any) claudeSession {
 	cmd, args, env := gatewayCommand(t, filepath.Join(dir, "gateway.json"), filepath.Join(dir, "sent.jsonl"), filepath.Join(dir, "gateway.log"))
 	writeJSON(t, filepath.Join(dir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"gw": map[string]any{"type": "stdio", "command": cmd, "args": append([]string{}, args...), "env": env}}})
-	stdout, stderr, err := run(t, 90*time.Second, dir, claudeEnv(home, up.URL), claude,
+	out := newEgress(t)
+	stdout, stderr, err := run(t, 90*time.Second, dir, append(claudeEnv(home, up.URL), out.env()...), claude,
 		"-p", ccTask, "--mcp-config", filepath.Join(dir, "mcp.json"), "--strict-mcp-config",
 		"--allowedTools", "mcp__gw", "--output-format", "json", "--max-turns", "8")
 	logb, _ := os.ReadFile(filepath.Join(dir, "gateway.log"))
@@ -343,6 +345,14 @@ func runClaude(t *testing.T, gw map[string]any) claudeSession {
 	}
 	if err := json.Unmarshal(stdout, &res); err != nil || res.IsError {
 		t.Fatalf("claude -p answered %v: %s", err, tail(stdout, 3000))
+	}
+	if hosts := out.attempts(); len(hosts) > 0 {
+		t.Errorf("Claude Code tried to reach other hosts: %q", hosts)
+	}
+	for _, r := range up.Requests() {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.URI, "/v1/messages") {
+			t.Errorf("Claude Code sent the stand-in %s %s", r.Method, r.URI)
+		}
 	}
 	if rej := up.Inner.Rejections(); len(rej) > 0 {
 		t.Errorf("the stand-in refused requests Claude Code sent: %q", rej)

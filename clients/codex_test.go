@@ -51,12 +51,16 @@ func tomlString(s string) string {
 
 // codexConfig writes CODEX_HOME/config.toml: the stand-in as the model
 // provider, the gateway as the only MCP server, its tools approved, and
-// Codex's other traffic off.
+// Codex's other traffic off (the test's egress proxy checks that none is
+// left).
 func codexConfig(t testing.TB, home, baseURL, cmd string, args []string, env map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "model = %s\nmodel_provider = \"standin\"\napproval_policy = \"never\"\nsandbox_mode = \"read-only\"\n", tomlString("gpt-standin"))
+	// Codex's other traffic: update checks, the curated plugin sync
+	// (GitHub) and the apps and plugin services (ChatGPT).
 	b.WriteString("check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n")
+	b.WriteString("[features]\nplugins = false\nremote_plugin = false\napps = false\nin_app_updates = false\n\n")
 	fmt.Fprintf(&b, "[model_providers.standin]\nname = \"Stand-in\"\nbase_url = %s\nwire_api = \"responses\"\nenv_key = \"STANDIN_API_KEY\"\n\n", tomlString(baseURL+"/v1"))
 	fmt.Fprintf(&b, "[mcp_servers.gw]\ncommand = %s\nargs = [", tomlString(cmd))
 	for i, a := range args {
@@ -162,12 +166,22 @@ func TestCodexThroughGateway(t *testing.T) {
 		"toolsearch": map[string]any{"exposure": "search", "stateDir": filepath.Join(dir, "state")}})
 	cmd, args, env := gatewayCommand(t, filepath.Join(dir, "gateway.json"), filepath.Join(dir, "sent.jsonl"), filepath.Join(dir, "gateway.log"))
 	codexConfig(t, home, st.URL, cmd, args, env)
+	out := newEgress(t)
 	stdout, stderr, err := run(t, 90*time.Second, dir,
-		[]string{"HOME=" + dir, "CODEX_HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "STANDIN_API_KEY=sk-standin", "RUST_LOG=warn"},
+		append([]string{"HOME=" + dir, "CODEX_HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "STANDIN_API_KEY=sk-standin", "RUST_LOG=warn"}, out.env()...),
 		codex, "exec", "--skip-git-repo-check", "--json", "--ephemeral", "--color", "never", ccTask)
 	logb, _ := os.ReadFile(filepath.Join(dir, "gateway.log"))
 	if err != nil {
 		t.Fatalf("codex exec: %v\nstdout: %s\nstderr: %s\ngateway log: %s", err, tail(stdout, 3000), tail(stderr, 3000), tail(logb, 3000))
+	}
+
+	if hosts := out.attempts(); len(hosts) > 0 {
+		t.Errorf("Codex tried to reach other hosts: %q", hosts)
+	}
+	for _, r := range st.all() {
+		if !strings.HasSuffix(r.Path, "/v1/responses") {
+			t.Errorf("Codex sent the stand-in a request for %s", r.Path)
+		}
 	}
 
 	// What Codex sent to the model API.

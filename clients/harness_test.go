@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +91,9 @@ func nodeModule(t testing.TB, rel, what string) string {
 // keeping its knowledge graph in file.
 func memoryServer(t testing.TB, file string) map[string]any {
 	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the memory MCP server runs on it")
+	}
 	return map[string]any{"command": nodeModule(t, ".bin/mcp-server-memory", "the memory MCP server"),
 		"env": map[string]string{"MEMORY_FILE_PATH": file}, "naming": "prefixed"}
 }
@@ -232,4 +237,41 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// egress is a loopback HTTP proxy that refuses every request and records
+// where it was going: given to a client as HTTPS_PROXY and HTTP_PROXY
+// (with the loopback stand-ins in NO_PROXY), it catches the traffic the
+// client would send anywhere else.
+type egress struct {
+	URL   string
+	mu    sync.Mutex
+	hosts []string
+}
+
+// newEgress starts an egress proxy that stops when the test ends.
+func newEgress(t testing.TB) *egress {
+	e := &egress{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.hosts = append(e.hosts, r.Method+" "+r.Host)
+		e.mu.Unlock()
+		http.Error(w, "no traffic leaves this test", http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	e.URL = srv.URL
+	return e
+}
+
+// env returns the proxy variables that send a client's traffic here.
+func (e *egress) env() []string {
+	return []string{"HTTPS_PROXY=" + e.URL, "HTTP_PROXY=" + e.URL, "https_proxy=" + e.URL, "http_proxy=" + e.URL,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost"}
+}
+
+// attempts returns the requests the client tried to send elsewhere.
+func (e *egress) attempts() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.hosts...)
 }

@@ -105,6 +105,13 @@ func newResponsesStandin(t testing.TB, model respModel) *responsesStandin {
 	return s
 }
 
+// all returns every request received.
+func (s *responsesStandin) all() []respRecorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]respRecorded(nil), s.reqs...)
+}
+
 // requests returns the bodies of the POST /v1/responses requests.
 func (s *responsesStandin) requests() []respRecorded {
 	s.mu.Lock()

@@ -110,7 +110,9 @@ func (s *session) loadAndAwaitRelist(ctx context.Context, found []*catalog.Tool)
 	if !adds || !wait {
 		return
 	}
+	start := time.Now()
 	if s.relist.await(ctx, mark, relistWait) {
+		s.g.log.Debug("the client listed the tools a search added", "client", name, "after", time.Since(start).Round(time.Millisecond))
 		time.Sleep(relistGrace)
 		return
 	}
