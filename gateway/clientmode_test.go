@@ -35,8 +35,8 @@ func connectAs(t testing.TB, g *Gateway, mode, name string, opts *mcp.ClientOpti
 	return cs
 }
 
-// listTools returns every tool the session lists, by name.
-func listTools(t testing.TB, cs *mcp.ClientSession) map[string]*mcp.Tool {
+// listByName returns every tool the session lists, by name.
+func listByName(t testing.TB, cs *mcp.ClientSession) map[string]*mcp.Tool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -103,7 +103,7 @@ func TestAutoByClient(t *testing.T) {
 			t.Cleanup(func() { stopGateway(t, g, cancel) })
 			waitState(t, g, "many", 30*time.Second, StateReady)
 			cs := connectAs(t, g, cfg.Gateway.Exposure, c.client, nil)
-			tools := listTools(t, cs)
+			tools := listByName(t, cs)
 			_, hasSearch := tools[searchToolName]
 			_, hasGadget := tools["gadget_7"]
 			got := ""
@@ -225,7 +225,7 @@ func TestToolMetaThroughEveryExposure(t *testing.T) {
 					t.Fatalf("search: %v %v", err, res)
 				}
 			}
-			tools := listTools(t, cs)
+			tools := listByName(t, cs)
 			for name, want := range map[string]map[string]any{"export_ledger": c.want, "close_books": c.other} {
 				tool, ok := tools[name]
 				if !ok {
@@ -294,7 +294,7 @@ func TestClientNameGrantsNothing(t *testing.T) {
 		map[string]any{"threshold": 1, "contextWindow": 100000, "policy": map[string]any{"deny": []string{"echo/delete_*"}}}))
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	cs := connectAs(t, g, config.ExposureAuto, "claude-code", nil)
-	tools := listTools(t, cs)
+	tools := listByName(t, cs)
 	if _, ok := tools["deploy"]; !ok {
 		t.Fatalf("claude-code did not get full exposure: %v", slices.Sorted(mapsKeys(tools)))
 	}

@@ -62,7 +62,7 @@ func TestFirstListWaitsForStartingServers(t *testing.T) {
 			t.Cleanup(func() { timer.Stop() })
 			cs := connectAs(t, g, c.mode, "test-client", nil)
 			start := time.Now()
-			tools := listTools(t, cs)
+			tools := listByName(t, cs)
 			took := time.Since(start)
 			if _, ok := tools["echo"]; ok != c.wantEcho {
 				t.Errorf("first list holds echo: %v, want %v (%d tools, after %v)", ok, c.wantEcho, len(tools), took)
@@ -89,7 +89,7 @@ func TestFirstListWaitsForStartingServers(t *testing.T) {
 				if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"name": "echo"`) {
 					t.Errorf("a search naming the starting server did not wait for it: %s", text)
 				}
-				if again := listTools(t, cs); len(again) != len(tools) {
+				if again := listByName(t, cs); len(again) != len(tools) {
 					t.Errorf("search exposure's list changed from %d to %d tools", len(tools), len(again))
 				}
 			}
