@@ -292,7 +292,7 @@ type claudeSession struct {
 // runClaude runs one `claude -p` of ccTask with the gateway (config gw
 // under toolsearch) as its only MCP server, in front of a memory server
 // started afresh, with an empty state directory.
-func runClaude(t *testing.T, gw map[string]any) claudeSession {
+func runClaude(t *testing.T, gw map[string]any, era string) claudeSession {
 	t.Helper()
 	claude := claudeBin(t)
 	dir := t.TempDir()
@@ -328,7 +328,7 @@ func runClaude(t *testing.T, gw map[string]any) claudeSession {
 	gw["stateDir"] = filepath.Join(dir, "state")
 	memFile := filepath.Join(dir, "memory.jsonl")
 	writeJSON(t, filepath.Join(dir, "gateway.json"), map[string]any{"mcpServers": map[string]any{"memory": memoryServer(t, memFile)}, "toolsearch": gw})
-	cmd, args, env := gatewayCommand(t, filepath.Join(dir, "gateway.json"), filepath.Join(dir, "sent.jsonl"), filepath.Join(dir, "gateway.log"))
+	cmd, args, env := gatewayCommand(t, filepath.Join(dir, "gateway.json"), filepath.Join(dir, "sent.jsonl"), filepath.Join(dir, "gateway.log"), era)
 	writeJSON(t, filepath.Join(dir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"gw": map[string]any{"type": "stdio", "command": cmd, "args": append([]string{}, args...), "env": env}}})
 	out := newEgress(t)
@@ -416,18 +416,23 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 	claudeBin(t)
 	cases := []struct {
 		name string
-		gw   map[string]any
+		// era is the protocol Claude Code speaks with the gateway: ""
+		// for what it negotiates (2026-07-28), or 2025-11-25, a session
+		// with initialize, where auto sees the client and dynamic
+		// exposure changes the session's list.
+		era string
+		gw  map[string]any
 		// calls are the tools/call names Claude Code sends the gateway.
 		calls []string
 		// uses are the tool_use names in the conversation.
 		uses  []string
 		check func(t *testing.T, s claudeSession)
 	}{
-		{"full", map[string]any{"exposure": "full"},
+		{"full", "", map[string]any{"exposure": "full"},
 			[]string{"memory__create_entities"}, []string{ccToolSearch, ccCreate}, checkDeferredByClaudeCode},
 		// auto with a threshold every tool exceeds: Claude Code still
 		// gets full, since it defers MCP tools itself.
-		{"auto", map[string]any{"exposure": "auto", "threshold": 1, "contextWindow": 1000},
+		{"auto", "2025-11-25", map[string]any{"exposure": "auto", "threshold": 1, "contextWindow": 1000},
 			[]string{"memory__create_entities"}, []string{ccToolSearch, ccCreate}, func(t *testing.T, s claudeSession) {
 				checkDeferredByClaudeCode(t, s)
 				if !strings.Contains(s.log, `client=claude-code client_version=`+claudeCodeVersion+` exposure=full`) ||
@@ -435,7 +440,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 					t.Errorf("the gateway's log does not say why auto gave Claude Code full:\n%s", tail([]byte(s.log), 3000))
 				}
 			}},
-		{"search", map[string]any{"exposure": "search"},
+		{"search", "", map[string]any{"exposure": "search"},
 			[]string{"search_tools", "call_tool"}, []string{ccSearch, ccCall}, func(t *testing.T, s claudeSession) {
 				first := s.requests[0]
 				for _, name := range []string{ccSearch, ccCall} {
@@ -449,7 +454,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 					}
 				}
 			}},
-		{"dynamic", map[string]any{"exposure": "dynamic"},
+		{"dynamic", "2025-11-25", map[string]any{"exposure": "dynamic"},
 			[]string{"search_tools", "memory__create_entities"}, []string{ccSearch, ccCreate}, func(t *testing.T, s claudeSession) {
 				if p, _ := s.requests[0].tool(ccCreate); p {
 					t.Errorf("the first request already shows %s", ccCreate)
@@ -471,7 +476,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s := runClaude(t, c.gw)
+			s := runClaude(t, c.gw, c.era)
 			if got := s.toolUses(); !slices.Equal(got, c.uses) {
 				t.Errorf("tool_use in the conversation: %v, want %v", got, c.uses)
 			}

@@ -9,15 +9,15 @@ import (
 
 // TestClaudeCodeDeclares records what Claude Code tells an MCP server about
 // itself, which the gateway's auto exposure is decided by: the _meta of
-// its server/discover probe (MCP 2026-07-28) and, when the gateway answers
-// that with -32022, its initialize (2025-11-25). It declares roots and
+// its server/discover probe (MCP 2026-07-28) and, when that is refused with
+// -32022, its initialize (2025-11-25). It declares roots and
 // elicitation and nothing that says it defers MCP tools behind its own
 // tool search, which is why the gateway knows it by its clientInfo name
 // (gateway/clientmode.go). When a new version declares more, this test
 // fails and the rule is to be revisited.
 func TestClaudeCodeDeclares(t *testing.T) {
 	t.Parallel()
-	s := runClaude(t, map[string]any{"exposure": "full"})
+	s := runClaude(t, map[string]any{"exposure": "full"}, "2025-11-25")
 	var probe, init *rpcMessage
 	for i := range s.sent {
 		switch s.sent[i].Method {

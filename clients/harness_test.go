@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,9 +56,38 @@ func runRole(role string) int {
 	}
 	defer logf.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = io.TeeReader(os.Stdin, rec)
 	cmd.Stdout, cmd.Stderr = os.Stdout, logf
-	if err := cmd.Run(); err != nil {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		return 2
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		return 1
+	}
+	go func() {
+		// With TOOLSEARCH_CLIENTS_ERA=2025-11-25 the MCP 2026-07-28 probe
+		// (server/discover) is answered as a server that does not speak
+		// 2026-07-28 answers it, so the client falls back to initialize.
+		refuse := os.Getenv("TOOLSEARCH_CLIENTS_ERA") == "2025-11-25"
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			_, _ = rec.Write(append(append([]byte(nil), line...), '\n'))
+			var m rpcMessage
+			if refuse && json.Unmarshal(line, &m) == nil && m.Method == "server/discover" && len(m.ID) > 0 {
+				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`+"\n", m.ID)
+				continue
+			}
+			if _, err := in.Write(append(append([]byte(nil), line...), '\n')); err != nil {
+				break
+			}
+		}
+		_ = in.Close()
+	}()
+	if err := cmd.Wait(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode()
 		}
@@ -142,16 +170,22 @@ func writeJSON(t testing.TB, path string, v any) {
 // gatewayCommand returns the command and arguments a client runs as its
 // MCP server: the built toolsearch serving cfgPath over stdio, wrapped by
 // the test binary's record role, which copies what the client sends into
-// recordPath. The gateway's log goes to logPath.
-func gatewayCommand(t testing.TB, cfgPath, recordPath, logPath string) (string, []string, map[string]string) {
+// recordPath. The gateway's log goes to logPath. With era "2025-11-25"
+// the client's MCP 2026-07-28 probe is refused on the gateway's behalf, so
+// that it speaks 2025-11-25 (sessions, initialize) with it.
+func gatewayCommand(t testing.TB, cfgPath, recordPath, logPath string, era ...string) (string, []string, map[string]string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv, _ := json.Marshal([]string{toolsearchBin(t), "serve", "-c", cfgPath, "--log-level", "debug"})
-	return self, nil, map[string]string{roleEnv: "record", "TOOLSEARCH_CLIENTS_CMD": string(argv),
+	env := map[string]string{roleEnv: "record", "TOOLSEARCH_CLIENTS_CMD": string(argv),
 		"TOOLSEARCH_CLIENTS_RECORD": recordPath, "TOOLSEARCH_CLIENTS_LOG": logPath}
+	if len(era) > 0 && era[0] != "" {
+		env["TOOLSEARCH_CLIENTS_ERA"] = era[0]
+	}
+	return self, nil, env
 }
 
 // run runs a client command with a timeout, killing it (and, through its

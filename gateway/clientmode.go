@@ -25,7 +25,11 @@ package gateway
 //     switches to dynamic when the catalog grows past it, see sync).
 //
 // The decision and its reason are logged for each session, and Exposure
-// (what toolsearch status prints) names the clients rule 3 applies to.
+// (what toolsearch status prints) names the clients rules 2 and 3 apply
+// to. It is made at initialize, so it applies to sessions of MCP
+// 2025-11-25 and older: a 2026-07-28 client has no initialize, and the
+// tool list it gets must not vary by client (era.go), so auto goes by the
+// threshold for it.
 
 import (
 	"context"

@@ -18,7 +18,8 @@ import (
 )
 
 // connectAs connects a Go SDK client that calls itself name to the
-// gateway in the given exposure, over in-memory transports.
+// gateway in the given exposure, over in-memory transports, in a session
+// of MCP 2025-11-25 (the era whose initialize names the client).
 func connectAs(t testing.TB, g *Gateway, mode, name string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -27,7 +28,7 @@ func connectAs(t testing.TB, g *Gateway, mode, name string, opts *mcp.ClientOpti
 	if _, err := g.Connect(ctx, mode, st); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "9.9"}, opts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "9.9"}, opts).Connect(ctx, ct, legacySession)
 	if err != nil {
 		t.Fatalf("connect as %s: %v", name, err)
 	}

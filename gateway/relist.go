@@ -99,8 +99,8 @@ func (s *session) loadAndAwaitRelist(ctx context.Context, found []*catalog.Tool)
 	mark, wait := s.relist.mark()
 	name := ""
 	s.mu.Lock()
-	if s.client != nil {
-		name = s.client.name
+	if s.facts != nil {
+		name = s.facts.name
 	}
 	s.mu.Unlock()
 	if _, deaf := s.g.deafClients.Load(name); deaf {
