@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/config"
@@ -466,7 +467,7 @@ func textResult(s string) *mcp.CallToolResult {
 
 // nativeHandler serves a call of an upstream tool by its own name.
 func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return s.g.call(ctx, req, req.Params.Name, req.Params.Arguments), nil
+	return s.g.callTool(ctx, req, req.Params.Name, req.Params.Arguments)
 }
 
 func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -483,7 +484,7 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if args.Name == searchToolName || args.Name == callToolName {
 		return toolError("call %s directly, not through call_tool", args.Name), nil
 	}
-	return s.g.call(ctx, req, args.Name, args.Arguments), nil
+	return s.g.callTool(ctx, req, args.Name, args.Arguments)
 }
 
 func orEmpty(b json.RawMessage) json.RawMessage {
@@ -645,52 +646,65 @@ func (s *session) load(tools []*catalog.Tool) {
 // apply ask rules, validate the arguments, forward to the upstream server.
 // A retry of a call that needed input (requestState, inputResponses) goes
 // to the server and tool that asked, and only there (mrtr.go). Every error
-// is a tool error the model can read.
+// is a tool error the model can read, except the protocol errors of
+// callTool.
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
+	res, err := g.callTool(ctx, req, name, args)
+	if err != nil {
+		return toolError("%v", err)
+	}
+	return res
+}
+
+// callTool is call, with the errors the client's protocol layer is to see
+// as JSON-RPC errors, as the server itself would answer them: a retry
+// whose requestState the gateway did not hand out (-32602), and a server's
+// refusal for want of a client capability (-32021, relayed as it came).
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	t, err := g.resolveCall(ctx, name)
 	if err != nil {
 		g.metrics.call("", "unknown_tool", time.Since(start))
-		return toolError("%v", err)
+		return toolError("%v", err), nil
 	}
 	again, err := g.retryOf(req, t)
 	if err != nil {
 		g.metrics.call(t.Server, "refused", time.Since(start))
-		return toolError("%v", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	if again != nil && again.held != nil {
-		return g.resumeHeld(ctx, t, again, start)
+		return g.resumeHeld(ctx, t, again, start), nil
 	}
 	if v := g.pol.Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
 		// A retry with a state the gateway handed out continues a call
 		// that was confirmed already.
 		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
 			g.metrics.call(t.Server, "refused", time.Since(start))
-			return toolError("%s", msg)
+			return toolError("%s", msg), nil
 		}
 	}
 	if g.isBuiltin(t) { // built-in tools (builtin.go)
-		return g.callBuiltin(ctx, req, t, args, start)
+		return g.callBuiltin(ctx, req, t, args, start), nil
 	}
 	if g.demo {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
 		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+
-			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", g.nameOf(t))
+			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", g.nameOf(t)), nil
 	}
 	args = orEmpty(args)
 	if err := g.validate(t, args); err != nil {
 		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
-		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err)
+		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err), nil
 	}
 	u := g.ups[t.Server]
 	if u == nil {
 		g.metrics.call(t.Server, "error", time.Since(start))
-		return toolError("server %q is not configured", t.Server)
+		return toolError("server %q is not configured", t.Server), nil
 	}
 	ls, err := u.live(ctx)
 	if err != nil {
 		g.metrics.call(t.Server, "unavailable", time.Since(start))
-		return toolError("cannot call %s: %v", g.nameOf(t), err)
+		return toolError("cannot call %s: %v", g.nameOf(t), err), nil
 	}
 	// The client's _meta goes along (upstreamMeta); its progress token is
 	// replaced by the gateway's own below.
@@ -701,7 +715,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	if req != nil && clientModern(req.Session) && !modernSession(ls.cs) {
 		// A 2025 server's requests meanwhile cannot go to this client as
 		// requests: they become input_required results.
-		return g.callHeld(ctx, req, t, u, ls, params, start)
+		return g.callHeld(ctx, req, t, u, ls, params, start), nil
 	}
 	if req != nil {
 		// The server's requests and logs meanwhile go to this client, and
@@ -740,11 +754,27 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		withoutServerInfo(res)
 		res, timedOut, err = g.afterResult(ctx, req, t, ls, params, res)
 	}
+	if je := relayed(err); je != nil {
+		g.metrics.call(t.Server, "error", time.Since(start))
+		return nil, je
+	}
 	if err != nil {
-		return g.callFailed(ctx, t, u, ls, err, timedOut, start)
+		return g.callFailed(ctx, t, u, ls, err, timedOut, start), nil
 	}
 	g.countResult(t, res, start)
-	return res
+	return res, nil
+}
+
+// relayed returns a server's JSON-RPC error that goes to the client as it
+// came: -32021, the server's refusal of a call for want of a capability the
+// client did not declare (the client is told which, in its data, and can
+// declare it and call again). Any other error is nil.
+func relayed(err error) *jsonrpc.Error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) && je.Code == mcp.CodeMissingRequiredClientCapabilities {
+		return je
+	}
+	return nil
 }
 
 // callFailed is the tool error of a call that failed, saying why.

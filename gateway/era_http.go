@@ -18,7 +18,10 @@ package gateway
 // the drain waits for; the drain refuses new calls in both (drain.go), and
 // a subscriptions/listen stream counts against the session cap (era.go).
 // The stateless handler checks Mcp-Method, Mcp-Name and
-// Mcp-Protocol-Version against the body (-32020 on a mismatch).
+// Mcp-Protocol-Version against the body (-32020 on a mismatch), and the
+// Mcp-Param-* headers of the tools it serves; the gateway checks those of
+// the tools of full exposure, which the handler does not know
+// (paramheaders.go).
 
 import (
 	"bytes"
@@ -35,13 +38,56 @@ import (
 // exposure.
 func (g *Gateway) statelessHandler(mode string) http.Handler {
 	sv := g.cfg.Gateway.Serve
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		return g.sharedSession(mode).server
 	}, &mcp.StreamableHTTPOptions{Logger: g.log, Stateless: true,
 		// As for sessions: the guard checks Host and bounds bodies.
 		DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes,
 		// A request whose client went away is not worked on.
 		PropagateRequestCancellation: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(r.Body) // bounded by the guard, read once already
+			if err != nil {
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if id, err := g.fullParamHeaders(mode, r.Header, body); err != nil {
+				writeJSONRPCErrorID(w, http.StatusBadRequest, id, mcp.CodeHeaderMismatch, err.Error())
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// fullParamHeaders checks the Mcp-Param-* headers of a 2026-07-28
+// tools/call of a tool of full exposure, which the MCP library does not
+// know (paramheaders.go); it returns the request's id for the error.
+func (g *Gateway) fullParamHeaders(mode string, h http.Header, body []byte) (json.RawMessage, error) {
+	if !modernVersion(h.Get("Mcp-Protocol-Version")) {
+		return nil, nil
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		return nil, nil // the library answers what is not a tools/call
+	}
+	s := g.sharedSession(mode)
+	s.mu.Lock()
+	fl := s.full
+	s.mu.Unlock()
+	if fl == nil {
+		return nil, nil // not full exposure: the library knows the tools
+	}
+	return msg.ID, checkParamHeaders(h, msg.Params.Arguments, fl.headers[msg.Params.Name])
 }
 
 // httpBody is what routing reads of a POST body: its one JSON-RPC
@@ -115,4 +161,21 @@ func (g *Gateway) routeModern(w http.ResponseWriter, r *http.Request, stateless 
 	}
 	stateless.ServeHTTP(w, r)
 	return true
+}
+
+// writeJSONRPCErrorID is writeJSONRPCError answering the request with id
+// (a JSON string or number; anything else is answered with a null id).
+func writeJSONRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	var rid any
+	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')) {
+		rid = id
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", rid, jsonrpc.Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -43,7 +44,10 @@ type fullList struct {
 	names *naming
 	tools []*mcp.Tool // sorted by name
 	has   map[string]bool
-	sum   [sha256.Size]byte // of the names and definitions: equal lists, equal sums
+	// headers are the x-mcp-header parameters of the tools that have
+	// some, by name (paramheaders.go).
+	headers map[string][]paramBinding
+	sum     [sha256.Size]byte // of the names and definitions: equal lists, equal sums
 }
 
 // listPlaceholder is the tool a session in full mode re-registers with its
@@ -97,6 +101,14 @@ func (fl *fullList) build(g *Gateway, v *view) {
 		}
 		fl.has[name] = true
 		fl.tools = append(fl.tools, mt)
+		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
+			if b := paramBindings(raw); len(b) > 0 {
+				if fl.headers == nil {
+					fl.headers = map[string][]paramBinding{}
+				}
+				fl.headers[name] = b
+			}
+		}
 	}
 	sort.Slice(fl.tools, func(i, j int) bool { return fl.tools[i].Name < fl.tools[j].Name })
 	h := sha256.New()
@@ -206,6 +218,9 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err == nil && res != nil && res.Content == nil {
 			res.Content = []mcp.Content{} // as the library sends it: never null
 		}
+		if err == nil && res != nil && clientModern(call.Session) {
+			res = typedResult(res)
+		}
 		return res, err
 	}
 }
@@ -264,4 +279,28 @@ func (g *Gateway) awaitFirstList(ctx context.Context) bool {
 		g.log.Info("first tools/list: waited for the servers starting", "servers", pending, "waited", waited)
 	}
 	return true
+}
+
+// completeType is what a complete result of MCP 2026-07-28 says it is.
+var completeType = []byte(`{"resultType":"complete"}`)
+
+// typedResult gives a result the gateway answers a 2026-07-28 client with
+// outside the library's own tool handling (full exposure) the resultType
+// the library gives its tools' results: "complete" unless it needs input
+// (a server's input_required keeps its type). The library sets the type
+// only as it decodes a result, so a complete one is decoded and filled in.
+func typedResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res.NeedsInput() || res.InputRequests != nil {
+		return res
+	}
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(completeType, &out); err != nil {
+		return res
+	}
+	out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
+	out.RequestState = res.RequestState
+	if e := res.GetError(); e != nil {
+		out.SetError(e)
+	}
+	return &out
 }

@@ -216,7 +216,8 @@ func errStateRefused(name string) error {
 // (io.modelcontextprotocol/…), which describe the client's side of the
 // gateway, not the gateway's side of the server. A 2026 server is told,
 // in the per-request capabilities, what the gateway can get from this
-// client: roots always (none, when the client has none), sampling and
+// client (as this request declares them, for a 2026-07-28 client), so
+// that it can refuse a call that needs one the client lacks (-32021): roots always (none, when the client has none), sampling and
 // elicitation when the client has them, and the client's extensions; and
 // the log level a 2025 client set (level), unless the client's request
 // names its own.
@@ -239,11 +240,16 @@ func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLeve
 	if !modernUp {
 		return out
 	}
+	// Always set: without it, the MCP library would declare the gateway's
+	// own capabilities, which are not the client's.
+	cc := &mcp.ClientCapabilities{}
 	if req != nil {
-		if cc := clientCaps(req.Session); cc != nil {
-			set(mcp.MetaKeyClientCapabilities, relayedCaps(cc))
+		// A 2026-07-28 request's own capabilities, else its session's.
+		if c := req.ClientCapabilities(); c != nil {
+			cc = c
 		}
 	}
+	set(mcp.MetaKeyClientCapabilities, relayedCaps(cc))
 	if _, ok := out[mcp.MetaKeyLogLevel]; !ok && level != "" {
 		set(mcp.MetaKeyLogLevel, level)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -314,18 +316,24 @@ func TestInputRequiredRetryAttacks(t *testing.T) {
 		}
 		return res.RequestState
 	}
-	retry := func(cs *mcp.ClientSession, tool, state string) *mcp.CallToolResult {
+	// A retry's outcome: its result, or the JSON-RPC error it was refused
+	// with.
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	retry := func(cs *mcp.ClientSession, tool, state string) outcome {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answer, RequestState: state})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return outcome{res, err}
 	}
-	refused := func(t *testing.T, res *mcp.CallToolResult) {
+	// refused: a JSON-RPC error of invalid params naming requestState, as
+	// the server itself refuses a state it did not make; never sent on.
+	refused := func(t *testing.T, o outcome) {
 		t.Helper()
-		if !res.IsError || !strings.Contains(resultText(res), "requestState") || strings.Contains(resultText(res), "Eve") {
-			t.Errorf("not refused: %q (error %v)", resultText(res), res.IsError)
+		var je *jsonrpc.Error
+		if !errors.As(o.err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "requestState") || strings.Contains(je.Message, "Eve") {
+			t.Errorf("not refused: %v, %v", o.res, o.err)
 		}
 	}
 	cases := []struct {
@@ -338,24 +346,21 @@ func TestInputRequiredRetryAttacks(t *testing.T) {
 			s := stateFrom(alice)
 			res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, InputResponses: answer, RequestState: s,
 				Arguments: map[string]any{"name": "n__ask", "arguments": map[string]any{}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			refused(t, res)
+			refused(t, outcome{res, err})
 		}},
 		{"forged", func(t *testing.T) { refused(t, retry(alice, "m__ask", "ask-0123456789abcdef")) }},
 		{"another client's", func(t *testing.T) { refused(t, retry(mallory, "m__ask", stateFrom(alice))) }},
 		{"used already", func(t *testing.T) {
 			s := stateFrom(alice)
-			if res := retry(alice, "m__ask", s); res.IsError || resultText(res) != "accept Eve state="+s {
-				t.Fatalf("the rightful retry = %q", resultText(res))
+			if o := retry(alice, "m__ask", s); o.err != nil || o.res.IsError || resultText(o.res) != "accept Eve state="+s {
+				t.Fatalf("the rightful retry = %v, %v", o.res, o.err)
 			}
 			refused(t, retry(alice, "m__ask", s))
 		}},
 		{"the rightful retry", func(t *testing.T) {
 			s := stateFrom(alice)
-			if res := retry(alice, "m__ask", s); res.IsError || resultText(res) != "accept Eve state="+s {
-				t.Errorf("the rightful retry = %q", resultText(res))
+			if o := retry(alice, "m__ask", s); o.err != nil || o.res.IsError || resultText(o.res) != "accept Eve state="+s {
+				t.Errorf("the rightful retry = %v, %v", o.res, o.err)
 			}
 		}},
 	}
@@ -381,8 +386,8 @@ func TestInputRequiredRetryAttacks(t *testing.T) {
 	t.Run("http other credentials", func(t *testing.T) { refused(t, retry(b, "m__ask", stateFrom(a1))) })
 	t.Run("http same credentials", func(t *testing.T) {
 		s := stateFrom(a1)
-		if res := retry(a2, "m__ask", s); res.IsError || resultText(res) != "accept Eve state="+s {
-			t.Errorf("retry with the same credentials = %q", resultText(res))
+		if o := retry(a2, "m__ask", s); o.err != nil || o.res.IsError || resultText(o.res) != "accept Eve state="+s {
+			t.Errorf("retry with the same credentials = %v, %v", o.res, o.err)
 		}
 	})
 }
@@ -571,9 +576,9 @@ func TestEraTranslation2026Client(t *testing.T) {
 	state := res.RequestState
 	// Another client cannot answer it; a wrong answer is refused and the
 	// request still waits.
-	if res, _ := auto.CallTool(ctx, &mcp.CallToolParams{Name: "ask_elicit", Arguments: map[string]any{}, RequestState: state,
-		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}}}); !res.IsError || !strings.Contains(resultText(res), "requestState") {
-		t.Errorf("another client's retry = %q", resultText(res))
+	if res, err := auto.CallTool(ctx, &mcp.CallToolParams{Name: "ask_elicit", Arguments: map[string]any{}, RequestState: state,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}}}); err == nil || !strings.Contains(err.Error(), "requestState") {
+		t.Errorf("another client's retry = %v, %v", res, err)
 	}
 	if res, _ := manual.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "ask_elicit"}, RequestState: state,
 		InputResponses: mcp.InputResponseMap{key: &mcp.ListRootsResult{Roots: []*mcp.Root{}}}}); !res.IsError || !strings.Contains(resultText(res), "cannot be answered") {
@@ -601,7 +606,7 @@ func TestEraTranslation2026Client(t *testing.T) {
 	})
 	late, err := manual.CallTool(ctx, &mcp.CallToolParams{Name: "ask_elicit", Arguments: map[string]any{}, RequestState: res.RequestState,
 		InputResponses: mcp.InputResponseMap{"x": &mcp.ElicitResult{Action: "accept"}}})
-	if err != nil || !late.IsError || !strings.Contains(resultText(late), "requestState") {
+	if err == nil || !strings.Contains(err.Error(), "requestState") {
 		t.Errorf("a late retry = %v %v", late, err)
 	}
 	// The server's call ended: it answers the next one.
