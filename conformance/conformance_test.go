@@ -164,14 +164,16 @@ var clientLimits = map[string]string{
 // every other check keeps guarding; one that starts to pass is reported
 // too, so the list only shrinks.
 var gatewayGaps = map[string]string{
-	"http-custom-header-server-validation/sep-2243-server-reject-invalid-param-chars": "Mcp-Param-* headers are not checked against the tool's x-mcp-header parameters on the gateway's own tools/call",
-	"http-custom-header-server-validation/sep-2243-server-reject-param-mismatch":      "as above",
-	"input-required-result-tampered-state/sep-2322-reject-tampered-state":             "a retry with an unknown requestState is sent on as a new call instead of being refused",
-	"input-required-result-tampered-state/wire-schema-valid":                          "the answer to that retry lacks resultType",
-	"server-stateless/sep-2575-missing-capability-http-400":                           "the upstream is not told that the client lacks a capability a tool needs",
-	"server-stateless/sep-2575-server-rejects-undeclared-capability":                  "as above",
-	"server-stateless/sep-2575-server-sends-prompts-list-changed-on-subscription":     "not reached: the scenario stops at the check above",
-	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":       "not reached: the scenario stops at the check above",
+	// everything-server's test_trigger_tool_change and
+	// test_trigger_prompt_change add the same transient tool or prompt
+	// each time, and announce a change each time. Only the first call
+	// changes the list; the scenario's earlier checks (and, in this run,
+	// earlier scenarios against the same server) make it, so by these
+	// checks the server's list_changed carries no change, and the gateway
+	// announces only changes of its lists. Directly, the server's own
+	// announcement reaches the stream.
+	"server-stateless/sep-2575-server-sends-prompts-list-changed-on-subscription": "the trigger no longer changes the list by then, and the gateway announces only real changes",
+	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":   "as above",
 }
 
 // lostScenarios lists the scenarios with a check that passes directly and
