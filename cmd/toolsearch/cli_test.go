@@ -297,11 +297,7 @@ func TestConfigLongFormAndJSONLogs(t *testing.T) {
 		"mcpServers": map[string]any{"leaky": map[string]any{"command": exe, "env": map[string]string{roleEnv: "leaky"}}},
 		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state")},
 	}
-	b, _ := json.Marshal(cfg)
-	path := filepath.Join(dir, "ts.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeConfigJSON(t, filepath.Join(dir, "ts.json"), cfg)
 	for _, tc := range []struct {
 		name string
 		args []string

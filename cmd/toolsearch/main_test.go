@@ -28,6 +28,20 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
+// writeConfigJSON writes v as JSON to path (mode 0600: configs may hold
+// secrets) and returns path.
+func writeConfigJSON(t *testing.T, path string, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // plainCatalog is a small catalog in the plain format.
 const plainCatalog = `{
   "notes": {"tools": [

@@ -172,10 +172,7 @@ func TestCallThroughGateway(t *testing.T) {
 		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state"),
 			"policy": map[string]any{"deny": []string{"memory/delete_entities"}}},
 	}
-	b, _ := json.Marshal(cfg)
-	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfigJSON(t, cfgPath, cfg)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,11 +21,7 @@ func TestStatusHidesUnnamedSecrets(t *testing.T) {
 		},
 		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state"), "limits": map[string]any{"maxRestarts": 0, "startTimeout": "10s"}},
 	}
-	b, _ := json.Marshal(cfg)
-	path := filepath.Join(dir, "ts.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeConfigJSON(t, filepath.Join(dir, "ts.json"), cfg)
 	for _, args := range [][]string{
 		{"status", "-c", path, "--timeout", "10s"},
 		{"status", "-c", path, "--timeout", "10s", "--json"},
