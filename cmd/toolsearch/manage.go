@@ -51,7 +51,7 @@ const starterConfig = `// toolsearch gateway configuration.
 
 // configFlag adds -c and --config to fs: the config file to use.
 func configFlag(fs *flag.FlagSet) *string {
-	p := fs.String("c", "", "config `file` (default: the first of "+strings.Join(config.DefaultPaths(), ", ")+" that exists)")
+	p := fs.String("c", "", "config `file` (mcpServers JSON with an optional toolsearch key); default: the first of "+strings.Join(config.DefaultPaths(), ", ")+" that exists")
 	fs.StringVar(p, "config", "", "the long form of -c")
 	return p
 }

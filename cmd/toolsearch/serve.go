@@ -40,8 +40,7 @@ type serveFlags struct {
 func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	fs := newFlags(name, synopsis, stderr)
 	f := &serveFlags{fs: fs}
-	f.configPath = fs.String("c", "", "config `file` (mcpServers JSON with an optional toolsearch key); default: "+strings.Join(config.DefaultPaths(), " or "))
-	fs.StringVar(f.configPath, "config", "", "the long form of -c")
+	f.configPath = configFlag(fs)
 	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
 		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth")
 	f.exposure = fs.String("exposure", "", "what clients see: auto (decided per client: full for one that defers tools itself, like Claude Code; else by size), "+
@@ -59,15 +58,7 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 // load finds and reads the config and applies the flags. found is false
 // when no file exists and none was named: the caller serves the demo.
 func (f *serveFlags) load(stderr io.Writer) (cfg *config.Config, found bool, err error) {
-	path := *f.configPath
-	if path == "" {
-		for _, p := range config.DefaultPaths() {
-			if _, err := os.Stat(p); err == nil {
-				path = p
-				break
-			}
-		}
-	}
+	path, _ := configPath(*f.configPath, false)
 	if path == "" {
 		cfg = config.Default()
 	} else {
