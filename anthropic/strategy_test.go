@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/anthropic"
 	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/messages"
 )
 
 // systemMessages returns the system-role messages of a request body.
@@ -321,4 +322,18 @@ func FuzzRefusalOf(f *testing.F) {
 			t.Fatalf("RefusalOf(%q) = %+v", msg, r)
 		}
 	})
+}
+
+// TestBetaNames checks that the beta names package messages spells out
+// are the SDK's.
+func TestBetaNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ ours, sdk string }{
+		{messages.BetaToolChanges, string(sdk.AnthropicBetaMidConversationToolChanges2026_07_01)},
+		{messages.BetaInlineTools, string(sdk.AnthropicBetaInlineTools2026_09_15)},
+	} {
+		if c.ours != c.sdk {
+			t.Errorf("messages names the beta %q, the SDK %q", c.ours, c.sdk)
+		}
+	}
 }

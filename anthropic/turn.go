@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/deferral"
 	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/messages"
 )
 
 // Conversation is the state of one conversation, all of it in the
@@ -156,7 +157,7 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 	}
 
 	// Tool changes since the last request, in a system message of their own.
-	if ts.decision.SearchOn && strat.usesAdditions() && !afterAssistant {
+	if ts.decision.SearchOn && strat.UsesAdditions() && !afterAssistant {
 		msg, added, removed, inline := ts.toolChanges(strat, h, active, sent)
 		if msg != nil {
 			conv.Messages = append(conv.Messages, param.Override[sdk.MessageParam](msg))
@@ -167,11 +168,11 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 
 	// Messages: the history rendered for the strategy, and references
 	// rewritten where the endpoint or the tools array cannot take them.
-	rendered, renderedChanged := renderHistory(raws, strat, sent, ts.hidden)
-	rw := rewrite{expand: ts.cfg.Wire != References || ts.decision.Expand || strat == Plain, sent: sent}
+	rendered, renderedChanged := messages.RenderHistory(raws, strat, sent, ts.hidden)
+	expand := ts.cfg.Wire != References || ts.decision.Expand || strat == Plain
 	msgs := make([]sdk.MessageParam, 0, len(rendered))
 	for i, raw := range rendered {
-		out, n, changed := rw.message(raw)
+		out, n, changed := messages.RewriteReferences(raw, expand, sent)
 		turn.Rewritten += n
 		switch {
 		case changed:
@@ -185,7 +186,7 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 		}
 	}
 	if turn.Rewritten > 0 {
-		ts.log.Debug("toolsearch: references rewritten", "count", turn.Rewritten, "expand", rw.expand)
+		ts.log.Debug("toolsearch: references rewritten", "count", turn.Rewritten, "expand", expand)
 	}
 	if snapshotText != "" {
 		msgs = prependUserText(msgs, snapshotText)
@@ -273,7 +274,7 @@ func (ts *Toolset) buildTools(prev []sdk.ToolUnionParam, strat Strategy, h *Hist
 		if expand {
 			return true
 		}
-		return !strat.usesAdditions() && active.Has(name) && !h.Referenced.Has(name)
+		return !strat.UsesAdditions() && active.Has(name) && !h.Referenced.Has(name)
 	}
 	// deferredDef is the definition of a deferred tool, or of one gone from
 	// the catalog that must stay (never drop a tool the history names).

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/anthropic"
+	"github.com/toolsearch/toolsearch/messages"
 )
 
 // level is what emulate mode does to a request for its upstream, from the
@@ -16,7 +16,7 @@ import (
 //   - neither: the request goes as the client sent it (the upstream takes
 //     tool search and system messages);
 //   - fold: system-role messages inside messages are folded into user text
-//     (the upstream refuses them; anthropic.FoldSystemMessages);
+//     (the upstream refuses them; messages.FoldSystemMessages);
 //   - emulate: tool search is emulated (references as text, discovered
 //     tools in full, the server search tools run by the proxy), with system
 //     messages folded or not.
@@ -40,7 +40,7 @@ func (l level) String() string {
 // levels remembers, per model, the level the upstream takes: each starts at
 // what the configuration says (Config.ToolSearch, Config.SystemMessages;
 // Unknown probes), and a refusal that names a feature (a 400 that
-// anthropic.RefusalOf reads) lowers it for the rest of the proxy's life.
+// messages.RefusalOf reads) lowers it for the rest of the proxy's life.
 type levels struct {
 	start level
 	why   string
@@ -83,12 +83,12 @@ func (ls *levels) get(model string) (level, string) {
 // from carried, and returns the level to retry at; false when the refusal
 // names nothing the level still sends (the refusal is then the client's
 // to read).
-func (ls *levels) lower(model string, from level, r anthropic.Refusal) (level, bool) {
+func (ls *levels) lower(model string, from level, r messages.Refusal) (level, bool) {
 	next := from
 	switch r.Below {
-	case anthropic.Plain:
+	case messages.Plain:
 		next.emulate = true
-	case anthropic.Classic:
+	case messages.Classic:
 		next.fold = true
 	default:
 		return from, false // an inline-tools refusal: the client's feature, not ours to drop
@@ -119,7 +119,7 @@ const maxModels = 256
 // upstreamError then serves the request again at the lowered level.
 type refusedError struct {
 	o       *outgoing
-	refusal anthropic.Refusal
+	refusal messages.Refusal
 }
 
 func (e *refusedError) Error() string { return "the upstream refused " + e.refusal.Feature }
@@ -147,7 +147,7 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 	if err != nil {
 		return nil
 	}
-	r, ok := anthropic.RefusalOf(string(b))
+	r, ok := messages.RefusalOf(string(b))
 	if !ok {
 		return nil
 	}

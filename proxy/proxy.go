@@ -13,7 +13,7 @@
 //   - Emulate: for an upstream that does not, or may not. The proxy
 //     learns, per model, what the upstream takes (see level): a request
 //     goes as the client sent it until the upstream answers a 400 that
-//     names a feature (anthropic.RefusalOf); then the level is lowered for
+//     names a feature (messages.RefusalOf); then the level is lowered for
 //     the model and the same request sent again, before anything reaches
 //     the client. Lowered, system-role messages inside messages are folded
 //     into user text, and client-side tool search (a search tool answered

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/anthropic"
+	"github.com/toolsearch/toolsearch/messages"
 	"github.com/toolsearch/toolsearch/discovery"
 )
 
@@ -230,10 +230,10 @@ func (req *request) emulatedTools(loaded func(string) bool, searchTool json.RawM
 }
 
 // emulatedMessages returns the messages with every reference written as
-// text (anthropic.ExpandReferences) and, with foldSystem, system-role
+// text (messages.ExpandReferences) and, with foldSystem, system-role
 // messages folded into user messages.
 func emulatedMessages(msgs []json.RawMessage, sent map[string]bool, foldSystem bool, st *rewriteStats) []json.RawMessage {
-	out, n := anthropic.ExpandReferences(msgs, func(name string) bool { return sent[name] })
+	out, n := messages.ExpandReferences(msgs, func(name string) bool { return sent[name] })
 	st.References += n
 	if foldSystem {
 		out, st.SystemFolded = foldSystemMessages(out)
@@ -245,7 +245,7 @@ func emulatedMessages(msgs []json.RawMessage, sent map[string]bool, foldSystem b
 // tool_result content and in tool_search_tool_result blocks, and tools
 // carried across compaction.
 func loadedSet(msgs []json.RawMessage) *discovery.Set {
-	h := anthropic.ReadHistory(msgs, "")
+	h := messages.ReadHistory(msgs, "")
 	s := h.Loaded()
 	return s
 }
@@ -268,7 +268,7 @@ func (req *request) applyToolChanges() int {
 	if !has {
 		return 0
 	}
-	h := anthropic.ReadHistory(req.messages, "")
+	h := messages.ReadHistory(req.messages, "")
 	idx := make(map[string]int, len(req.info))
 	for i, t := range req.info {
 		if t.Name != "" {
@@ -343,13 +343,13 @@ func (req *request) rewriteClientSide(foldSystem bool) ([]byte, rewriteStats) {
 }
 
 // isSystemMessage reports whether a message has the role "system".
-func isSystemMessage(raw json.RawMessage) bool { return anthropic.IsSystemMessage(raw) }
+func isSystemMessage(raw json.RawMessage) bool { return messages.IsSystemMessage(raw) }
 
 // SystemReminderTag wraps the text of a folded system-role message.
-const SystemReminderTag = anthropic.SystemReminderTag
+const SystemReminderTag = messages.SystemReminderTag
 
 func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
-	return anthropic.FoldSystemMessages(msgs)
+	return messages.FoldSystemMessages(msgs)
 }
 
 // Betas the proxy removes from anthropic-beta when it emulates tool search:

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/anthropic"
+	"github.com/toolsearch/toolsearch/messages"
 	"github.com/toolsearch/toolsearch/discovery"
 	"github.com/toolsearch/toolsearch/proxy/internal/sse"
 )
@@ -269,7 +269,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		}
 		if status == http.StatusBadRequest && round == 0 && !fold && ms == nil {
 			// A first refusal of system messages: fold them and start over.
-			if rf, ok := anthropic.RefusalOf(string(body)); ok && rf.Below == anthropic.Classic {
+			if rf, ok := messages.RefusalOf(string(body)); ok && rf.Below == messages.Classic {
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
 					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
 					req.applyToolChanges()
