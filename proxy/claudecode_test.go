@@ -128,12 +128,11 @@ func sections(t testing.TB, body []byte) (tools []json.RawMessage, system json.R
 
 // TestGoSDKStrategiesThroughProxy runs the library's agent loop (the Go
 // SDK) through the proxy in emulate mode, probing, to endpoints that each
-// take one strategy and nothing richer. The library starts inline. What the
-// proxy can emulate (system messages, with the tool changes they carry,
-// and tool search) it emulates, so the library stays where it is; a
-// refusal of inline definitions it passes on (an inline definition has no
-// emulation short of tools), and the library lowers itself. Every task
-// ends well.
+// take one strategy and nothing richer. The library starts inline. The
+// proxy emulates every strategy the endpoint lacks (inline definitions
+// named by reference, system messages folded with the tool changes they
+// carry applied to tools, tool search), so the library stays inline and
+// never sees a refusal. Every task ends well.
 func TestGoSDKStrategiesThroughProxy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -142,7 +141,7 @@ func TestGoSDKStrategiesThroughProxy(t *testing.T) {
 		want anthropic.Strategy
 	}{
 		{name: "takes inline", opts: proxytest.Options{SystemMessages: true}, want: anthropic.Inline},
-		{name: "takes reference-add", opts: proxytest.Options{SystemMessages: true, Options: anthropictest.Options{NoInlineTools: true}}, want: anthropic.ReferenceAdd},
+		{name: "takes reference-add", opts: proxytest.Options{SystemMessages: true, Options: anthropictest.Options{NoInlineTools: true}}, want: anthropic.Inline},
 		{name: "takes no system messages", opts: proxytest.Options{}, want: anthropic.Inline},
 		{name: "takes no tool search", opts: proxytest.Options{Options: anthropictest.Options{NoReferences: true}}, want: anthropic.Inline},
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/anthropic"
+	"github.com/toolsearch/toolsearch/messages"
 )
 
 func TestFoldSystemMessages(t *testing.T) {
@@ -199,6 +200,9 @@ func FuzzRewrite(f *testing.F) {
 	f.Add([]byte(`{"tools":[{"type":"mcp_toolset","mcp_server_name":"gh","default_config":{"defer_loading":true},"configs":{"a":{"defer_loading":true}},"tools":[{"name":"a","defer_loading":true}]}],"messages":[]}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"tools":null,"messages":"x"}`))
+	f.Add([]byte(`{"tools":[{"name":"s","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"},{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}}}]}]}`))
+	f.Add([]byte(`{"tools":[{"name":"d","defer_loading":true}],"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"d"}}},{"type":"tool_removal","tool":{"type":"tool_reference","name":"d"}}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":"x"}}]}]}`))
 	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseRequest(body)
@@ -206,6 +210,21 @@ func FuzzRewrite(f *testing.F) {
 			return
 		}
 		req.needsEmulation(true)
+		if _, ok := req.inlineByReference(); ok && json.Valid(body) {
+			if out := req.top.Marshal(); !json.Valid(out) {
+				t.Fatalf("inline definitions by reference made invalid JSON: %s", out)
+			}
+			if bytes.Contains(req.top.Get("messages"), []byte(`"type":"tool_definition"`)) && strings.Contains(string(body), `"role":"system"`) {
+				// Left only where RenderHistory does not look (a
+				// compaction block, a message that is not a system one).
+				h := messages.ReadHistory(req.messages, "")
+				for _, c := range h.Changes {
+					if c.Kind == messages.TypeToolDefinition && !strings.Contains(c.Where, "tool_changes") {
+						t.Fatalf("a tool_definition of a system message is left: %s", req.top.Marshal())
+					}
+				}
+			}
+		}
 		out, _ := req.rewriteClientSide(true)
 		if !json.Valid(out) && json.Valid(body) {
 			t.Fatalf("rewrite made invalid JSON: %s", out)
@@ -278,8 +297,8 @@ func TestToolsetDeferRewritten(t *testing.T) {
 func TestLevelsBounded(t *testing.T) {
 	t.Parallel()
 	ls := newLevels(Config{})
-	sys := anthropic.Refusal{Feature: "system message", Below: anthropic.Classic}
-	refs := anthropic.Refusal{Feature: "tool_reference", Below: anthropic.Plain}
+	sys := messages.Refusal{Feature: "system message", Below: messages.Classic}
+	refs := messages.Refusal{Feature: "tool_reference", Below: messages.Plain}
 	for i := range maxModels + 10 {
 		if _, ok := ls.lower(fmt.Sprintf("model-%d", i), level{}, sys); !ok {
 			t.Fatalf("model %d: not lowered", i)
@@ -298,7 +317,14 @@ func TestLevelsBounded(t *testing.T) {
 	if l, _ := ls.get("model-0"); l != (level{fold: true, emulate: true}) {
 		t.Fatalf("remembered %+v", l)
 	}
-	if _, ok := ls.lower("m", level{}, anthropic.Refusal{Feature: "tool_definition", Below: anthropic.ReferenceAdd}); ok {
-		t.Fatal("an inline-tools refusal lowered the proxy's level")
+	inline := messages.Refusal{Feature: "tool_definition", Below: messages.ReferenceAdd}
+	if got, ok := ls.lower("m", level{}, inline); !ok || got != (level{noInline: true}) {
+		t.Fatalf("an inline-tools refusal lowered the level to %+v, %v (want inline tools by reference)", got, ok)
+	}
+	if _, ok := ls.lower("m", level{noInline: true}, inline); ok {
+		t.Fatal("an inline-tools refusal lowered the level twice")
+	}
+	if got, ok := ls.lower("m", level{noInline: true}, sys); !ok || got != (level{noInline: true, fold: true}) {
+		t.Fatalf("a system-message refusal after an inline one: %+v, %v", got, ok)
 	}
 }

@@ -5,36 +5,50 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/toolsearch/toolsearch/messages"
 )
 
-// level is what emulate mode does to a request for its upstream, from the
-// richest to the plainest:
+// level is what emulate mode does to a request for its upstream. The
+// levels follow the strategies of package messages, from the richest to the
+// plainest; each drops what the one before sent and the upstream refused:
 //
-//   - neither: the request goes as the client sent it (the upstream takes
-//     tool search and system messages);
-//   - fold: system-role messages inside messages are folded into user text
-//     (the upstream refuses them; messages.FoldSystemMessages);
-//   - emulate: tool search is emulated (references as text, discovered
-//     tools in full, the server search tools run by the proxy), with system
-//     messages folded or not.
+//   - as sent (Inline): the request goes as the client sent it;
+//   - noInline (ReferenceAdd): a tool_addition holding a whole definition
+//     (tool_definition, beta inline-tools-2026-09-15) names the tool by
+//     reference instead, and the definition goes in tools with
+//     defer_loading;
+//   - fold (Classic): the tools that tool_addition blocks enabled go in
+//     tools as ordinary tools, and system-role messages inside messages are
+//     folded into user text (messages.FoldSystemMessages);
+//   - emulate (Plain): tool search is emulated (references as text,
+//     discovered tools in full, the server search tools run by the proxy),
+//     with system messages folded or not.
+//
+// A level keeps what the richer ones dropped: once fold is set, noInline no
+// longer matters (no tool change is sent at all).
 type level struct {
-	fold    bool
-	emulate bool
+	noInline bool
+	fold     bool
+	emulate  bool
 }
 
 func (l level) String() string {
-	switch {
-	case l.emulate && l.fold:
-		return "emulate tool search, fold system messages"
-	case l.emulate:
-		return "emulate tool search"
-	case l.fold:
-		return "fold system messages"
+	var parts []string
+	if l.emulate {
+		parts = append(parts, "emulate tool search")
 	}
-	return "as sent"
+	if l.fold {
+		parts = append(parts, "fold system messages")
+	} else if l.noInline {
+		parts = append(parts, "inline tools by reference")
+	}
+	if len(parts) == 0 {
+		return "as sent"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // levels remembers, per model, the level the upstream takes: each starts at
@@ -90,13 +104,16 @@ func (ls *levels) lower(model string, from level, r messages.Refusal) (level, bo
 		next.emulate = true
 	case messages.Classic:
 		next.fold = true
+	case messages.ReferenceAdd:
+		next.noInline = true
 	default:
-		return from, false // an inline-tools refusal: the client's feature, not ours to drop
+		return from, false
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	cur, ok := ls.m[model]
 	if ok {
+		next.noInline = next.noInline || cur.l.noInline
 		next.fold = next.fold || cur.l.fold
 		next.emulate = next.emulate || cur.l.emulate
 	}
@@ -125,8 +142,12 @@ type refusedError struct {
 func (e *refusedError) Error() string { return "the upstream refused " + e.refusal.Feature }
 
 // maxRetries bounds the retries of one request: one per feature a level
-// can drop (system messages, tool search).
-const maxRetries = 2
+// can drop (inline definitions, tool changes and system messages, tool
+// search), so that a request lands if any level works: inline refused,
+// then reference-add refused, then classic refused, and the fourth try
+// goes plain. Each retry is strictly lower, so a refusal the lower level
+// cannot help ends the retries earlier.
+const maxRetries = 3
 
 // maxRefusalBody bounds the 400 body the proxy reads to recognise a
 // refusal.

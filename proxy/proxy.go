@@ -584,31 +584,52 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 }
 
 // serveEmulated sends a request at the level learnt for its model (see
-// levels): as sent, with system messages folded, or with tool search
-// emulated. A refusal that names a feature the request carried lowers the
-// level and sends the request again (through upstreamError): at most twice,
-// each time strictly lower.
+// levels): as sent, with inline definitions named by reference, with
+// system messages folded, or with tool search emulated. A refusal that
+// names a feature the request carried lowers the level and sends the
+// request again (through upstreamError): at most three times, each time
+// strictly lower.
 func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int) string {
 	lv, _ := p.levels.get(req.model)
 	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries}
 	if lv.emulate {
 		o.dropBetas = append(o.dropBetas, toolSearchBetas...)
 	}
-	if lv.fold {
-		o.dropBetas = append(o.dropBetas, systemBetas...)
+	switch {
+	case lv.fold:
+		o.dropBetas = append(o.dropBetas, foldBetas...)
+	case lv.noInline:
+		o.dropBetas = append(o.dropBetas, inlineBetas...)
 	}
 	suffix := ""
 	if retries > 0 {
 		suffix = " (retried)"
 	}
-	if lv.fold {
+	switch {
+	case lv.fold:
 		// Folded system messages keep their text only: their tool changes
 		// go into tools first.
 		if n := req.applyToolChanges(); n > 0 {
 			p.log.Debug("proxy: tool changes of system messages applied to tools", "tools", n)
 		}
+	case lv.noInline:
+		if n, ok := req.inlineByReference(); ok {
+			p.log.Debug("proxy: inline definitions named by reference", "appended_to_tools", n)
+		}
+	}
+	// asSent is the request as the level leaves it before any emulation:
+	// the client's bytes unless a rewrite above (now or on an earlier try)
+	// changed it.
+	asSent := func() []byte {
+		if req.edited {
+			return req.top.Marshal()
+		}
+		return body
 	}
 	switch {
+	case !lv.emulate && !lv.fold && req.edited:
+		p.forwardWith(w, r, asSent(), o)
+		return "emulate: inline tools by reference" + suffix
 	case !lv.emulate && !lv.fold:
 		p.forwardWith(w, r, body, o)
 		return "emulate: as sent" + suffix
@@ -618,7 +639,7 @@ func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route stri
 		p.forwardWith(w, r, out, o)
 		return "emulate: system messages folded" + suffix
 	case !req.needsEmulation(lv.fold):
-		p.forwardWith(w, r, body, o)
+		p.forwardWith(w, r, asSent(), o)
 		return "emulate: nothing to rewrite" + suffix
 	}
 	if req.search >= 0 {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/messages"
 	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/messages"
 )
 
 // Types of the API's server-side search tools.
@@ -44,6 +44,9 @@ type request struct {
 	model    string
 	// search is the index in tools of the server search tool, or -1.
 	search int
+	// edited is set once a rewrite changed top (applyToolChanges,
+	// inlineByReference): the client's bytes no longer say what to send.
+	edited bool
 }
 
 // parseRequest reads a request body. It fails on a body that is not a JSON
@@ -242,11 +245,14 @@ func emulatedMessages(msgs []json.RawMessage, sent map[string]bool, foldSystem b
 }
 
 // loadedSet reads the tools the conversation loaded: references in
-// tool_result content and in tool_search_tool_result blocks, and tools
-// carried across compaction.
+// tool_result content and in tool_search_tool_result blocks, tools
+// carried across compaction, and tools a tool_addition enabled.
 func loadedSet(msgs []json.RawMessage) *discovery.Set {
 	h := messages.ReadHistory(msgs, "")
 	s := h.Loaded()
+	// And those a tool_addition enabled (by reference, after
+	// inlineByReference): they are sent as ordinary tools too.
+	s.Add(h.Added().Names()...)
 	return s
 }
 
@@ -305,8 +311,60 @@ func (req *request) applyToolChanges() int {
 	}
 	if n > 0 {
 		req.top.Set("tools", joinArray(req.tools))
+		req.edited = true
 	}
 	return n
+}
+
+// inlineByReference rewrites the request for an upstream that takes
+// tool_addition blocks but not whole definitions in them (the ReferenceAdd
+// strategy): each tool a tool_definition of a system message defined, and
+// tools does not declare, is appended to tools with defer_loading (its
+// last definition in the history, without cache_control), and every
+// tool_definition names its tool by reference instead
+// (messages.RenderHistory). It returns the number of definitions appended
+// to tools, and whether anything changed.
+func (req *request) inlineByReference() (int, bool) {
+	if req.messages == nil || !bytes.Contains(req.top.Get("messages"), []byte(`"tool_definition"`)) {
+		return 0, false
+	}
+	h := messages.ReadHistory(req.messages, "")
+	sent := make(map[string]bool, len(req.info))
+	for _, t := range req.info {
+		if t.Name != "" {
+			sent[t.Name] = true
+		}
+	}
+	n := 0
+	for _, c := range h.Changes {
+		def, ok := h.Definitions[c.Name]
+		if c.Kind != messages.TypeToolDefinition || !ok || sent[c.Name] {
+			continue
+		}
+		obj, err := parseObject(def)
+		if err != nil {
+			continue
+		}
+		obj.Del("cache_control")
+		obj.Set("defer_loading", json.RawMessage("true"))
+		var info toolInfo
+		_ = json.Unmarshal(def, &info)
+		info.DeferLoading = true
+		req.tools = append(req.tools, obj.Marshal())
+		req.info = append(req.info, info)
+		sent[c.Name] = true
+		n++
+	}
+	msgs, changed := messages.RenderHistory(req.messages, messages.ReferenceAdd, func(name string) bool { return sent[name] }, func(string) bool { return false })
+	if n > 0 {
+		req.top.Set("tools", joinArray(req.tools))
+	}
+	if changed {
+		req.messages = msgs
+		req.top.Set("messages", joinArray(msgs))
+	}
+	req.edited = req.edited || n > 0 || changed
+	return n, n > 0 || changed
 }
 
 // withSystemFolded is the request with its system-role messages folded
@@ -358,6 +416,11 @@ func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
 var (
 	toolSearchBetas = []string{"advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19"}
 	systemBetas     = []string{"mid-conversation-system-2026-04-07"}
+	// inlineBetas go when inline definitions are named by reference.
+	inlineBetas = []string{messages.BetaInlineTools}
+	// foldBetas go when system messages are folded: no system message and
+	// no tool change is left.
+	foldBetas = []string{"mid-conversation-system-2026-04-07", messages.BetaToolChanges, messages.BetaInlineTools}
 )
 
 // filterBetas returns the anthropic-beta header values without the named

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/messages"
 	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/messages"
 	"github.com/toolsearch/toolsearch/proxy/internal/sse"
 )
 
@@ -273,7 +273,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
 					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
 					req.applyToolChanges()
-					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), systemBetas...))
+					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
 					return
 				}
 			}
