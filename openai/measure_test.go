@@ -101,6 +101,7 @@ func TestSharedCatalogStrategies(t *testing.T) {
 		{"tool_search (namespaces)", openai.Config{Strategy: openai.StrategyToolSearch}, openaitest.Options{}},
 		{"tool_search, plain functions", openai.Config{Strategy: openai.StrategyToolSearch, NoNamespaces: true}, openaitest.Options{}},
 		{"additional_tools (namespaces)", openai.Config{Strategy: openai.StrategyAdditionalTools}, openaitest.Options{}},
+		{"additional_tools, plain functions", openai.Config{Strategy: openai.StrategyAdditionalTools, NoNamespaces: true}, openaitest.Options{}},
 		{"functions", openai.Config{Strategy: openai.StrategyFunctions}, openaitest.Options{}},
 		{"auto, endpoint without tool_search", openai.Config{}, openaitest.Options{RefuseToolSearch: true}},
 	}
@@ -111,8 +112,8 @@ func TestSharedCatalogStrategies(t *testing.T) {
 	}
 	offBody, _ := json.Marshal(offTurn.Params)
 	lines := []string{fmt.Sprintf("search off: first request %d o200k tokens, %d tools", catalog.CountTokens(string(offBody)), offTurn.ToolsSent),
-		"| strategy | first request (o200k tokens) | prefix bytes changed, by section | prefix bytes changed, in cache order | request bytes, 20 requests | refusals | tools at the end |",
-		"| --- | ---: | ---: | ---: | ---: | ---: | ---: |"}
+		"| strategy | first request (o200k tokens) | prefix bytes changed, by section | prefix bytes changed, in cache order | request bytes, 20 requests | tokens past the cached prefix, 20 requests | refusals | tools at the end |",
+		"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"}
 	for _, row := range rows {
 		srv := openaitest.New(t, row.opts)
 		c := client(srv)
@@ -153,15 +154,19 @@ func TestSharedCatalogStrategies(t *testing.T) {
 		}
 		checkBodies(t, bodies)
 		firstOK := len(srv.Rejections()) // the refused requests come first
-		changed, cacheChanged, total := 0, 0, 0
+		changed, cacheChanged, total, uncached := 0, 0, 0, 0
 		for i, b := range bodies {
 			total += len(b)
-			if i > firstOK {
+			switch {
+			case i > firstOK:
 				changed += changedPrefix(t, bodies[i-1], b)
 				cacheChanged += changedCacheOrder(t, bodies[i-1], b)
+				uncached += catalog.CountTokens(string(cacheTail(t, bodies[i-1], b)))
+			case i == firstOK:
+				uncached += catalog.CountTokens(string(cacheTail(t, nil, b)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", row.name, catalog.CountTokens(string(bodies[firstOK])), changed, cacheChanged, total, len(srv.Rejections()), last.ToolsSent))
+		lines = append(lines, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %d |", row.name, catalog.CountTokens(string(bodies[firstOK])), changed, cacheChanged, total, uncached, len(srv.Rejections()), last.ToolsSent))
 		if row.cfg.Strategy != openai.StrategyFunctions && changed != 0 {
 			t.Errorf("%s: %d prefix bytes changed, want 0", row.name, changed)
 		}
@@ -174,6 +179,35 @@ func TestSharedCatalogStrategies(t *testing.T) {
 // does not repeat: a tool appended to the tools array changes every input
 // item after it.
 func changedCacheOrder(t testing.TB, prev, next []byte) int {
+	t.Helper()
+	p, n := cacheSeq(t, prev), cacheSeq(t, next)
+	same := 0
+	for same < len(p) && same < len(n) && p[same] == n[same] {
+		same++
+	}
+	return len(p) - same
+}
+
+// cacheTail is what of next's instructions, tools and input, in cache
+// order, comes after the bytes it shares with prev (all of it when prev is
+// nil): what a prompt cache keyed on prev cannot serve.
+func cacheTail(t testing.TB, prev, next []byte) []byte {
+	t.Helper()
+	n := cacheSeq(t, next)
+	if prev == nil {
+		return n
+	}
+	p := cacheSeq(t, prev)
+	same := 0
+	for same < len(p) && same < len(n) && p[same] == n[same] {
+		same++
+	}
+	return n[same:]
+}
+
+// cacheSeq lays a request's instructions, tools and input end to end, in
+// the order a prompt cache reads them.
+func cacheSeq(t testing.TB, body []byte) []byte {
 	t.Helper()
 	seq := func(body []byte) []byte {
 		var b struct {
@@ -194,10 +228,5 @@ func changedCacheOrder(t testing.TB, prev, next []byte) int {
 		}
 		return out
 	}
-	p, n := seq(prev), seq(next)
-	same := 0
-	for same < len(p) && same < len(n) && p[same] == n[same] {
-		same++
-	}
-	return len(p) - same
+	return seq(body)
 }

@@ -15,8 +15,12 @@
 //     goes as the client sent it until the upstream answers a 400 that
 //     names a feature (messages.RefusalOf); then the level is lowered for
 //     the model and the same request sent again, before anything reaches
-//     the client. Lowered, system-role messages inside messages are folded
-//     into user text, and client-side tool search (a search tool answered
+//     the client: once per refused feature, at most three times. The
+//     levels follow the strategies of package messages. Lowered, inline
+//     definitions (tool_definition) are named by reference and declared
+//     in tools with defer_loading; then the tools tool_addition blocks
+//     enabled go in tools and system-role messages inside messages are
+//     folded into user text; then client-side tool search (a search tool answered
 //     with tool_reference blocks, tools with defer_loading, as Claude Code
 //     sends them) is rewritten into a request the upstream accepts:
 //     deferred tools not yet discovered are left out, discovered ones are
