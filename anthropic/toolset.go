@@ -26,9 +26,9 @@
 // whatever wrote it (ReadHistory: tool_reference blocks, search results,
 // tool_addition and tool_removal in system messages and in a compaction
 // block's tool_changes; package messages, which the proxy shares), and
-// rendered for the strategy in force. A tool a
-// reference in the history names is never dropped from tools, even once
-// its server has left the catalog (Turn.Kept, GoneResult).
+// rendered for the strategy in force. A tool a reference in the history
+// names is never dropped from tools, even once its server has left the
+// catalog (Turn.Kept, GoneResult).
 //
 // Two ways to search:
 //

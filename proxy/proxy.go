@@ -476,7 +476,8 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	var refused *refusedError
 	if errors.As(err, &refused) {
 		o := refused.o
-		p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1)
+		how := p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1)
+		p.log.Info("proxy: request retried", "model", o.req.model, "retry", o.retries+1, "how", how)
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -666,13 +667,8 @@ func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route stri
 	return "emulate: client-side search" + suffix
 }
 
-// forward sends a request upstream with a new body and streams the answer
-// back unchanged.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, dropBetas []string) {
-	p.forwardWith(w, r, body, &outgoing{dropBetas: dropBetas})
-}
-
-// forwardWith is forward with the whole per-request state.
+// forwardWith sends a request upstream with a new body, with the
+// per-request state o, and streams the answer back unchanged.
 func (p *Proxy) forwardWith(w http.ResponseWriter, r *http.Request, body []byte, o *outgoing) {
 	ctx := context.WithValue(r.Context(), ctxKey{}, o)
 	r2 := r.Clone(ctx)

@@ -292,9 +292,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 				meta = body
 			}
 		}
-		for _, b := range m.Content[:streamed] {
-			content = append(content, b)
-		}
+		content = append(content, m.Content[:streamed]...)
 		usage.add(m.Usage)
 		blocks, calls, others, err := p.answerCalls(ctx, plan, m.Content[streamed:])
 		others += countToolUses(m.Content[:streamed])
