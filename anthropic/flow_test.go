@@ -179,11 +179,11 @@ func TestBuiltins(t *testing.T) {
 	if rej := srv.Rejections(); len(rej) > 0 {
 		t.Fatalf("refused: %q", rej)
 	}
-	names, deferred := toolsOf(t, turns[0].Params)
+	names, _ := toolsOf(t, turns[0].Params)
 	if want := []string{"read_local_file", "send_user_message", "files__read_file", "tool_search"}; !slices.Equal(names, want) {
 		t.Fatalf("first tools %q, want %q", names, want)
 	}
-	names, deferred = toolsOf(t, turns[1].Params)
+	names, deferred := toolsOf(t, turns[1].Params)
 	if names[4] != "render_notebook" || !deferred["render_notebook"] {
 		t.Fatalf("the deferred built-in was not loaded: %q", names)
 	}

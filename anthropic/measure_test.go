@@ -319,14 +319,13 @@ func TestSharedCatalogTargets(t *testing.T) {
 
 // strategyFigures is one row of the strategy table.
 type strategyFigures struct {
-	name                 string
-	firstTokens          int // o200k tokens of the first request body
-	firstVisible         int // of what the model reads (deferred tools left out)
-	prefixChanged        int // bytes of earlier requests not repeated, over the session
-	renderedLost         int // bytes of what the model read that the next request did not begin with
-	totalBytes           int // request bytes over the session
-	uncached             int64
-	strategies, refusals string
+	name          string
+	firstTokens   int // o200k tokens of the first request body
+	firstVisible  int // of what the model reads (deferred tools left out)
+	prefixChanged int // bytes of earlier requests not repeated, over the session
+	renderedLost  int // bytes of what the model read that the next request did not begin with
+	totalBytes    int // request bytes over the session
+	uncached      int64
 }
 
 // TestStrategyFigures measures the strategies on the shared catalog (113

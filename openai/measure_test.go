@@ -148,10 +148,7 @@ func TestSharedCatalogStrategies(t *testing.T) {
 			done = answer(ctx, t, ts, conv, resp)
 		}
 		// The accepted requests, in order.
-		var bodies [][]byte
-		for _, b := range srv.Requests() {
-			bodies = append(bodies, b)
-		}
+		bodies := srv.Requests()
 		checkBodies(t, bodies)
 		firstOK := len(srv.Rejections()) // the refused requests come first
 		changed, cacheChanged, total, uncached := 0, 0, 0, 0
