@@ -45,7 +45,7 @@ func parseProxyFlags(args []string, stdout, stderr io.Writer) (*proxyOptions, in
 	fs.Var(&allowedOrigins, "allowed-origin", "a browser `origin` accepted besides loopback ones: https://app.example.com, a host name, or * (repeatable)")
 	maxBody := fs.Int64("max-body-bytes", proxy.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
 	bodyTimeout := fs.Duration("body-timeout", proxy.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
-	mode := fs.String("mode", "auto", "passthrough (the upstream supports tool search), emulate (it does not), or auto")
+	mode := fs.String("mode", "auto", "passthrough (the upstream supports tool search), emulate (it may not: requests go as sent until the upstream refuses a feature, then lower per model, from inline definitions to tool_addition by reference, to tool_reference without system messages, to no tool search; one retry per refused feature, at most three), or auto")
 	toolSearch := fs.String("upstream-tool-search", "unknown", "does the upstream support tool search (defer_loading, tool_reference, server search tools)? yes, no or unknown; auto passes through on yes or Anthropic's own API, emulates otherwise; when emulating, no emulates from the first request and unknown probes (as sent until the upstream refuses it)")
 	system := fs.String("upstream-system-messages", "unknown", "does the upstream take {\"role\":\"system\"} messages inside messages? yes, no or unknown; when emulating, no folds them into user text from the first request and unknown probes (folded after the upstream's first refusal, remembered per model)")
 	auth := fs.String("auth", "as-sent", "how the key reaches the upstream: as-sent, bearer (Authorization: Bearer) or x-api-key")
