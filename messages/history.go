@@ -65,6 +65,10 @@ type Change struct {
 	Definition json.RawMessage
 	// Where locates the change, for people reading a report.
 	Where string
+	// Compacted is true for a change read from a compaction block's
+	// tool_changes, which the endpoint wrote, rather than from a system
+	// message, which the client wrote.
+	Compacted bool
 }
 
 // rawMessage is a message of the messages array.
@@ -204,6 +208,19 @@ func readChange(b rawBlock, where string) (Change, bool) {
 	return c, true
 }
 
+// ClientDefinitions returns, per tool name, the last definition a
+// tool_definition of a system message gave: the definitions the client
+// wrote, without those of compaction blocks, which the endpoint wrote.
+func (h *History) ClientDefinitions() map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for _, c := range h.Changes {
+		if c.Kind == TypeToolDefinition && !c.Compacted && c.Name != "" && len(c.Definition) > 0 {
+			out[c.Name] = c.Definition
+		}
+	}
+	return out
+}
+
 // Loaded returns the loaded tools in first-seen order.
 func (h *History) Loaded() *discovery.Set { return discovery.Loaded(h.Events) }
 
@@ -280,6 +297,7 @@ func ReadHistory(messages []json.RawMessage, searchTool string) *History {
 						continue
 					}
 					if c, ok := readChange(cb, fmt.Sprintf("%s, tool_changes %d", where, k)); ok {
+						c.Compacted = true
 						h.addChange(c)
 					}
 				}

@@ -275,6 +275,7 @@ func (req *request) applyToolChanges() int {
 		return 0
 	}
 	h := messages.ReadHistory(req.messages, "")
+	defs := h.ClientDefinitions()
 	idx := make(map[string]int, len(req.info))
 	for i, t := range req.info {
 		if t.Name != "" {
@@ -291,9 +292,9 @@ func (req *request) applyToolChanges() int {
 			}
 			continue
 		}
-		def, ok := h.Definitions[name]
+		def, ok := defs[name]
 		if !ok {
-			continue
+			continue // none, or only the endpoint's (a compaction block)
 		}
 		obj, err := parseObject(def)
 		if err != nil {
@@ -335,10 +336,14 @@ func (req *request) inlineByReference() (int, bool) {
 			sent[t.Name] = true
 		}
 	}
+	// Only the client's definitions (system messages) go in tools: a
+	// compaction block comes from the endpoint, and what it defines the
+	// proxy does not offer.
+	defs := h.ClientDefinitions()
 	n := 0
 	for _, c := range h.Changes {
-		def, ok := h.Definitions[c.Name]
-		if c.Kind != messages.TypeToolDefinition || !ok || sent[c.Name] {
+		def, ok := defs[c.Name]
+		if c.Kind != messages.TypeToolDefinition || c.Compacted || !ok || sent[c.Name] {
 			continue
 		}
 		obj, err := parseObject(def)
