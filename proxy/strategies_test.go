@@ -284,11 +284,12 @@ func goRoundTrip(ctx context.Context, t *testing.T, url, style string, stream bo
 // strategyCase is one upstream kind and client style, with its own
 // stand-in and proxy (the proxy learns per model, so cases share nothing).
 type strategyCase struct {
-	name  string
-	kind  upstreamKind
-	style string
-	up    *proxytest.Upstream
-	url   string
+	name   string
+	kind   upstreamKind
+	style  string
+	stream bool
+	up     *proxytest.Upstream
+	url    string
 }
 
 func newStrategyCase(t *testing.T, kind upstreamKind, style, client string, stream bool) *strategyCase {
@@ -301,7 +302,7 @@ func newStrategyCase(t *testing.T, kind upstreamKind, style, client string, stre
 	if stream {
 		mode = "stream"
 	}
-	return &strategyCase{name: fmt.Sprintf("%s/%s-client/%s/%s", kind.name, style, client, mode), kind: kind, style: style, up: up, url: url}
+	return &strategyCase{name: fmt.Sprintf("%s/%s-client/%s/%s", kind.name, style, client, mode), kind: kind, style: style, stream: stream, up: up, url: url}
 }
 
 // check asserts what the client saw and what the upstream received.
@@ -329,6 +330,14 @@ func (c *strategyCase) check(t *testing.T, rt clientTrip) {
 	}
 	if len(reqs) != 3+probes {
 		t.Fatalf("upstream got %d message requests, want %d (3 and the probes)", len(reqs), 3+probes)
+	}
+	for i, r := range reqs {
+		var top struct {
+			Stream bool `json:"stream"`
+		}
+		if err := json.Unmarshal(r.Body, &top); err != nil || top.Stream != c.stream {
+			t.Errorf("request %d: stream %v (%v), want %v", i, top.Stream, err, c.stream)
+		}
 	}
 	// After the probe, nothing the upstream refused is sent again.
 	for i, r := range reqs[probes:] {
