@@ -163,18 +163,7 @@ var clientLimits = map[string]string{
 // gateway, with what is missing. They are reported, not failed, so that
 // every other check keeps guarding; one that starts to pass is reported
 // too, so the list only shrinks.
-var gatewayGaps = map[string]string{
-	// everything-server's test_trigger_tool_change and
-	// test_trigger_prompt_change add the same transient tool or prompt
-	// each time, and announce a change each time. Only the first call
-	// changes the list; the scenario's earlier checks (and, in this run,
-	// earlier scenarios against the same server) make it, so by these
-	// checks the server's list_changed carries no change, and the gateway
-	// announces only changes of its lists. Directly, the server's own
-	// announcement reaches the stream.
-	"server-stateless/sep-2575-server-sends-prompts-list-changed-on-subscription": "the trigger no longer changes the list by then, and the gateway announces only real changes",
-	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":   "as above",
-}
+var gatewayGaps = map[string]string{}
 
 // lostScenarios lists the scenarios with a check that passes directly and
 // not through the gateway (known gaps and limits aside), once each.

@@ -351,12 +351,6 @@ func (g *Gateway) rootsChanged() {
 // request and notification a server may send is passed on.
 func (u *upstream) upstreamClient() *mcp.Client {
 	g, key := u.g, u.cfg.Key
-	relist := func() {
-		select {
-		case u.relist <- struct{}{}:
-		default:
-		}
-	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: g.version}, &mcp.ClientOptions{
 		// Roots are answered from the clients (relayRoots); sampling and
 		// elicitation are inferred from their handlers.
@@ -366,18 +360,16 @@ func (u *upstream) upstreamClient() *mcp.Client {
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// On 2026-07-28 the SDK opens subscriptions/listen for the lists
 		// these handlers are set for; on older versions the server sends
-		// the notifications on its own.
+		// the notifications on its own. Each is passed on to the clients
+		// (listchanged.go).
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.markStale(listTools)
-			relist()
+			u.listChanged(listTools)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			u.markStale(listResources, listTemplates)
-			relist()
+			u.listChanged(listResources, listTemplates)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			u.markStale(listPrompts)
-			relist()
+			u.listChanged(listPrompts)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)

@@ -44,6 +44,8 @@ type fullList struct {
 	names *naming
 	tools []*mcp.Tool // sorted by name
 	has   map[string]bool
+	// servers are the keys of the servers with a tool in the list.
+	servers map[string]bool
 	// headers are the x-mcp-header parameters of the tools that have
 	// some, by name (paramheaders.go).
 	headers map[string][]paramBinding
@@ -85,7 +87,7 @@ func (g *Gateway) fullTools(v *view) *fullList {
 func (fl *fullList) build(g *Gateway, v *view) {
 	g.metrics.fullListBuilt()
 	scratch := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, nil)
-	fl.has = map[string]bool{}
+	fl.has, fl.servers = map[string]bool{}, map[string]bool{}
 	for _, t := range v.snap.Tools() {
 		if !g.Visible(t) {
 			continue
@@ -100,6 +102,7 @@ func (fl *fullList) build(g *Gateway, v *view) {
 			continue
 		}
 		fl.has[name] = true
+		fl.servers[t.Server] = true
 		fl.tools = append(fl.tools, mt)
 		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
 			if b := paramBindings(raw); len(b) > 0 {
@@ -149,9 +152,7 @@ func (s *session) syncFull(v *view) {
 	changed := s.full == nil || s.full.sum != fl.sum
 	s.full = fl
 	if changed {
-		s.server.AddTool(listPlaceholder, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, fmt.Errorf("unknown tool %q", listPlaceholder.Name)
-		})
+		s.announceFull() // listchanged.go
 	}
 }
 

@@ -45,7 +45,7 @@ type upstream struct {
 	log    *slog.Logger
 	stderr *tail
 	wake   chan struct{} // lazy start
-	relist chan struct{} // coalesced list_changed
+	relist chan struct{} // coalesced list_changed (listchanged.go)
 	tap    *wireTap
 	// httpClient is the one HTTP client of a remote server, kept across
 	// restarts so that connections are reused (nil for stdio).
@@ -82,6 +82,9 @@ type upstream struct {
 	legacyOnly bool
 	// caches holds the caching hints of the server's lists.
 	caches UpstreamCache
+	// announced are the lists the server said changed since it was last
+	// listed again for it (listchanged.go).
+	announced kindSet
 	// probeEvery is how often a 2026-07-28 server over HTTP is checked for
 	// being reachable; probeNow asks for a check at once (upstream_era.go).
 	probeEvery time.Duration
@@ -357,7 +360,8 @@ func (u *upstream) start(ctx context.Context) error {
 	return nil
 }
 
-// waitEnd blocks until the session ends, re-listing on list_changed.
+// waitEnd blocks until the session ends, re-listing on list_changed once
+// the server is quiet (listchanged.go).
 func (u *upstream) waitEnd(ctx context.Context) error {
 	u.mu.Lock()
 	cs, proc := u.cs, u.proc
@@ -375,6 +379,11 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 		defer t.Stop()
 		probe = t.C
 	}
+	var (
+		debounce  relistDebounce
+		relistDue <-chan time.Time
+	)
+	defer debounce.stop()
 	for {
 		var probeNow <-chan struct{}
 		if probe != nil {
@@ -406,11 +415,11 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 			}
 			return u.withTail(fmt.Errorf("session ended: %w", err))
 		case <-u.relist:
-			lctx, cancel := context.WithTimeout(ctx, u.startTimeout())
-			if err := u.listAll(lctx); err != nil {
-				u.log.Warn("re-listing after list_changed failed", "err", err)
-			}
-			cancel()
+			relistDue = debounce.request(time.Now())
+		case <-relistDue:
+			relistDue = nil
+			debounce.fired()
+			u.relistAnnounced(ctx)
 		}
 	}
 }
