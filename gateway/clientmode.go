@@ -24,12 +24,26 @@ package gateway
 //     may see fits under it, dynamic past it (and a session in full
 //     switches to dynamic when the catalog grows past it, see sync).
 //
-// The decision and its reason are logged for each session, and Exposure
+// The decision and its reason are logged for each client, and Exposure
 // (what toolsearch status prints) names the clients rules 2 and 3 apply
-// to. It is made at initialize, so it applies to sessions of MCP
-// 2025-11-25 and older: a 2026-07-28 client has no initialize, and the
-// tool list it gets must not vary by client (era.go), so auto goes by the
-// threshold for it.
+// to.
+//
+// When it is made:
+//   - A session of MCP 2025-11-25 or older: at initialize, by its
+//     clientInfo.
+//   - A 2026-07-28 client has no initialize: its clientInfo comes in the
+//     _meta of every request, and its tool list must not vary per
+//     connection or by its own earlier requests (the specification's
+//     tools/list rule), though it may vary by the requesting client. So
+//     auto is decided by what each request declares: over HTTP, each
+//     request is served by the shared server of the exposure its own
+//     clientInfo name gives (modernAutoKey), so the same client always
+//     gets the same list and no request changes another's; over stdio,
+//     where the connection is one client, its first request decides for
+//     the connection. Dynamic becomes search for these clients (era.go).
+//     As the list on an auto endpoint depends on the client's declared
+//     name, its tools/list results say cacheScope "private", so that no
+//     shared cache serves one client's list to another (era_cache.go).
 
 import (
 	"context"
@@ -53,6 +67,33 @@ type clientFacts struct {
 	name, version string
 	// protocol is the protocol version the client asked for.
 	protocol string
+}
+
+// metaFacts reads the facts auto uses from a 2026-07-28 request's _meta
+// (its clientInfo and protocol version).
+func metaFacts(meta map[string]any) *clientFacts {
+	c := &clientFacts{protocol: metaVersion(meta)}
+	if impl := metaImpl(meta); impl != nil {
+		c.name, c.version = impl.Name, impl.Version
+	}
+	return c
+}
+
+// modernAutoPrefix begins the keys of the shared servers (era.go) that
+// serve 2026-07-28 clients on an auto endpoint whose exposure their
+// clientInfo name decides: "auto:full", "auto:search".
+const modernAutoPrefix = "auto:"
+
+// modernAutoKey is the shared server that serves a 2026-07-28 request on
+// an auto endpoint from a client of the given clientInfo name: the
+// exposure rules 2 and 3 give the client (dynamic as search), or auto
+// (the threshold) for any other client and for a request without
+// clientInfo.
+func (g *Gateway) modernAutoKey(name string) string {
+	if m, _, ok := g.clientRule(&clientFacts{name: name}); ok {
+		return modernAutoPrefix + modernMode(m)
+	}
+	return config.ExposureAuto
 }
 
 // factsOf reads the facts auto uses from an initialize request's params.
@@ -81,20 +122,35 @@ func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
 	if mode != config.ExposureAuto && mode != "" {
 		return mode, "set by configuration"
 	}
+	if m, reason, ok := g.clientRule(c); ok {
+		return m, reason
+	}
+	mode, reason := g.thresholdMode()
 	if c != nil && c.name != "" {
-		if m, ok := g.cfg.Gateway.Clients[c.name]; ok {
-			if m != config.ExposureAuto {
-				return m, fmt.Sprintf("auto: toolsearch.clients gives client %q %s", c.name, m)
-			}
-			mode, reason := g.thresholdMode()
-			return mode, fmt.Sprintf("%s (toolsearch.clients leaves client %q to the threshold)", reason, c.name)
-		}
-		if c.defersTools() {
-			return config.ExposureFull, fmt.Sprintf("auto: client %q defers MCP tools behind its own tool search, "+
-				"so it gets every tool with the _meta hints rather than a second search (known by its clientInfo name: it declares no capability for it)", c.name)
+		if _, named := g.cfg.Gateway.Clients[c.name]; named {
+			reason = fmt.Sprintf("%s (toolsearch.clients leaves client %q to the threshold)", reason, c.name)
 		}
 	}
-	return g.thresholdMode()
+	return mode, reason
+}
+
+// clientRule is what rules 2 and 3 give the client, if either applies:
+// its exposure (as configured, dynamic included) and why.
+func (g *Gateway) clientRule(c *clientFacts) (mode, reason string, ok bool) {
+	if c == nil || c.name == "" {
+		return "", "", false
+	}
+	if m, named := g.cfg.Gateway.Clients[c.name]; named {
+		if m == config.ExposureAuto {
+			return "", "", false
+		}
+		return m, fmt.Sprintf("auto: toolsearch.clients gives client %q %s", c.name, m), true
+	}
+	if c.defersTools() {
+		return config.ExposureFull, fmt.Sprintf("auto: client %q defers MCP tools behind its own tool search, "+
+			"so it gets every tool with the _meta hints rather than a second search (known by its clientInfo name: it declares no capability for it)", c.name), true
+	}
+	return "", "", false
 }
 
 // autoClientsNote names the clients auto gives an exposure of their own,

@@ -63,6 +63,9 @@ type session struct {
 	// shared: the server of 2026-07-28 clients over HTTP (era.go); it has
 	// no client session of its own and is never dynamic.
 	shared bool
+	// byClient: a shared server whose exposure auto gave by the clients'
+	// names (clientmode.go); set before the server serves.
+	byClient bool
 
 	subMu   sync.Mutex
 	subRefs map[string]int // shared: subscription streams per URI

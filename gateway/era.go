@@ -7,11 +7,12 @@ package gateway
 // served on the same endpoints.
 //
 // What differs for a 2026-07-28 client:
-//   - Its tool list is one list per exposure, the same for every such client,
-//     that no request of its own changes: a session's dynamic exposure (found
-//     tools join the list) has no session to live in, so a 2026-07-28 client
-//     asking for dynamic exposure gets search exposure, and the gateway logs
-//     once why.
+//   - Its tool list is one list per exposure, the same for every such client
+//     (on an auto endpoint, for every client of the same clientInfo name:
+//     clientmode.go), that no request of its own changes: a session's
+//     dynamic exposure (found tools join the list) has no session to live
+//     in, so a 2026-07-28 client asking for dynamic exposure gets search
+//     exposure, and the gateway logs once why.
 //   - Over HTTP its requests are served by the MCP library's stateless
 //     handler, from one server per exposure (sharedSession); over stdio the
 //     connection's own server serves it, fixed to the era of the
@@ -100,7 +101,9 @@ const maxClientsSeen = 32
 
 // sharedSession returns the server that serves 2026-07-28 clients of the
 // given exposure over HTTP, making it at first use. Every such client of
-// one exposure sees the same lists.
+// one exposure sees the same lists. On an auto endpoint, the exposure is
+// the one the request's clientInfo name gives (modernAutoKey): auto, or
+// "auto:" and the exposure the client's rule gives.
 func (g *Gateway) sharedSession(mode string) *session {
 	e := &g.era
 	e.mu.Lock()
@@ -111,7 +114,15 @@ func (g *Gateway) sharedSession(mode string) *session {
 	if e.shared == nil {
 		e.shared = map[string]*session{}
 	}
-	s := g.makeSession(mode, true)
+	var s *session
+	if fixed, ok := strings.CutPrefix(mode, modernAutoPrefix); ok {
+		// Auto, decided by the client's name (clientmode.go).
+		s = g.makeSession(fixed, true)
+		s.reason = "auto: by the clientInfo name of each request (toolsearch.clients, or a client that defers MCP tools itself)"
+		s.byClient = true
+	} else {
+		s = g.makeSession(mode, true)
+	}
 	e.shared[mode] = s
 	return s
 }
@@ -234,20 +245,24 @@ func clientName(impl *mcp.Implementation) string {
 	return n
 }
 
-func metaClient(meta map[string]any) string {
+func metaClient(meta map[string]any) string { return clientName(metaImpl(meta)) }
+
+// metaImpl is the clientInfo of a request's _meta, nil when it has none
+// (or one that is not an Implementation).
+func metaImpl(meta map[string]any) *mcp.Implementation {
 	raw, ok := meta[mcp.MetaKeyClientInfo]
 	if !ok {
-		return ""
+		return nil
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return ""
+		return nil
 	}
 	var impl mcp.Implementation
 	if json.Unmarshal(b, &impl) != nil {
-		return ""
+		return nil
 	}
-	return clientName(&impl)
+	return &impl
 }
 
 // isNotification reports whether method names a notification.
@@ -344,7 +359,7 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 	s.mu.Unlock()
 	switch {
 	case era == "" && modernVersion(version):
-		s.adopt(req, version, metaClient(meta))
+		s.adopt(req, version, metaFacts(meta))
 		return nil
 	case era == "":
 		return nil // initialize (or a request the library refuses before it)
@@ -366,8 +381,10 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 
 // adopt makes a connection that opened with a 2026-07-28 request a client
 // of that era: it is registered (no initialized notification will come),
-// and dynamic exposure becomes search.
-func (s *session) adopt(req mcp.Request, version, client string) {
+// auto is decided by the request's clientInfo (clientmode.go), and
+// dynamic exposure becomes search.
+func (s *session) adopt(req mcp.Request, version string, facts *clientFacts) {
+	client := clientName(&mcp.Implementation{Name: facts.name, Version: facts.version})
 	g := s.g
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	s.mu.Lock()
@@ -376,6 +393,14 @@ func (s *session) adopt(req mcp.Request, version, client string) {
 		return
 	}
 	s.era, s.client, s.ss = version, client, ss
+	auto := s.auto
+	s.mu.Unlock()
+	if auto {
+		// The connection is one client: its first request's clientInfo
+		// decides auto for it, as initialize does for a session.
+		s.decideForClient(facts)
+	}
+	s.mu.Lock()
 	requested, reason := s.mode, s.reason
 	if s.mode == config.ExposureDynamic {
 		s.mode, s.reason = config.ExposureSearch, dynamicWhy

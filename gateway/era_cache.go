@@ -6,7 +6,9 @@ package gateway
 // fields are made of the upstreams' values: the smallest non-zero ttl of
 // the upstreams that gave one, and private when any upstream said private
 // (or anything but public: an upstream's value is not trusted to widen a
-// scope) or when the gateway's lists vary by the request's credentials.
+// scope) or when the gateway's lists vary by the request's credentials;
+// a tool list of auto exposure, which varies by the client's name, is
+// private too.
 // An upstream that announced list_changed is stale until it has been
 // listed again: while one is, the ttl is 0 (re-fetch at once).
 
@@ -98,6 +100,13 @@ func (g *Gateway) hintsFor(method string) []cacheHint {
 // private. (Were a policy per token added, its lists would be private.)
 func (g *Gateway) listsPrivate(context.Context, mcp.Request) bool { return false }
 
+// toolsByClient reports whether the session's tool list is the one auto
+// gives by the client's name (clientmode.go): a list that differs between
+// clients of the same endpoint and credentials is private, so that a
+// shared cache does not serve it to another client. (The tool list is the
+// only list that depends on the exposure.)
+func (s *session) toolsByClient() bool { return s.auto || s.byClient }
+
 // setCacheable is the MCP library's resolver of cache fields
 // (ServerOptions.SetCacheable): list results get the upstreams' values
 // aggregated; resources/read keeps what its upstream said (c on entry),
@@ -107,7 +116,7 @@ func (s *session) setCacheable(ctx context.Context, req mcp.Request, c *mcp.Cach
 	private := g.listsPrivate(ctx, req)
 	switch req.(type) {
 	case *mcp.ListToolsRequest:
-		*c = aggregateCache(g.hintsFor("tools/list"), private)
+		*c = aggregateCache(g.hintsFor("tools/list"), private || s.toolsByClient())
 	case *mcp.ListPromptsRequest:
 		*c = aggregateCache(g.hintsFor("prompts/list"), private)
 	case *mcp.ListResourcesRequest:

@@ -25,6 +25,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,20 +33,32 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/config"
 )
 
+// sharedKeyCtx carries, in an HTTP request's context, the key of the
+// shared server that serves it (sharedSession).
+type sharedKeyCtx struct{}
+
 // statelessHandler is the handler of 2026-07-28 requests for one
-// exposure.
+// exposure. On an auto endpoint each request is served by the shared
+// server of the exposure its own clientInfo name gives (modernAutoKey).
 func (g *Gateway) statelessHandler(mode string) http.Handler {
 	sv := g.cfg.Gateway.Serve
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		return g.sharedSession(mode).server
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		key, ok := r.Context().Value(sharedKeyCtx{}).(string)
+		if !ok {
+			key = mode
+		}
+		return g.sharedSession(key).server
 	}, &mcp.StreamableHTTPOptions{Logger: g.log, Stateless: true,
 		// As for sessions: the guard checks Host and bounds bodies.
 		DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes,
 		// A request whose client went away is not worked on.
 		PropagateRequestCancellation: true})
+	auto := mode == config.ExposureAuto || mode == ""
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := mode
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(r.Body) // bounded by the guard, read once already
 			if err != nil {
@@ -53,19 +66,24 @@ func (g *Gateway) statelessHandler(mode string) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if id, err := g.fullParamHeaders(mode, r.Header, body); err != nil {
+			if auto {
+				hb, _ := peekBody(body) // routeModern has refused a body it cannot peek
+				key = g.modernAutoKey(hb.client)
+			}
+			if id, err := g.fullParamHeaders(key, r.Header, body); err != nil {
 				writeJSONRPCErrorID(w, http.StatusBadRequest, id, mcp.CodeHeaderMismatch, err.Error())
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sharedKeyCtx{}, key)))
 	})
 }
 
 // fullParamHeaders checks the Mcp-Param-* headers of a 2026-07-28
 // tools/call of a tool of full exposure, which the MCP library does not
-// know (paramheaders.go); it returns the request's id for the error.
-func (g *Gateway) fullParamHeaders(mode string, h http.Header, body []byte) (json.RawMessage, error) {
+// know (paramheaders.go); it returns the request's id for the error. key
+// names the shared server that serves the request.
+func (g *Gateway) fullParamHeaders(key string, h http.Header, body []byte) (json.RawMessage, error) {
 	if !modernVersion(h.Get("Mcp-Protocol-Version")) {
 		return nil, nil
 	}
@@ -80,7 +98,7 @@ func (g *Gateway) fullParamHeaders(mode string, h http.Header, body []byte) (jso
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
 		return nil, nil // the library answers what is not a tools/call
 	}
-	s := g.sharedSession(mode)
+	s := g.sharedSession(key)
 	s.mu.Lock()
 	fl := s.full
 	s.mu.Unlock()
@@ -96,6 +114,8 @@ func (g *Gateway) fullParamHeaders(mode string, h http.Header, body []byte) (jso
 type httpBody struct {
 	method  string
 	version string
+	// client is the clientInfo name the _meta gives (self-reported).
+	client  string
 	metaLen int
 }
 
@@ -119,10 +139,14 @@ func peekBody(body []byte) (httpBody, error) {
 	}
 	if len(msg.Params.Meta) > 0 {
 		var meta struct {
-			Version any `json:"io.modelcontextprotocol/protocolVersion"`
+			Version    any `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientInfo any `json:"io.modelcontextprotocol/clientInfo"`
 		}
 		if json.Unmarshal(msg.Params.Meta, &meta) == nil {
 			out.version, _ = meta.Version.(string)
+			if ci, ok := meta.ClientInfo.(map[string]any); ok {
+				out.client, _ = ci["name"].(string)
+			}
 		}
 	}
 	return out, nil
