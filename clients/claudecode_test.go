@@ -440,6 +440,17 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 					t.Errorf("the gateway's log does not say why auto gave Claude Code full:\n%s", tail([]byte(s.log), 3000))
 				}
 			}},
+		// The same over 2026-07-28, as Claude Code negotiates: no
+		// initialize, so auto goes by the clientInfo of the requests'
+		// _meta.
+		{"auto 2026", "", map[string]any{"exposure": "auto", "threshold": 1, "contextWindow": 1000},
+			[]string{"memory__create_entities"}, []string{ccToolSearch, ccCreate}, func(t *testing.T, s claudeSession) {
+				checkDeferredByClaudeCode(t, s)
+				if !strings.Contains(s.log, `client=claude-code client_version=`+claudeCodeVersion+` exposure=full`) ||
+					!strings.Contains(s.log, `a client speaks MCP 2026-07-28`) {
+					t.Errorf("the gateway's log does not say auto gave Claude Code full over 2026-07-28:\n%s", tail([]byte(s.log), 3000))
+				}
+			}},
 		{"search", "", map[string]any{"exposure": "search"},
 			[]string{"search_tools", "call_tool"}, []string{ccSearch, ccCall}, func(t *testing.T, s claudeSession) {
 				first := s.requests[0]
