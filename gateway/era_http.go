@@ -139,13 +139,17 @@ func peekBody(body []byte) (httpBody, error) {
 	}
 	if len(msg.Params.Meta) > 0 {
 		var meta struct {
-			Version    any `json:"io.modelcontextprotocol/protocolVersion"`
-			ClientInfo any `json:"io.modelcontextprotocol/clientInfo"`
+			Version any `json:"io.modelcontextprotocol/protocolVersion"`
 		}
 		if json.Unmarshal(msg.Params.Meta, &meta) == nil {
 			out.version, _ = meta.Version.(string)
-			if ci, ok := meta.ClientInfo.(map[string]any); ok {
-				out.client, _ = ci["name"].(string)
+		}
+		// The client's name as the request's handler will read it
+		// (metaImpl), so that routing and serving agree.
+		var m map[string]any
+		if json.Unmarshal(msg.Params.Meta, &m) == nil {
+			if impl := metaImpl(m); impl != nil {
+				out.client = impl.Name
 			}
 		}
 	}

@@ -139,15 +139,19 @@ func TestPeekBody(t *testing.T) {
 	for _, c := range []struct {
 		name, body, method, version string
 		bad                         bool
+		client                      string
 	}{
-		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, "initialize", "", false},
-		{"2026 request", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "tools/list", "2026-07-28", false},
-		{"version not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, "tools/list", "", false},
-		{"meta not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":[1]}}`, "tools/list", "", false},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, "", "", false},
-		{"not JSON", `hello`, "", "", false},
-		{"empty", ``, "", "", false},
-		{"oversize _meta", big, "tools/list", "", true},
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, "initialize", "", false, ""},
+		{"2026 request", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "tools/list", "2026-07-28", false, ""},
+		{"version not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, "tools/list", "", false, ""},
+		{"meta not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":[1]}}`, "tools/list", "", false, ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, "", "", false, ""},
+		{"not JSON", `hello`, "", "", false, ""},
+		{"empty", ``, "", "", false, ""},
+		{"oversize _meta", big, "tools/list", "", true, ""},
+		{"clientInfo", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1"}}}}`, "tools/list", "2026-07-28", false, "claude-code"},
+		{"clientInfo name not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":["claude-code"]}}}}`, "tools/list", "2026-07-28", false, ""},
+		{"clientInfo not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":"claude-code"}}}`, "tools/list", "2026-07-28", false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -161,8 +165,8 @@ func TestPeekBody(t *testing.T) {
 				}
 				return
 			}
-			if hb.method != c.method || hb.version != c.version {
-				t.Errorf("got method %q version %q, want %q %q", hb.method, hb.version, c.method, c.version)
+			if hb.method != c.method || hb.version != c.version || hb.client != c.client {
+				t.Errorf("got method %q version %q client %q, want %q %q %q", hb.method, hb.version, hb.client, c.method, c.version, c.client)
 			}
 		})
 	}
@@ -173,6 +177,7 @@ func FuzzPeekBody(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 		`{"method":"server/discover","params":{"_meta":null}}`,
 		`[{"method":"x"}]`, `{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":{"a":1}}}}`, `{`, ``,
+		`{"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"claude-code"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -183,6 +188,17 @@ func FuzzPeekBody(f *testing.F) {
 		}
 		if hb.version != "" && !json.Valid(body) {
 			t.Fatalf("a version %q read from a body that is not JSON", hb.version)
+		}
+		// Routing reads the client's name as serving does.
+		var msg struct {
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if err == nil && json.Unmarshal(body, &msg) == nil {
+			if want := metaFacts(msg.Params.Meta).name; hb.client != want {
+				t.Fatalf("routing read client %q, serving reads %q", hb.client, want)
+			}
 		}
 	})
 }
