@@ -113,6 +113,18 @@ func TestAutoFor2026ClientsOverHTTP(t *testing.T) {
 		}
 	}
 
+	// A client naming itself anew with each request makes no new server:
+	// the names map to the few exposures.
+	for i := range 40 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"client-%d","version":"1"}}}}`, i, era2026, i)
+		if status, res := post(t, base+"/mcp", modernHeader("tools/list", "", era2026), body); status != 200 || res["result"] == nil {
+			t.Fatalf("tools/list as client-%d: %d %v", i, status, res)
+		}
+	}
+	if n := len(g.sharedSessions()); n > 2 {
+		t.Errorf("%d shared servers after 40 client names; want at most 2 (auto's threshold and auto:full)", n)
+	}
+
 	for _, c := range []struct {
 		path, client, scope string
 	}{
