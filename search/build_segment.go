@@ -298,13 +298,14 @@ func (ix *Index) hintFrequencies(a *analysed, buf []float64) []float64 {
 }
 
 // docHints returns the terms of document a's hints, sorted, each with the
-// hints it occurs in; nil when a has no hints.
+// hints it occurs in and the hints it is the first term of; nil when a
+// has no hints.
 func docHints(a *analysed, terms []string) []hintTerms {
 	if len(a.hintTerms) == 0 {
 		return nil
 	}
 	var out []hintTerms
-	for _, e := range a.hintTerms {
+	for k, e := range a.hintTerms {
 		if e.hint >= maxCoverageHints {
 			continue
 		}
@@ -314,6 +315,11 @@ func docHints(a *analysed, terms []string) []hintTerms {
 			out = slices.Insert(out, i, hintTerms{term: term})
 		}
 		out[i].in |= 1 << e.hint
+		// A hint's terms are listed in the order they first occur in
+		// it (addHint), so its first entry is its first term.
+		if k == 0 || a.hintTerms[k-1].hint != e.hint {
+			out[i].lead |= 1 << e.hint
+		}
 	}
 	return slices.Clip(out)
 }

@@ -15,10 +15,12 @@
 // hints, description, parameters), scaled by the share of the query the
 // tool covers, the share of its name the query covers, how clearly the
 // query names its server and, for a tool with search hints, the share of
-// the query its best-matching hint covers. Hints are short texts of their
-// own: in the hints field each is normalised by its own length (against
-// the average hint's), not as one long text, and the tool's hint terms
-// are kept with the hints they occur in for the hint coverage. Every
+// the query its best-matching hint covers and whether one of its hints
+// starts with the query's first term (the hint lead). Hints are short
+// texts of their own: in the hints field each is normalised by its own
+// length (against the average hint's), not as one long text, and the
+// tool's hint terms are kept with the hints they occur in and the hints
+// they start, for the hint coverage and the hint lead. Every
 // shortcut below bounds that formula with scoreModel.upper; Hit.Breakdown
 // takes a score apart.
 //
@@ -41,7 +43,8 @@
 //     server mention in the block and by the name coverage a tool there can
 //     reach (per group, its largest idf × name share in the block, summed and
 //     capped at 1); in an index with hints, the hint coverage is bounded by
-//     the block's query coverage, as a hint's words are its tool's;
+//     the block's query coverage, as a hint's words are its tool's, and
+//     the hint lead by 1;
 //  2. reads the block with the best bound (found without a heap), then the
 //     others from the best bound down, leaving out at once those below the
 //     k-th score, until it holds k hits and the next bound is below the k-th

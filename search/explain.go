@@ -27,9 +27,15 @@ type Breakdown struct {
 	// covers, and HintWeight its weight h: the factor is 1 + h·H². The
 	// weight is 0 when no tool of the index has hints.
 	HintShare, HintWeight float64
+	// HintLead is L, the weight of the query's first term when one of
+	// the tool's search hints starts with it (1 for the word itself, the
+	// synonym weight for a synonym, else 0), and HintLeadWeight its
+	// weight l: the factor is 1 + l·L. The weight is 0 when no tool of
+	// the index has hints.
+	HintLead, HintLeadWeight float64
 	// Score is the product: Sum · Coverage^CoveragePower · (1 +
 	// NameWeight·NameShare) · (1 + MentionWeight·Mention) · (1 +
-	// HintWeight·HintShare²).
+	// HintWeight·HintShare²) · (1 + HintLeadWeight·HintLead).
 	Score float64
 }
 
@@ -65,6 +71,9 @@ func (b *Breakdown) String() string {
 		b.Score, b.Sum, b.Coverage, b.CoveragePower, b.NameWeight, b.NameShare, b.MentionWeight, b.Mention)
 	if b.HintWeight > 0 {
 		fmt.Fprintf(&sb, " × hint (1 + %.2f×%.3f²)", b.HintWeight, b.HintShare)
+	}
+	if b.HintLeadWeight > 0 {
+		fmt.Fprintf(&sb, " × lead (1 + %.2f×%.2f)", b.HintLeadWeight, b.HintLead)
 	}
 	for _, t := range b.Terms {
 		fmt.Fprintf(&sb, "\n  %s", t.Word)
@@ -145,9 +154,12 @@ func (r *ranking) breakdown(seg *segment, doc uint32, matched uint64) *Breakdown
 	f := r.factors(acc, nameAcc, matched, seg, int(doc))
 	b.Sum, b.Coverage, b.NameShare, b.Mention = f.sum, f.coverage, unitShare(f.name), f.mention
 	b.CoveragePower, b.NameWeight, b.MentionWeight = r.model.coordination, r.model.nameCoverage, r.model.serverMention
-	b.HintWeight = r.model.hintCoverage
+	b.HintWeight, b.HintLeadWeight = r.model.hintCoverage, r.model.hintLead
 	if b.HintWeight > 0 {
 		b.HintShare = r.hintShare(matched, seg, int(doc))
+	}
+	if b.HintLeadWeight > 0 {
+		b.HintLead = r.hintLead(seg, int(doc))
 	}
 	b.Score = r.final(acc, nameAcc, matched, seg, int(doc))
 	return b

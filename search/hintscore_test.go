@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -190,5 +191,61 @@ func TestManyHints(t *testing.T) {
 	}
 	if b.HintShare >= 1 || len(b.Terms) != 2 {
 		t.Errorf("hint share %v from a hint past the ones coverage looks at, terms %v", b.HintShare, b.Terms)
+	}
+}
+
+// TestHintLead checks that a tool one of whose hints starts with the
+// query's first term outranks a tool whose hint has the same words in
+// another order, that a synonym leads at the synonym's weight, that the
+// breakdown shows it, and that without the factor the two tie.
+func TestHintLead(t *testing.T) {
+	t.Parallel()
+	snap := hintTools(t, map[string][]string{
+		"leads":  {"archive stale invoices"},
+		"trails": {"stale invoices archive"},
+		"erases": {"delete stale invoices"},
+	})
+	tests := []struct {
+		q       string
+		first   string  // the tool whose hint starts as the query does
+		lead    float64 // its L
+		beneath string  // a tool with the same words in another order
+	}{
+		{q: "archive stale invoices", first: "leads", lead: 1, beneath: "trails"},
+		{q: "stale invoices archive", first: "trails", lead: 1, beneath: "leads"},
+		{q: "remove stale invoices", first: "erases", lead: search.DefaultWeights.Synonym, beneath: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			t.Parallel()
+			got := explained(t, search.Build(snap), tc.q)
+			first := got[tc.first]
+			if first == nil {
+				t.Fatalf("%s not found: %v", tc.first, got)
+			}
+			if first.HintLead != tc.lead || first.HintLeadWeight != search.DefaultWeights.HintLead {
+				t.Errorf("%s: lead %v weight %v, want %v and %v", tc.first, first.HintLead, first.HintLeadWeight, tc.lead, search.DefaultWeights.HintLead)
+			}
+			if !strings.Contains(first.String(), "lead (1 + ") {
+				t.Errorf("breakdown %q does not show the lead", first.String())
+			}
+			if tc.beneath == "" {
+				return
+			}
+			other := got[tc.beneath]
+			if other == nil || other.HintLead != 0 {
+				t.Fatalf("%s: breakdown %v, want a lead of 0", tc.beneath, other)
+			}
+			if first.Score <= other.Score {
+				t.Errorf("a hint starting as the query does scores %v, the same words in another order %v", first.Score, other.Score)
+			}
+			// Without the factor, the same words score the same.
+			w := search.DefaultWeights
+			w.HintLead = 0
+			off := explained(t, search.BuildWith(snap, w), tc.q)
+			if a, b := off[tc.first], off[tc.beneath]; a == nil || b == nil || a.Score != b.Score || a.HintLeadWeight != 0 {
+				t.Errorf("without the lead: %v and %v, want equal scores and no lead weight", a, b)
+			}
+		})
 	}
 }

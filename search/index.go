@@ -87,6 +87,11 @@ type Weights struct {
 	// (1 + HintCoverage × H²), H being the largest share of the query's
 	// idf that one of its hints covers (see score.go).
 	HintCoverage float64
+	// HintLead multiplies the score of a tool one of whose search hints
+	// starts with the query's first term by (1 + HintLead × L), L being
+	// that term's weight (1 for the term itself, Synonym for a synonym;
+	// see score.go).
+	HintLead float64
 }
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
@@ -105,6 +110,7 @@ var DefaultWeights = Weights{
 	LongQuery:       16,
 	HintRest:        1,
 	HintCoverage:    1.5,
+	HintLead:        0.5,
 }
 
 // posting records one document's use of a term in 8 bytes: the
@@ -164,15 +170,18 @@ type doc struct {
 	// document later takes back exactly what indexing it added.
 	extra []string
 	// hints are the terms of the tool's search hints, sorted, each with
-	// the hints it occurs in, for hint coverage (see hintCoverage).
+	// the hints it occurs in and those it starts, for hint coverage and
+	// the hint lead (see ranking.hintShare and ranking.hintLead).
 	hints []hintTerms
 }
 
-// hintTerms is a term of a tool's search hints and the hints it occurs in:
-// bit i for the tool's i-th hint with terms, the first maxCoverageHints.
+// hintTerms is a term of a tool's search hints, the hints it occurs in and
+// the hints it is the first term of: bit i for the tool's i-th hint with
+// terms, the first maxCoverageHints.
 type hintTerms struct {
 	term string
 	in   uint64
+	lead uint64 // a subset of in
 }
 
 // maxCoverageHints is the most hints of one tool that hint coverage looks

@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 4
+const analysisVersion = 5
 
 const savedMagic = "toolsearch index\n"
 
@@ -88,6 +88,7 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 			}
 			b = binary.AppendUvarint(b, id)
 			b = binary.AppendUvarint(b, h.in)
+			b = binary.AppendUvarint(b, h.lead)
 		}
 	}
 	for _, t := range terms {
@@ -172,16 +173,18 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 		}
 		n := r.count(2)
 		for k := 0; k < n && r.err == nil; k++ {
-			id, in := r.uvarint(), r.uvarint()
+			id, in, lead := r.uvarint(), r.uvarint(), r.uvarint()
 			switch {
 			case id >= uint64(len(terms)):
 				r.fail("hint term %d of %d", id, len(terms))
 			case in == 0:
 				r.fail("hint term %q of tool %d is in no hint", terms[id], i)
+			case lead&^in != 0:
+				r.fail("hint term %q of tool %d starts a hint it is not in", terms[id], i)
 			case k > 0 && terms[id] <= d.hints[k-1].term:
 				r.fail("hint terms of tool %d out of order", i)
 			default:
-				d.hints = append(d.hints, hintTerms{term: terms[id], in: in})
+				d.hints = append(d.hints, hintTerms{term: terms[id], in: in, lead: lead})
 			}
 		}
 		seg.hinted = seg.hinted || len(d.hints) > 0
@@ -304,7 +307,7 @@ func fingerprint(w Weights, servers []*catalog.Server) []byte {
 	str(savedMagic)
 	str(fmt.Sprint(analysisVersion, " ", buildRevision()))
 	for _, f := range [][]float64{w.Field[:], w.B[:], {w.K1, w.Synonym, w.NameCoverage, w.Coordination,
-		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery), w.Action, w.HintRest, w.HintCoverage}} {
+		w.MinRelative, w.ImplicitMention, w.SynonymMaxDF, w.ServerMention, float64(w.LongQuery), w.Action, w.HintRest, w.HintCoverage, w.HintLead}} {
 		for _, x := range f {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], math.Float64bits(x))
 			h.Write(buf)

@@ -783,8 +783,8 @@ func (r *ranking) counts(da *docAcc) bool {
 // name idf and the groups it matched. The tool is document i of seg.
 func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i int) float64 {
 	s := r.model.final(r.factors(acc, nameAcc, matched, seg, i))
-	if r.model.hintCoverage > 0 {
-		s *= r.model.hintFactor(r.hintShare(matched, seg, i))
+	if r.model.hinted() {
+		s *= r.model.hintFactor(r.hintShare(matched, seg, i)) * r.model.leadFactor(r.hintLead(seg, i))
 	}
 	return s
 }
@@ -847,6 +847,33 @@ func (r *ranking) hintShare(matched uint64, seg *segment, i int) float64 {
 		best = max(best, cov[bits.TrailingZeros64(b)])
 	}
 	return min(1, best/r.idfSum)
+}
+
+// hintLead is L of score.go for document i of seg: the weight of the best
+// member of the query's first group that is the first term of one of the
+// tool's hints (1 for the group's own term, Weights.Synonym for a
+// synonym, at most 1), 0 when none is. Hints are written as requests, and a request
+// mostly starts with what it wants done ("archive paid invoices",
+// "which invoices did we archive"): a hint that starts as the query does
+// asks for the same thing, where one that only has its words may ask
+// something else about them.
+func (r *ranking) hintLead(seg *segment, i int) float64 {
+	hs := seg.docs[i].hints
+	if r.model.hintLead == 0 || len(hs) == 0 || len(r.groups) == 0 || r.words&1 == 0 {
+		return 0
+	}
+	var best float64
+	for _, mem := range r.groups[r.order[0]].members {
+		j, ok := slices.BinarySearchFunc(hs, mem.term, compareHintTerm)
+		if !ok || hs[j].lead == 0 {
+			continue
+		}
+		if mem.own {
+			return 1
+		}
+		best = min(1, r.ix.w.Synonym)
+	}
+	return best
 }
 
 // compareHintTerm orders a tool's hint terms by term, for searching them.

@@ -10,7 +10,7 @@ import "math"
 // A query is analysed into groups, one per distinct term: the term itself
 // and its synonyms (see rank.go). For a tool t of server s:
 //
-//	score(t) = S · C^c · (1 + a·N) · (1 + m·M) · (1 + h·H²)
+//	score(t) = S · C^c · (1 + a·N) · (1 + m·M) · (1 + h·H²) · (1 + l·L)
 //
 //	S = Σ over groups g of  max over members x of g found in t of
 //	        w(x) · sat(x, t) · (1 − named(g, s))
@@ -37,19 +37,29 @@ import "math"
 //	    classes aside) with a member in that hint / Σ idf(g) over all
 //	    groups; 0 for a tool without hints
 //	                                 (hint coverage, h = Weights.HintCoverage)
+//	L = the largest weight(x) over members x of the query's first group
+//	    that are the first term of one of t's search hints, at most 1;
+//	    0 for a tool without hints      (hint lead, l = Weights.HintLead)
 //
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
-// S carries the words; C, N, M and H are factors of at least 0 and at
+// S carries the words; C, N, M, H and L are factors of at least 0 and at
 // most 1 that scale it. H scores a tool by its best-matching hint: each
 // hint is a way of asking for the tool, so a hint that says most of the
 // query on its own is strong evidence, while words scattered over several
 // hints (which S and C already count) are not. Squared, it favours a hint
 // that says nearly all of the query over one that says half. A hint's
 // words are words of the tool, so H is at most C: bounds take the
-// coverage bound for both. H is looked up in the tool's hint terms apart
-// from the other factors, and its factor is left out altogether in an
-// index where no tool has hints, which then ranks as it would without it.
+// coverage bound for both. L says whether a hint asks for what the query
+// asks for: hints are written as requests, a request mostly starts with
+// what it wants done ("archive the March invoices", "archive paid
+// invoices"), and a hint with the query's words in another part of it
+// ("which invoices did we archive in March") asks something else about
+// them;
+// bounds take 1 for it. H and L are looked up in the tool's hint terms
+// apart from the other factors, and their factors are left out
+// altogether in an index where no tool has hints, which then ranks as it
+// would without them.
 //
 // A long query (more than Weights.LongQuery groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
 // (repeatWeight), and has its coverage power c scaled by LongQuery /
@@ -70,6 +80,7 @@ type scoreModel struct {
 	nameCoverage  float64
 	serverMention float64
 	hintCoverage  float64 // 0 when the index has no hints
+	hintLead      float64 // 0 when the index has no hints
 }
 
 // model returns the index's score model for a query of n groups. A long
@@ -79,7 +90,7 @@ type scoreModel struct {
 func (ix *Index) model(n int) scoreModel {
 	m := scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
 	if ix.hinted() {
-		m.hintCoverage = ix.w.HintCoverage
+		m.hintCoverage, m.hintLead = ix.w.HintCoverage, ix.w.HintLead
 	}
 	if long := ix.w.LongQuery; long > 0 && n > long {
 		m.coordination *= float64(long) / float64(n)
@@ -87,8 +98,9 @@ func (ix *Index) model(n int) scoreModel {
 	return m
 }
 
-// final is the score of a tool with factors f, but for the hint coverage
-// factor (hintFactor), which multiplies it last in an index with hints.
+// final is the score of a tool with factors f, but for the hint factors
+// (hintFactor and leadFactor), which multiply it last in an index with
+// hints.
 func (m scoreModel) final(f factors) float64 {
 	return m.scaled(f, m.coverageFactor(f.coverage))
 }
@@ -97,6 +109,14 @@ func (m scoreModel) final(f factors) float64 {
 func (m scoreModel) hintFactor(x float64) float64 {
 	return 1 + m.hintCoverage*x*x
 }
+
+// leadFactor is the hint lead factor 1 + l·L for L = x.
+func (m scoreModel) leadFactor(x float64) float64 {
+	return 1 + m.hintLead*x
+}
+
+// hinted reports whether the hint factors take part in the score.
+func (m scoreModel) hinted() bool { return m.hintCoverage > 0 || m.hintLead > 0 }
 
 // scaled is the score of a tool with factors f whose coverage factor C^c
 // is k: the one place where the factors are multiplied. It is small
@@ -130,11 +150,12 @@ func (m scoreModel) coverageFactor(x float64) float64 {
 // widened by boundSlack so that float rounding can never make a bound fall
 // below the score it bounds. In an index with hints, a tool's hint
 // coverage is at most its coverage (a hint's words are the tool's), so
-// the hint coverage factor is bounded by f's coverage.
+// the hint coverage factor is bounded by f's coverage, and the hint lead
+// is at most 1.
 func (m scoreModel) upper(f factors) float64 {
 	s := m.final(f) * boundSlack
-	if m.hintCoverage > 0 {
-		s *= m.hintFactor(f.coverage)
+	if m.hinted() {
+		s *= m.hintFactor(f.coverage) * m.leadFactor(1)
 	}
 	return s
 }
@@ -205,6 +226,7 @@ func (w Weights) sanitized() Weights {
 	w.LongQuery = max(0, w.LongQuery)
 	w.HintRest = min(1, safe(w.HintRest))
 	w.HintCoverage = safe(w.HintCoverage)
+	w.HintLead = safe(w.HintLead)
 	return w
 }
 

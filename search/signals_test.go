@@ -321,7 +321,7 @@ func TestBreakdownIsTheScore(t *testing.T) {
 				t.Errorf("%q: %s breakdown score %v, hit score %v", q, h.Tool.ID(), b.Score, h.Score)
 			}
 			product := b.Sum * math.Pow(b.Coverage, b.CoveragePower) * (1 + b.NameWeight*b.NameShare) * (1 + b.MentionWeight*b.Mention) *
-				(1 + b.HintWeight*b.HintShare*b.HintShare)
+				(1 + b.HintWeight*b.HintShare*b.HintShare) * (1 + b.HintLeadWeight*b.HintLead)
 			if math.Abs(product-h.Score) > 1e-9*h.Score {
 				t.Errorf("%q: %s factors multiply to %v, score %v", q, h.Tool.ID(), product, h.Score)
 			}
