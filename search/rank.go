@@ -764,11 +764,27 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 	if top.full() {
 		// Query coverage is at most 1 (and so is a hint's): skip a tool
 		// that cannot enter the top k even with all of it.
-		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i)) < top.min() {
+		f := r.partial(da.acc, da.nameAcc, seg, i)
+		f.noLead = da.matched&1 == 0
+		if r.model.upper(f) < top.min() {
+			return
+		}
+		if r.model.hinted() && !r.mayEnter(da, seg, i, top.min()) {
 			return
 		}
 	}
 	top.offer(scored{seg: seg, doc: uint32(i), matched: da.matched, score: r.final(da.acc, da.nameAcc, da.matched, seg, i)})
+}
+
+// mayEnter reports whether document i of seg, with accumulators da, may
+// score min or more in an index with hints. Its factors but hint coverage
+// are cheap to work out, and its hint coverage is at most its coverage:
+// a tool that cannot reach min even so is not worth looking up hint by
+// hint, which costs more than the rest of its score.
+func (r *ranking) mayEnter(da *docAcc, seg *segment, i int, min float64) bool {
+	f := r.factors(da.acc, da.nameAcc, da.matched, seg, i)
+	s := r.model.final(f) * r.model.hintFactor(f.coverage) * r.model.leadFactor(r.hintLead(seg, i))
+	return s*boundSlack >= min
 }
 
 // counts reports whether a tool with accumulators da matched the query:
@@ -862,16 +878,23 @@ func (r *ranking) hintLead(seg *segment, i int) float64 {
 	if r.model.hintLead == 0 || len(hs) == 0 || len(r.groups) == 0 || r.words&1 == 0 {
 		return 0
 	}
+	// A tool has a few hints and so a few terms that start one, and the
+	// group may have many members: the terms are walked, not searched.
+	members := r.groups[r.order[0]].members
 	var best float64
-	for _, mem := range r.groups[r.order[0]].members {
-		j, ok := slices.BinarySearchFunc(hs, mem.term, compareHintTerm)
-		if !ok || hs[j].lead == 0 {
+	for _, h := range hs {
+		if h.lead == 0 {
 			continue
 		}
-		if mem.own {
-			return 1
+		for _, mem := range members {
+			if mem.term != h.term {
+				continue
+			}
+			if mem.own {
+				return 1
+			}
+			best = min(1, r.ix.w.Synonym)
 		}
-		best = min(1, r.ix.w.Synonym)
 	}
 	return best
 }
