@@ -48,7 +48,10 @@
 //  2. reads the block with the best bound (found without a heap), then the
 //     others from the best bound down, leaving out at once those below the
 //     k-th score, until it holds k hits and the next bound is below the k-th
-//     score.
+//     score. In an index with hints, a tool whose score with its hint
+//     coverage taken as its query coverage is below the k-th score is left
+//     before its hints are looked up, which costs more than the rest of
+//     its score.
 //
 // A word whose synonyms include two long lists or more (create, get,
 // list, delete... 204 words at the real size, 409 at 10k, 617 at 100k) is
