@@ -4,7 +4,15 @@ go 1.26.8
 
 require github.com/tiktoken-go/tokenizer v0.10.0
 
-require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
 
 require (
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect

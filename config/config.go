@@ -264,6 +264,9 @@ type Gateway struct {
 	// auto for the token threshold alone. It overrides the gateway's own
 	// rule for clients that defer MCP tools themselves.
 	Clients map[string]string
+	// Cluster is the state replicas share through Redis
+	// (config/cluster.go); its zero value is a gateway on its own.
+	Cluster Cluster
 }
 
 // Providers of background enrichment.
@@ -479,6 +482,10 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		}
 	}
 	if err := parseServe(cfg, top, lookup); err != nil {
+		err.File = path
+		return nil, err
+	}
+	if err := parseCluster(cfg, top, lookup); err != nil {
 		err.File = path
 		return nil, err
 	}

@@ -378,7 +378,8 @@ func varRefs(s string) []string {
 }
 
 // Secrets returns the values of the configuration that must never be shown
-// in logs, errors, status output or metrics: the auth token; every header
+// in logs, errors, status output or metrics: the auth token; the password
+// of the cluster's Redis URL (or $TOOLSEARCH_REDIS_PASSWORD); every header
 // value of a remote server (and the credential after "Bearer " or
 // "Basic "); the password and query values of a server URL, and path
 // segments that look like keys; the env values of a stdio server, except
@@ -398,6 +399,10 @@ func (c *Config) Secrets() []string {
 		out = append(out, v)
 	}
 	add(c.Gateway.Serve.AuthToken)
+	add(c.Gateway.Cluster.Password)
+	for _, v := range urlSecrets(c.Gateway.Cluster.Redis) {
+		add(v)
+	}
 	for _, v := range c.Gateway.Serve.varSecrets {
 		add(v)
 	}

@@ -78,7 +78,8 @@ func documentKeys() *keySet {
 	for _, k := range clientKeys {
 		server.quiet[strings.ToLower(k)] = true
 	}
-	gateway := merge(schemaOf(reflect.TypeFor[rawGateway]()), schemaOf(reflect.TypeFor[rawServe]()))
+	gateway := merge(merge(schemaOf(reflect.TypeFor[rawGateway]()), schemaOf(reflect.TypeFor[rawServe]())),
+		schemaOf(reflect.TypeFor[rawClusterTop]()))
 	gateway.keys["builtins"] = nil // read, and checked, by package builtin
 	servers := &keySet{each: server}
 	return &keySet{open: true, keys: map[string]*keySet{

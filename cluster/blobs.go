@@ -1,0 +1,108 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Shared values (blobs) are what one replica made and the others may
+// reuse: a server's manifest, the search index of a catalog. Each is
+// named by its kind and a digest of what it was made from, so a value is
+// never overwritten by one for another catalog: a changed catalog has
+// another digest, and the value of the old one expires after the TTL.
+//
+// A value is stored as the SHA-256 of the data followed by the data, and
+// checked when read back: a truncated or altered value is refused, as if
+// absent. Reading a value renews its TTL.
+
+// ErrTooLarge is returned by PutBlob for a value over the size bound, and
+// by GetBlob for a stored value over it.
+var ErrTooLarge = errors.New("cluster: value over toolsearch.cluster.maxBlobBytes")
+
+// GetBlob returns the shared value of kind and digest, or nil, nil when
+// there is none (or it was refused as altered).
+func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, error) {
+	key, err := c.blobKey(kind, digest)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	var get interface{ Result() (string, error) }
+	_, perr := c.rdb.Pipelined(cctx, func(p redisPipe) error {
+		// The range is inclusive: one byte past the bound tells a value
+		// that is too large.
+		get = p.GetRange(cctx, key, 0, c.maxBlob+sha256.Size)
+		p.PExpire(cctx, key, c.ttl)
+		return nil
+	})
+	s, err := get.Result()
+	if err == nil {
+		err = perr
+	}
+	if err = c.check(cctx, err); err != nil {
+		return nil, err
+	}
+	if s == "" {
+		c.stats.blobMisses.Add(1)
+		return nil, nil
+	}
+	if int64(len(s)) > c.maxBlob+sha256.Size {
+		return nil, fmt.Errorf("%w: %s %s", ErrTooLarge, kind, digest)
+	}
+	data := []byte(s)
+	if len(data) < sha256.Size {
+		c.log.Warn("ignoring a shared value that is too short to be one", "kind", kind, "digest", digest)
+		return nil, nil
+	}
+	sum, body := data[:sha256.Size], data[sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		c.log.Warn("ignoring a shared value whose checksum does not match (altered or truncated)", "kind", kind, "digest", digest)
+		return nil, nil
+	}
+	c.stats.blobHits.Add(1)
+	return body, nil
+}
+
+// PutBlob stores data as the shared value of kind and digest, for the TTL.
+func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte) error {
+	key, err := c.blobKey(kind, digest)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > c.maxBlob {
+		return fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
+	}
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	sum := sha256.Sum256(data)
+	val := make([]byte, 0, len(sum)+len(data))
+	val = append(append(val, sum[:]...), data...)
+	if err := c.check(cctx, c.rdb.Set(cctx, key, val, c.ttl).Err()); err != nil {
+		return err
+	}
+	c.stats.blobPuts.Add(1)
+	return nil
+}
+
+// blobKey names a shared value. Kinds and digests are the gateway's own
+// words, never a client's; they are checked all the same, so that no
+// value can name a key outside its kind.
+func (c *Cluster) blobKey(kind, digest string) (string, error) {
+	for _, part := range []string{kind, digest} {
+		if part == "" || len(part) > 200 || strings.ContainsAny(part, ": \t\r\n{}") {
+			return "", fmt.Errorf("cluster: %q cannot name a shared value", part)
+		}
+	}
+	return c.key("blob", kind, digest), nil
+}

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Open sessions are counted for the whole service in one sorted set: a
+// member per session (a lease, named replica/random), scored by when it
+// expires. A replica renews the leases of its live sessions every
+// leaseTTL/3; the leases of a replica that died expire after leaseTTL, so
+// its sessions stop counting against the cap without anyone cleaning up.
+
+// leaseTTL is how long a lease lives without renewal.
+var leaseTTL = 30 * time.Second
+
+// reserveScript drops expired leases, then adds ARGV[1] expiring in ARGV[3]
+// ms if fewer than ARGV[2] remain. It returns 1 when it added it.
+var reserveScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[3]))
+return 1
+`)
+
+// renewScript sets every lease of ARGV[2..] to expire ARGV[1] ms from now
+// (adding those a restarted Redis forgot).
+var renewScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i])
+end
+redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[1]))
+return #ARGV - 1
+`)
+
+// countScript counts the leases that have not expired.
+var countScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+`)
+
+// leaseTable is the leases this replica holds.
+type leaseTable struct {
+	mu      sync.Mutex
+	m       map[string]struct{}
+	renewed time.Time
+}
+
+func (t *leaseTable) due(now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m) > 0 && now.Sub(t.renewed) >= leaseTTL/3
+}
+
+// A Lease is one session's place under the service-wide cap. Release
+// gives it back; it is safe to call more than once.
+type Lease struct {
+	c    *Cluster
+	id   string
+	once sync.Once
+}
+
+// ReserveSession takes a place for a new session under the cap max, for
+// the whole service. ok is false when max sessions are open across the
+// replicas. It returns ErrDown while Redis is down, when the caller
+// counts against its own cap instead.
+func (c *Cluster) ReserveSession(ctx context.Context, max int) (l *Lease, ok bool, err error) {
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer cancel()
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := c.replica + "/" + hex.EncodeToString(b[:])
+	// The lease is in the table before Redis has it, so that a renewal
+	// running meanwhile cannot miss it.
+	c.leases.mu.Lock()
+	c.leases.m[id] = struct{}{}
+	c.leases.mu.Unlock()
+	n, err := reserveScript.Run(cctx, c.rdb, []string{c.key("sessions")}, id, max, leaseTTL.Milliseconds()).Int64()
+	if err = c.check(cctx, err); err != nil || n != 1 {
+		c.leases.mu.Lock()
+		delete(c.leases.m, id)
+		c.leases.mu.Unlock()
+		return nil, false, err
+	}
+	return &Lease{c: c, id: id}, true, nil
+}
+
+// Release gives the lease's place back.
+func (l *Lease) Release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		c := l.c
+		c.leases.mu.Lock()
+		delete(c.leases.m, l.id)
+		c.leases.mu.Unlock()
+		cctx, cancel, err := c.ready(context.Background())
+		if err != nil {
+			return // it expires on its own
+		}
+		defer cancel()
+		_ = c.check(cctx, c.rdb.ZRem(cctx, c.key("sessions"), l.id).Err())
+	})
+}
+
+// OpenSessions counts the sessions open across the replicas.
+func (c *Cluster) OpenSessions(ctx context.Context) (int, error) {
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	n, err := countScript.Run(cctx, c.rdb, []string{c.key("sessions")}).Int()
+	return n, c.check(cctx, err)
+}
+
+// refreshLeases renews the leases of this replica's live sessions.
+func (c *Cluster) refreshLeases(ctx context.Context) {
+	c.leases.mu.Lock()
+	args := []any{leaseTTL.Milliseconds()}
+	for id := range c.leases.m {
+		args = append(args, id)
+	}
+	c.leases.renewed = time.Now()
+	c.leases.mu.Unlock()
+	if len(args) == 1 {
+		return
+	}
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return
+	}
+	defer cancel()
+	_ = c.check(cctx, renewScript.Run(cctx, c.rdb, []string{c.key("sessions")}, args...).Err())
+}

@@ -1,0 +1,40 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisPipe is what a pipeline offers (go-redis's Pipeliner).
+type redisPipe = redis.Pipeliner
+
+// stats counts what the Cluster did, for /metrics.
+type stats struct {
+	blobHits, blobMisses, blobPuts atomic.Int64
+	limited                        atomic.Int64 // requests a shared bucket refused
+	outages                        atomic.Int64 // times Redis went down
+}
+
+// WriteMetrics writes the cluster's metrics in the Prometheus text format,
+// each with this replica's label.
+func (c *Cluster) WriteMetrics(w io.Writer) {
+	r := strconv.Quote(c.replica)
+	up := 0
+	if c.up.Load() {
+		up = 1
+	}
+	p := func(name, typ, help string, v int64, labels string) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s{replica=%s%s} %d\n", name, help, name, typ, name, r, labels, v)
+	}
+	p("toolsearch_cluster_redis_up", "gauge", "1 while Redis answers, 0 while this replica serves from its local state.", int64(up), "")
+	p("toolsearch_cluster_redis_outages_total", "counter", "Times Redis became unreachable.", c.stats.outages.Load(), "")
+	fmt.Fprintf(w, "# HELP toolsearch_cluster_shared_reads_total Shared values (manifests, indexes) read, found or not.\n# TYPE toolsearch_cluster_shared_reads_total counter\n")
+	fmt.Fprintf(w, "toolsearch_cluster_shared_reads_total{replica=%s,result=\"hit\"} %d\n", r, c.stats.blobHits.Load())
+	fmt.Fprintf(w, "toolsearch_cluster_shared_reads_total{replica=%s,result=\"miss\"} %d\n", r, c.stats.blobMisses.Load())
+	p("toolsearch_cluster_shared_writes_total", "counter", "Shared values written.", c.stats.blobPuts.Load(), "")
+	p("toolsearch_cluster_rate_limited_total", "counter", "Requests a service-wide rate bucket refused.", c.stats.limited.Load(), "")
+}

@@ -1,0 +1,156 @@
+package config
+
+// The cluster settings: many gateway replicas serving one service share
+// state through Redis (or Valkey). Under the "toolsearch" key:
+//
+//	"cluster": {
+//	  "redis": "rediss://:${REDIS_PASSWORD}@redis.internal:6379/0", // redis:// or rediss:// (TLS)
+//	  "prefix": "toolsearch",     // every key starts with prefix + ":"
+//	  "replica": "",              // this replica's name; "" is the host name
+//	  "ttl": "24h",               // how long a shared catalog, index or hint file lives
+//	  "maxBlobBytes": 67108864    // the largest value one replica writes
+//	}
+//
+// The password comes from the URL, or else from $TOOLSEARCH_REDIS_PASSWORD;
+// it is a secret (Config.Secrets) and never shown. docs/scale.md says what
+// is shared and what each replica keeps to itself.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults of the cluster settings.
+const (
+	DefaultClusterPrefix       = "toolsearch"
+	DefaultClusterTTL          = 24 * time.Hour
+	DefaultClusterMaxBlobBytes = 64 << 20
+	// RedisPasswordEnv names the variable the Redis password is read from
+	// when the URL carries none.
+	RedisPasswordEnv = "TOOLSEARCH_REDIS_PASSWORD"
+)
+
+// Cluster configures the state replicas share (toolsearch.cluster). The
+// zero value, with Redis empty, is a gateway on its own.
+type Cluster struct {
+	// Redis is the server's URL, redis:// or rediss:// (TLS), with its
+	// password when it has one. It is a secret: never print it (use
+	// RedisRedacted).
+	Redis string
+	// Password is the password read from $TOOLSEARCH_REDIS_PASSWORD when
+	// the URL carries none ("" otherwise). It is a secret.
+	Password string
+	// Prefix starts every key the gateway writes, before ":".
+	Prefix string
+	// Replica names this replica in logs, metrics and /healthz.
+	Replica string
+	// TTL bounds how long a shared value lives after it was last written.
+	TTL time.Duration
+	// MaxBlobBytes bounds a value written or read back (a catalog or an
+	// index).
+	MaxBlobBytes int64
+}
+
+// On reports whether a cluster is configured.
+func (c Cluster) On() bool { return c.Redis != "" }
+
+// RedisRedacted is the Redis URL with its user's password hidden.
+func (c Cluster) RedisRedacted() string {
+	u, err := url.Parse(c.Redis)
+	if err != nil {
+		return "(a Redis URL that cannot be read)"
+	}
+	return u.Redacted()
+}
+
+// rawClusterTop is the JSON shape of the cluster settings, as they sit in
+// the "toolsearch" object.
+type rawClusterTop struct {
+	Cluster *struct {
+		Redis        string          `json:"redis"`
+		Prefix       *string         `json:"prefix"`
+		Replica      string          `json:"replica"`
+		TTL          json.RawMessage `json:"ttl"`
+		MaxBlobBytes *int64          `json:"maxBlobBytes"`
+	} `json:"cluster"`
+}
+
+// parseCluster reads toolsearch.cluster from the top-level object.
+func parseCluster(cfg *Config, top map[string]json.RawMessage, lookup func(string) (string, bool)) *Error {
+	raw, ok := top["toolsearch"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	errAt := func(field string, err error) *Error { return &Error{Field: "toolsearch.cluster" + field, Err: err} }
+	var rt rawClusterTop
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &Error{Field: "toolsearch." + te.Field, Err: fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value)}
+		}
+		return &Error{Field: "toolsearch", Err: fmt.Errorf("want an object: %w", err)}
+	}
+	rc := rt.Cluster
+	if rc == nil {
+		return nil
+	}
+	c := Cluster{Prefix: DefaultClusterPrefix, TTL: DefaultClusterTTL, MaxBlobBytes: DefaultClusterMaxBlobBytes}
+	u, missing := Expand(strings.TrimSpace(rc.Redis), lookup)
+	if len(missing) > 0 {
+		return errAt(".redis", fmt.Errorf("${%s} is not set", missing[0]))
+	}
+	if u == "" {
+		return errAt(".redis", errors.New(`want the Redis URL, such as "redis://127.0.0.1:6379/0"`))
+	}
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss") || pu.Host == "" {
+		// As written: the expanded URL may hold the password.
+		return errAt(".redis", fmt.Errorf("%q is not a redis:// or rediss:// URL with a host", rc.Redis))
+	}
+	c.Redis = u
+	if _, has := pu.User.Password(); !has {
+		if p, ok := lookup(RedisPasswordEnv); ok {
+			c.Password = p
+		}
+	}
+	if rc.Prefix != nil {
+		p := strings.TrimSpace(*rc.Prefix)
+		if p == "" || strings.ContainsAny(p, " \t\r\n{}") {
+			return errAt(".prefix", fmt.Errorf("%q: want a non-empty prefix without spaces or braces", *rc.Prefix))
+		}
+		c.Prefix = p
+	}
+	c.Replica = strings.TrimSpace(rc.Replica)
+	if c.Replica == "" {
+		c.Replica, _ = os.Hostname()
+	}
+	if c.Replica == "" {
+		c.Replica = "replica"
+	}
+	if strings.ContainsAny(c.Replica, " \t\r\n\"\\") || len(c.Replica) > 128 {
+		return errAt(".replica", fmt.Errorf("%q: want a name of at most 128 characters without spaces or quotes", c.Replica))
+	}
+	d, err := parseDuration(rc.TTL)
+	if err != nil {
+		return errAt(".ttl", err)
+	}
+	if d > 0 {
+		if d < time.Minute {
+			return errAt(".ttl", fmt.Errorf("%v is shorter than a minute", d))
+		}
+		c.TTL = d
+	}
+	if rc.MaxBlobBytes != nil {
+		if *rc.MaxBlobBytes < 1<<20 || *rc.MaxBlobBytes > 512<<20 {
+			return errAt(".maxBlobBytes", fmt.Errorf("%d is out of range 1 MiB..512 MiB", *rc.MaxBlobBytes))
+		}
+		c.MaxBlobBytes = *rc.MaxBlobBytes
+	}
+	cfg.Gateway.Cluster = c
+	return nil
+}

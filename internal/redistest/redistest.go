@@ -1,0 +1,129 @@
+// Package redistest starts a real redis-server for tests: on a free
+// loopback port, with no persistence, stopped when the test ends. A test
+// that needs one skips, saying why, when redis-server is not installed.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process a test started.
+type Server struct {
+	t    testing.TB
+	bin  string
+	port int
+	args []string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts a redis-server on a free loopback port, or skips the test
+// when there is none to start. It is stopped at the end of the test. args
+// are more of its options, such as "--requirepass", "secret".
+func Start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server); skipping the test that needs a real Redis")
+	}
+	s := &Server{t: t, bin: bin, port: freePort(t), args: args}
+	s.Restart()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// URL is the server's redis:// URL with database db.
+func (s *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", s.Addr(), db) }
+
+// Kill stops the server at once (SIGKILL), as a crash would. Start and
+// Restart bring it back on the same port, empty.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port (after Kill), and
+// waits until it answers PING.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return
+	}
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.t.TempDir(), "--protected-mode", "yes")
+	cmd.Args = append(cmd.Args, s.args...)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ping(s.Addr()); err == nil {
+			return
+		} else if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			s.cmd = nil
+			s.t.Fatalf("redis-server on %s did not answer PING within 10s: %v", s.Addr(), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ping sends PING in the protocol's inline form and reads +PONG.
+func ping(addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	// A server with a password answers NOAUTH: it is up all the same.
+	if l := strings.TrimSpace(line); l != "+PONG" && !strings.HasPrefix(l, "-NOAUTH") {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
