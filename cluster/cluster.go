@@ -187,6 +187,9 @@ func (c *Cluster) Health() Health {
 	return h
 }
 
+// Status is Health, as /healthz shows it.
+func (c *Cluster) Status() any { return c.Health() }
+
 // OnChange registers f, called (in its own goroutine) each time Redis goes
 // down or comes back. A gateway uses the return to write again what a
 // restarted Redis lost.

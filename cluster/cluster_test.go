@@ -186,7 +186,7 @@ func TestSessionCapAcrossReplicas(t *testing.T) {
 	var leases []*Lease
 	for i := range 3 {
 		c := []*Cluster{a, b}[i%2]
-		l, ok, err := c.ReserveSession(ctx, 3)
+		l, ok, err := c.Reserve(ctx, 3)
 		if err != nil || !ok {
 			t.Fatalf("session %d: ok %v, %v", i, ok, err)
 		}

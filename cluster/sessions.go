@@ -74,10 +74,20 @@ type Lease struct {
 }
 
 // ReserveSession takes a place for a new session under the cap max, for
-// the whole service. ok is false when max sessions are open across the
+// the whole service, and returns the function that gives it back (safe to
+// call more than once). ok is false when max sessions are open across the
 // replicas. It returns ErrDown while Redis is down, when the caller
 // counts against its own cap instead.
-func (c *Cluster) ReserveSession(ctx context.Context, max int) (l *Lease, ok bool, err error) {
+func (c *Cluster) ReserveSession(ctx context.Context, max int) (release func(), ok bool, err error) {
+	l, ok, err := c.Reserve(ctx, max)
+	if !ok {
+		return nil, ok, err
+	}
+	return l.Release, true, nil
+}
+
+// Reserve is ReserveSession, returning the Lease itself.
+func (c *Cluster) Reserve(ctx context.Context, max int) (l *Lease, ok bool, err error) {
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return nil, false, err

@@ -432,12 +432,14 @@ func (s *session) listen(ctx context.Context, method string, req mcp.Request, ne
 	}
 	if s.shared {
 		hs := g.httpSessionTable()
-		if !hs.reserve() {
+		lease, ok := hs.reserve(ctx)
+		if !ok {
 			g.metrics.sessionRefused()
 			return nil, &jsonrpc.Error{Code: -32000, Message: fmt.Sprintf(
 				"toolsearch has %d MCP sessions and subscription streams open, the most it serves at once (toolsearch.http.maxSessions); close one or try again later", hs.max)}
 		}
 		defer hs.release()
+		defer lease()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

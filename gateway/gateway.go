@@ -80,6 +80,10 @@ type Options struct {
 	// Demo serves the embedded demo catalog: searchable, and every call
 	// answers that no server is configured. Used when there is no config.
 	Demo bool
+	// Cluster, when set, is what this gateway shares with the other
+	// replicas of one service (cluster.go; package cluster). Nil is a
+	// gateway on its own.
+	Cluster Cluster
 }
 
 // Status is the visible state of one upstream server.
@@ -180,6 +184,14 @@ type Gateway struct {
 	// deafClients holds the names of clients that did not list the tools
 	// a search added in dynamic exposure (relist.go).
 	deafClients sync.Map
+
+	// cluster is shared with the other replicas (cluster.go), nil on
+	// its own; sharedLoads counts indexes loaded from it; reshareIndex
+	// asks the index saver to write the index again (a restarted cluster
+	// lost it).
+	cluster      Cluster
+	sharedLoads  atomic.Int64
+	reshareIndex atomic.Bool
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -209,6 +221,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
+		cluster: opts.Cluster,
 	}
 	if g.version == "" {
 		g.version = "dev"
@@ -253,7 +266,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 					m, err := loadManifest(cfg.Gateway.StateDir, s)
 					if err != nil {
 						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
-						continue
+					}
+					if m == nil {
+						m = g.sharedManifest(s) // another replica's (cluster.go)
 					}
 					if m == nil {
 						continue
@@ -296,8 +311,18 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.cat = catalog.New(v.snap)
 	if v.index = g.loadIndex(v.snap); v.index == nil { // saved index (indexcache.go)
+		v.index = g.loadSharedIndex(v.snap) // another replica's (cluster.go)
+	}
+	if v.index == nil {
 		v.index = search.Build(v.snap)
 		g.indexChanged()
+	}
+	if g.cluster != nil {
+		g.cluster.OnChange(func(up bool) {
+			if up {
+				g.rejoined()
+			}
+		})
 	}
 	g.nameView(v)
 	g.cur.Store(v)
@@ -505,6 +530,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
 		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)
 	}
+	g.shareManifest(u.cfg, m) // for the other replicas (cluster.go)
 	if !diff.Empty() {
 		g.log.Info("tools changed", "server", u.cfg.Key, "added", len(diff.Added), "removed", len(diff.Removed), "changed", len(diff.Changed), "version", snap.Version())
 	}

@@ -144,18 +144,19 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 				http.Error(w, shuttingDown, http.StatusServiceUnavailable)
 				return
 			}
-			if !hs.reserve() {
+			lease, ok := hs.reserve(r.Context())
+			if !ok {
 				hs.refuse(w)
 				return
 			}
 			s := g.newSession(mode)
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
-			hs.opened(s)
+			hs.opened(s, lease)
 		})))
 	}
 	mux.HandleFunc("/healthz", g.serveHealth)
 	mux.HandleFunc("/metrics", g.serveMetrics)
-	return httpguard.New(g.countPosts(mux), httpguard.Options{
+	return httpguard.New(g.clusterLimit(g.countPosts(mux)), httpguard.Options{
 		Token: sv.AuthToken, OpenPaths: []string{"/healthz"},
 		AllowedOrigins: sv.AllowedOrigins, AllowedHosts: sv.AllowedHosts,
 		MaxBodyBytes: sv.MaxBodyBytes,
@@ -249,11 +250,17 @@ type healthServer struct {
 // serveHealth answers /healthz: the gateway's state, its servers and their
 // errors (secrets redacted). Without the token, when one is configured, it
 // says only whether the gateway is up. While draining it answers 503 with
-// status "shutting_down".
+// status "shutting_down". A replica whose cluster is unreachable answers
+// 200 with status "degraded" (it serves from local state), and the
+// cluster's state under "cluster".
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	status, code := "ok", http.StatusOK
 	if g.Draining() {
 		status, code = "shutting_down", http.StatusServiceUnavailable
+	} else if g.cluster != nil && !g.cluster.Up() {
+		// Still serving, from local state (cluster.go): ready all the
+		// same.
+		status = "degraded"
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -277,6 +284,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		HTTPOpen int            `json:"http_sessions_open"`
 		Servers  []healthServer `json:"servers"`
 		InFlight int            `json:"calls_in_flight"`
+		Cluster  any            `json:"cluster,omitempty"`
 	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Demo: g.demo,
 		Servers: []healthServer{}}
 	snap := g.Snapshot()
@@ -299,6 +307,9 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		out.Servers = append(out.Servers, hs)
 	}
 	out.InFlight = g.InFlight()
+	if g.cluster != nil {
+		out.Cluster = g.cluster.Status()
+	}
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

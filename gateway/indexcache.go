@@ -108,13 +108,17 @@ func (g *Gateway) saveIndexes(ctx context.Context) {
 
 // settleIndex replaces the current index by one built whole when updates
 // split it, and saves an index of the current catalog in the state
-// directory unless the one saved last is for the same catalog.
+// directory, and shares it with the other replicas, unless the one saved
+// last is for the same catalog.
 func (g *Gateway) settleIndex() error {
 	v := g.cur.Load()
 	snap := v.snap
 	dir := g.cfg.Gateway.StateDir
+	if g.reshareIndex.Swap(false) {
+		g.savedIndex = nil
+	}
 	var fp []byte
-	if dir != "" {
+	if dir != "" || g.cluster != nil {
 		if fp = search.Fingerprint(snap); bytes.Equal(fp, g.savedIndex) {
 			fp = nil
 		}
@@ -138,6 +142,11 @@ func (g *Gateway) settleIndex() error {
 	data, err := whole.MarshalBinary()
 	if err != nil {
 		return err
+	}
+	g.shareIndex(snap, fp, data) // for the other replicas (cluster.go)
+	if dir == "" {
+		g.savedIndex = fp
+		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save search index: %w", err)

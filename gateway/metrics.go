@@ -153,6 +153,10 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		g.metrics.mu.Unlock()
 		held += max(total-l, 0)
 	}
+	if g.cluster != nil { // every sample names the replica (cluster.go)
+		g.writeReplicaMetrics(w, func(w io.Writer) { g.metrics.write(w, loaded, held) })
+		return
+	}
 	g.metrics.write(w, loaded, held)
 }
 

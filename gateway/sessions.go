@@ -9,6 +9,7 @@ package gateway
 // session is refused with 503 and Retry-After.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -63,16 +64,31 @@ func (g *Gateway) httpSessionTable() *httpSessions {
 	return g.httpSess
 }
 
-// reserve counts a session about to be made, if the cap allows.
-func (t *httpSessions) reserve() bool {
+// reserve counts a session about to be made, if the cap allows. With a
+// cluster, the cap is for the whole service (cluster.go), and the session
+// holds a place there until it ends; while the cluster is down, the cap
+// counts this replica's sessions only. lease gives the cluster's place
+// back (a no-op without one).
+func (t *httpSessions) reserve(ctx context.Context) (lease func(), ok bool) {
+	lease = func() {}
+	if c := t.g.cluster; c != nil && t.max < math.MaxInt {
+		release, ok, err := c.ReserveSession(ctx, t.max)
+		switch {
+		case err == nil && !ok:
+			return nil, false
+		case err == nil:
+			lease = release
+		}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.open >= t.max {
-		return false
+		lease()
+		return nil, false
 	}
 	t.open++
 	t.g.metrics.setHTTPSessions(t.open)
-	return true
+	return lease, true
 }
 
 // count is the number of sessions open (reserved or live).
@@ -111,13 +127,14 @@ func (t *httpSessions) refuse(w http.ResponseWriter) {
 }
 
 // opened follows the session the initialize request made, if it made
-// one; otherwise it gives its place back.
-func (t *httpSessions) opened(s *session) {
+// one; otherwise it gives its place back (and its lease, see reserve).
+func (t *httpSessions) opened(s *session, lease func()) {
 	var ss *mcp.ServerSession
 	for x := range s.server.Sessions() {
 		ss = x
 	}
 	if ss == nil {
+		lease()
 		t.release()
 		return
 	}
@@ -137,6 +154,7 @@ func (t *httpSessions) opened(s *session) {
 		t.mu.Lock()
 		delete(t.byID, ss.ID())
 		t.mu.Unlock()
+		lease()
 		t.release()
 	}()
 }

@@ -1,0 +1,303 @@
+package gateway
+
+// Replicas of one service (docs/scale.md). With Options.Cluster set, the
+// gateway shares through it what other replicas can reuse, and counts
+// what must be counted for the whole service:
+//
+//   - manifests and the search index, by digest (sharedManifest,
+//     loadSharedIndex, saveShared): a replica that starts with an empty
+//     state directory answers from what another replica listed and
+//     indexed, without starting a server or building the index;
+//   - request rates (clusterLimit) and the cap on open sessions
+//     (httpSessions.reserve): a client that spreads its requests over
+//     the replicas gets the allowance of one gateway;
+//   - /healthz says whether the cluster is reachable, and /metrics
+//     carries the replica's name on every sample.
+//
+// When the cluster cannot be reached, every one of these falls back to
+// what a gateway on its own does (the state directory, per-replica limits
+// and cap) and nothing waits on it. When it comes back, the gateway
+// writes its manifests and index again, since a restarted Redis has lost
+// them. Without Options.Cluster, none of this runs.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// Cluster is what the gateway shares with the other replicas of a
+// service. Package cluster implements it over Redis. Every method fails at
+// once while the cluster is unreachable, and the gateway then does what
+// it does on its own.
+type Cluster interface {
+	// Replica names this replica in logs, metrics and /healthz.
+	Replica() string
+	// Up reports whether the cluster answered last time it was asked.
+	Up() bool
+	// GetBlob returns the shared value of kind and digest, nil when
+	// there is none; PutBlob stores one.
+	GetBlob(ctx context.Context, kind, digest string) ([]byte, error)
+	PutBlob(ctx context.Context, kind, digest string, data []byte) error
+	// Take takes one request from the shared token bucket named bucket;
+	// it returns how long to wait, 0 when the request may pass.
+	Take(ctx context.Context, bucket string, perSecond float64, burst int) (time.Duration, error)
+	// ReserveSession takes a place for a new session under a cap of max
+	// across the replicas; release gives it back.
+	ReserveSession(ctx context.Context, max int) (release func(), ok bool, err error)
+	// Status is what /healthz shows under "cluster".
+	Status() any
+	// WriteMetrics writes the cluster's own metrics (Prometheus text).
+	WriteMetrics(w io.Writer)
+	// OnChange registers a function called when the cluster goes down
+	// or comes back.
+	OnChange(f func(up bool))
+}
+
+// Kinds of shared values.
+const (
+	sharedManifest = "manifest"
+	sharedIndex    = "index"
+)
+
+// clusterTimeout bounds what one start-up read from the cluster may take
+// on top of the cluster's own per-command bound.
+const clusterTimeout = 3 * time.Second
+
+// manifestDigest names a server's shared manifest: what identifies its
+// tool list in the configuration (the same fingerprint as the state
+// directory's), with its key.
+func manifestDigest(s *config.Server) string {
+	sum := sha256.Sum256([]byte(s.Key + "\x00" + fingerprint(s)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// indexDigest names the shared index of a catalog: search.Fingerprint,
+// which changes with any tool, hint, weight or analysis change.
+func indexDigest(snap *catalog.Snapshot) string {
+	return hex.EncodeToString(search.Fingerprint(snap))
+}
+
+// sharedManifest reads the manifest of s another replica shared, nil when
+// there is none (or no cluster).
+func (g *Gateway) sharedManifest(s *config.Server) *manifest {
+	if g.cluster == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	data, err := g.cluster.GetBlob(ctx, sharedManifest, manifestDigest(s))
+	if err != nil || data == nil {
+		if err != nil {
+			g.log.Debug("no shared manifest", "server", s.Key, "err", err)
+		}
+		return nil
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		g.log.Warn("ignoring a shared manifest that cannot be read", "server", s.Key, "err", err)
+		return nil
+	}
+	if m.Key != s.Key || m.Fingerprint != fingerprint(s) {
+		g.log.Warn("ignoring a shared manifest made for another server", "server", s.Key)
+		return nil
+	}
+	return &m
+}
+
+// shareManifest writes m for the other replicas.
+func (g *Gateway) shareManifest(s *config.Server, m *manifest) {
+	if g.cluster == nil {
+		return
+	}
+	data, err := json.Marshal(m)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		err = g.cluster.PutBlob(ctx, sharedManifest, manifestDigest(s), data)
+		cancel()
+	}
+	if err != nil {
+		g.log.Debug("could not share the manifest", "server", s.Key, "err", err)
+	}
+}
+
+// loadSharedIndex returns the index another replica shared for snap, nil
+// when there is none.
+func (g *Gateway) loadSharedIndex(snap *catalog.Snapshot) *search.Index {
+	if g.cluster == nil || g.demo {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	digest := indexDigest(snap)
+	data, err := g.cluster.GetBlob(ctx, sharedIndex, digest)
+	if err != nil || data == nil {
+		if err != nil {
+			g.log.Debug("no shared search index", "err", err)
+		}
+		return nil
+	}
+	ix, err := search.Load(snap, data)
+	if err != nil {
+		g.log.Warn("ignoring the shared search index", "err", err)
+		return nil
+	}
+	g.sharedLoads.Add(1)
+	g.log.Info("search index loaded from the cluster", "tools", len(snap.Tools()), "digest", digest[:12])
+	g.savedIndex = ix.SavedFingerprint()
+	return ix
+}
+
+// shareIndex writes the index data of snap for the other replicas.
+func (g *Gateway) shareIndex(snap *catalog.Snapshot, fp, data []byte) {
+	if g.cluster == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	if err := g.cluster.PutBlob(ctx, sharedIndex, hex.EncodeToString(fp), data); err != nil {
+		g.log.Debug("could not share the search index", "err", err)
+		return
+	}
+	g.log.Debug("shared the search index", "tools", len(snap.Tools()), "bytes", len(data))
+}
+
+// rejoined writes again what a restarted cluster may have lost: the
+// manifests of the servers listed live, and the index.
+func (g *Gateway) rejoined() {
+	g.log.Info("sharing this replica's manifests and index again")
+	for _, k := range g.keys {
+		u := g.ups[k]
+		m, err := loadManifest(g.cfg.Gateway.StateDir, u.cfg)
+		if err != nil || m == nil {
+			m = g.liveManifest(k)
+		}
+		if m != nil {
+			g.shareManifest(u.cfg, m)
+		}
+	}
+	g.reshareIndex.Store(true)
+	g.indexChanged()
+}
+
+// liveManifest is the manifest of a server as the current view holds it
+// (for a gateway without a state directory).
+func (g *Gateway) liveManifest(key string) *manifest {
+	v := g.cur.Load()
+	srv, ok := v.snap.Server(key)
+	if !ok || v.fromCache[key] {
+		return nil
+	}
+	u := g.ups[key]
+	m := &manifest{Key: key, Fingerprint: fingerprint(u.cfg), SavedAt: time.Now().UTC(), Tokens: v.tokens[key]}
+	for _, t := range srv.Tools {
+		m.Tools = append(m.Tools, t.Raw)
+	}
+	if x := v.extras[key]; x != nil {
+		m.Resources, m.Templates, m.Prompts, m.Capabilities = x.Resources, x.Templates, x.Prompts, x.Capabilities
+	}
+	return m
+}
+
+// clusterLimit applies the configured rates to the requests of the whole
+// service: the same buckets as the guard's (all clients together, and
+// each MCP session or client address), kept in the cluster. The guard
+// applies them per replica as well, which is what remains while the
+// cluster is down.
+func (g *Gateway) clusterLimit(next http.Handler) http.Handler {
+	sv := g.cfg.Gateway.Serve
+	if g.cluster == nil || (!sv.RateLimit.On() && !sv.SessionRateLimit.On()) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if wait, scope := g.takeShared(r.Context(), r); wait > 0 {
+			secs := max(1, int(math.Ceil(wait.Seconds())))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			http.Error(w, fmt.Sprintf("too many requests (%s rate limit, shared by every replica); retry in %d s", scope, secs),
+				http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// takeShared takes the request from the session's bucket and the global
+// one; it returns how long to wait and which limit said so.
+func (g *Gateway) takeShared(ctx context.Context, r *http.Request) (time.Duration, string) {
+	sv := g.cfg.Gateway.Serve
+	if sv.SessionRateLimit.On() {
+		id := r.Header.Get("Mcp-Session-Id")
+		bucket := "session." + hashKey(id)
+		if id == "" {
+			bucket = "addr." + hashKey(hostOnly(r.RemoteAddr))
+		}
+		wait, err := g.cluster.Take(ctx, bucket, sv.SessionRateLimit.PerSecond, sv.SessionRateLimit.Burst)
+		if err == nil && wait > 0 {
+			return wait, "per-session"
+		}
+	}
+	if sv.RateLimit.On() {
+		wait, err := g.cluster.Take(ctx, "global", sv.RateLimit.PerSecond, sv.RateLimit.Burst)
+		if err == nil && wait > 0 {
+			return wait, "global"
+		}
+	}
+	return 0, ""
+}
+
+// hashKey names a bucket after a client's value without putting the
+// value itself (a session id is a credential of sorts) in the cluster.
+func hashKey(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:12])
+}
+
+// hostOnly strips the port from a remote address.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// writeReplicaMetrics writes the gateway's metrics with the replica's
+// label on every sample, then the cluster's own.
+func (g *Gateway) writeReplicaMetrics(w io.Writer, write func(io.Writer)) {
+	var b bytes.Buffer
+	write(&b)
+	label := "replica=" + strconv.Quote(g.cluster.Replica())
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			io.WriteString(w, line)
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		if n, labels, ok := strings.Cut(name, "{"); ok {
+			io.WriteString(w, n+"{"+label+","+labels+" "+rest)
+		} else {
+			io.WriteString(w, name+"{"+label+"} "+rest)
+		}
+	}
+	g.cluster.WriteMetrics(w)
+}

@@ -1,0 +1,358 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"github.com/toolsearch/toolsearch/cluster"
+	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/internal/redistest"
+	"github.com/toolsearch/toolsearch/search"
+)
+
+// clusterLog collects a replica's log lines.
+type clusterLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *clusterLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if testing.Verbose() {
+		os.Stderr.Write(p)
+	}
+	return l.b.Write(p)
+}
+
+func (l *clusterLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+func (l *clusterLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// replica is one gateway of a cluster under test.
+type replica struct {
+	g    *Gateway
+	c    *cluster.Cluster
+	log  *clusterLog
+	base string // its HTTP address, when served
+}
+
+// clusterConfig writes a config of servers that shares state through the
+// Redis at redisURL under prefix.
+func clusterConfig(t *testing.T, servers map[string]any, redisURL, prefix string, extra map[string]any) string {
+	t.Helper()
+	gw := map[string]any{"cluster": map[string]any{"redis": redisURL, "prefix": prefix}}
+	for k, v := range extra {
+		gw[k] = v
+	}
+	return writeConfig(t, servers, gw)
+}
+
+// newReplica makes a gateway of the config at path named name, with its
+// own Cluster; start starts it (and its cluster watcher), serve serves it
+// over loopback HTTP.
+func newReplica(t *testing.T, path, name string, start, serve bool) *replica {
+	t.Helper()
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Gateway.Cluster.Replica = name
+	r := &replica{log: &clusterLog{}}
+	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelInfo})).With("test_replica", name)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.c, err = cluster.Open(ctx, cfg.Gateway.Cluster, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.c.Run(ctx)
+	r.g, err = New(cfg, Options{Logger: log, Cluster: r.c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start {
+		r.g.Start(ctx)
+	}
+	t.Cleanup(func() {
+		stopGateway(t, r.g, cancel)
+		_ = r.c.Close()
+	})
+	if serve {
+		r.base = serveHTTP(t, r.g.Handler("")).URL
+	}
+	return r
+}
+
+// waitShared waits until the cluster holds the index of g's catalog.
+func waitShared(t *testing.T, rdb *redis.Client, prefix string, g *Gateway) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		digest := hex.EncodeToString(search.Fingerprint(g.Snapshot()))
+		if n, _ := rdb.Exists(context.Background(), prefix+":blob:index:"+digest).Result(); n == 1 {
+			return digest
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the index of replica's catalog was not shared within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fastIndexSaves(t *testing.T) {
+	quiet := indexSaveQuiet
+	indexSaveQuiet = 50 * time.Millisecond
+	t.Cleanup(func() { indexSaveQuiet = quiet })
+}
+
+// TestClusterSharedIndex: a replica that starts with an empty state
+// directory answers at once from the manifests and the index another
+// replica shared, without starting a server or building the index; a
+// catalog that differs gets an index of its own, under another key.
+func TestClusterSharedIndex(t *testing.T) {
+	fastIndexSaves(t)
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	path := clusterConfig(t, servers, srv.URL(0), "idx", nil)
+
+	a := newReplica(t, path, "a", true, false)
+	waitState(t, a.g, "echo", 20*time.Second, StateReady)
+	digest := waitShared(t, rdb, "idx", a.g)
+
+	// b: no state directory, not started: everything it knows came from
+	// the cluster.
+	b := newReplica(t, path, "b", false, false)
+	if got := b.g.sharedLoads.Load(); got != 1 {
+		t.Fatalf("b loaded %d shared indexes, want 1 (log:\n%s)", got, b.log.String())
+	}
+	if b.log.count("search index loaded from the cluster") != 1 {
+		t.Errorf("b did not log loading the shared index:\n%s", b.log.String())
+	}
+	if got := hex.EncodeToString(search.Fingerprint(b.g.Snapshot())); got != digest {
+		t.Errorf("b's catalog has digest %s, a shared %s", got, digest)
+	}
+	if st := b.g.Statuses(); len(st) != 1 || st[0].State == StateReady || !st[0].FromCache || st[0].Tools == 0 {
+		t.Errorf("b's servers: %+v; want echo not started, its tools from the shared manifest", st)
+	}
+	ctx := context.Background()
+	for _, q := range []string{"echo the text back", "select:echo__echo"} {
+		ra, err := a.g.Search(ctx, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := b.g.Search(ctx, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names(ra) == "" || names(ra) != names(rb) {
+			t.Errorf("%q: a finds %q, b %q; want the same, not empty", q, names(ra), names(rb))
+		}
+	}
+
+	// Another catalog (the same server with other search keywords): the
+	// manifest is shared, the index is not, and the one c builds is
+	// shared under its own digest.
+	echoKw := roleServer(t, "echo")
+	echoKw["keywords"] = []string{"parrot", "repeat"}
+	path2 := clusterConfig(t, map[string]any{"echo": echoKw}, srv.URL(0), "idx", nil)
+	c := newReplica(t, path2, "c", true, false)
+	if got := c.g.sharedLoads.Load(); got != 0 {
+		t.Errorf("c loaded a shared index for another catalog")
+	}
+	if st := c.g.Statuses(); len(st) != 1 || !st[0].FromCache {
+		t.Errorf("c did not take the shared manifest: %+v", st)
+	}
+	waitState(t, c.g, "echo", 20*time.Second, StateReady)
+	digest2 := waitShared(t, rdb, "idx", c.g)
+	if digest2 == digest {
+		t.Fatal("a changed catalog kept the digest of the old one")
+	}
+	keys, err := rdb.Keys(ctx, "idx:blob:index:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (a also shared the index of its catalog before echo was listed.)
+	for _, d := range []string{digest, digest2} {
+		if !slices.Contains(keys, "idx:blob:index:"+d) {
+			t.Errorf("shared indexes %v lack %s", keys, d)
+		}
+	}
+	for _, k := range keys {
+		if ttl := rdb.TTL(ctx, k).Val(); ttl <= 0 || ttl > config.DefaultClusterTTL {
+			t.Errorf("%s has TTL %v, want within %v", k, ttl, config.DefaultClusterTTL)
+		}
+	}
+}
+
+func names(r search.Result) string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.Tool.ID())
+	}
+	return strings.Join(out, ",")
+}
+
+// roundRobin sends each request to the next of its hosts.
+type roundRobin struct {
+	hosts []string
+	n     atomic.Int64
+	seen  sync.Map // host → requests
+}
+
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := rr.hosts[int(rr.n.Add(1)-1)%len(rr.hosts)]
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = h, h
+	v, _ := rr.seen.LoadOrStore(h, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// rawModern posts a 2026-07-28 request and returns its result's raw JSON.
+func rawModern(t *testing.T, endpoint, method, name, params string) json.RawMessage {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(modernBody(method, params, era2026)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modernHeader(method, name, era2026) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(b), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				b = []byte(d)
+				break
+			}
+		}
+	}
+	var out struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.Result == nil {
+		t.Fatalf("%s at %s: %d %s", method, endpoint, resp.StatusCode, b)
+	}
+	return out.Result
+}
+
+// TestClusterModernClientsSeeOneList: MCP 2026-07-28 has no sessions, so
+// a load balancer may send each request to any replica. Three replicas
+// give byte-identical lists (with their cache fields) and search results,
+// and a Go SDK client whose every request goes to the next replica lists,
+// searches and calls as it would with one gateway.
+func TestClusterModernClientsSeeOneList(t *testing.T) {
+	fastIndexSaves(t)
+	srv := redistest.Start(t)
+	upstream, _ := modernHTTP(t) // a 2026-07-28 server over HTTP
+	servers := map[string]any{"echo": roleServer(t, "echo"), "modern": map[string]any{"type": "http", "url": upstream}}
+	path := clusterConfig(t, servers, srv.URL(0), "rr", map[string]any{"exposure": "search"})
+	var reps []*replica
+	for _, name := range []string{"r1", "r2", "r3"} {
+		r := newReplica(t, path, name, true, true)
+		waitState(t, r.g, "echo", 20*time.Second, StateReady)
+		waitState(t, r.g, "modern", 20*time.Second, StateReady)
+		reps = append(reps, r)
+	}
+	type call struct{ method, name, params string }
+	for _, c := range []call{
+		{"tools/list", "", "{}"},
+		{"tools/call", searchToolName, `{"name":"` + searchToolName + `","arguments":{"query":"echo the text"}}`},
+		{"tools/call", searchToolName, `{"name":"` + searchToolName + `","arguments":{"query":"select:echo__echo"}}`},
+		{"prompts/list", "", "{}"},
+		{"resources/list", "", "{}"},
+	} {
+		var first json.RawMessage
+		for i, r := range reps {
+			got := rawModern(t, r.base+"/mcp", c.method, c.name, c.params)
+			if i == 0 {
+				first = got
+				continue
+			}
+			if !bytes.Equal(got, first) {
+				t.Errorf("%s %s: replica %s answers\n%s\nreplica r1\n%s", c.method, c.params, r.c.Replica(), got, first)
+			}
+		}
+		if c.method == "tools/list" {
+			var lr struct {
+				Tools      []struct{ Name string } `json:"tools"`
+				TTLMs      *int                    `json:"ttlMs"`
+				CacheScope string                  `json:"cacheScope"`
+			}
+			if err := json.Unmarshal(first, &lr); err != nil || len(lr.Tools) == 0 || lr.CacheScope == "" || lr.TTLMs == nil {
+				t.Errorf("tools/list %s: want tools, ttlMs and cacheScope (%v)", first, err)
+			}
+		}
+	}
+
+	// A real client, its requests spread over the replicas.
+	var hosts []string
+	for _, r := range reps {
+		u, _ := url.Parse(r.base)
+		hosts = append(hosts, u.Host)
+	}
+	rr := &roundRobin{hosts: hosts}
+	cl := connectEra(t, &mcp.StreamableClientTransport{Endpoint: reps[0].base + "/mcp", HTTPClient: &http.Client{Transport: rr}}, era2026)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var lists [][]string
+	for range 3 {
+		lists = append(lists, cl.list(t))
+	}
+	for _, l := range lists[1:] {
+		if !slices.Equal(l, lists[0]) {
+			t.Errorf("lists over the replicas differ: %v and %v", l, lists[0])
+		}
+	}
+	outs := map[string]bool{}
+	for range 3 {
+		outs[cl.search(t, "echo the text back")] = true
+	}
+	if len(outs) != 1 {
+		t.Errorf("one search over three replicas gave %d different answers: %v", len(outs), outs)
+	}
+	for i := range 3 {
+		res, err := cl.cs.CallTool(ctx, &mcp.CallToolParams{Name: callToolName,
+			Arguments: map[string]any{"name": "echo__echo", "arguments": map[string]any{"text": fmt.Sprint("hi ", i)}}})
+		if err != nil || res.IsError || resultText(res) != fmt.Sprint("hi ", i) {
+			t.Errorf("call %d through the replicas: %v %+v", i, err, res)
+		}
+	}
+	for _, h := range hosts {
+		v, ok := rr.seen.Load(h)
+		if !ok || v.(*atomic.Int64).Load() < 3 {
+			t.Errorf("replica %s saw too few of the client's requests", h)
+		}
+	}
+}
