@@ -356,3 +356,249 @@ func TestClusterModernClientsSeeOneList(t *testing.T) {
 		}
 	}
 }
+
+// get fetches path from base and returns the status and body.
+func get(t *testing.T, base, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// modernStatus posts a 2026-07-28 tools/list and returns the status.
+func modernStatus(t *testing.T, endpoint string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(modernBody("tools/list", "{}", era2026)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modernHeader("tools/list", "", era2026) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+		t.Error("a 429 without Retry-After")
+	}
+	return resp.StatusCode
+}
+
+// TestClusterRateLimits: a client that spreads its requests over two
+// replicas gets the allowance of one gateway, not two; replicas on their
+// own (the control) give two.
+func TestClusterRateLimits(t *testing.T) {
+	srv := redistest.Start(t)
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	tests := []struct {
+		name     string
+		http     map[string]any
+		shared   bool
+		requests int
+		wantPass int
+	}{
+		{"global, shared", map[string]any{"rateLimit": map[string]any{"perSecond": 0.2, "burst": 4}}, true, 12, 4},
+		{"per client, shared", map[string]any{"sessionRateLimit": map[string]any{"perSecond": 0.2, "burst": 3}}, true, 12, 3},
+		{"global, on their own", map[string]any{"rateLimit": map[string]any{"perSecond": 0.2, "burst": 4}}, false, 12, 8},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var bases []string
+			for _, name := range []string{"a", "b"} {
+				if tc.shared {
+					path := clusterConfig(t, servers, srv.URL(0), fmt.Sprint("rl", i), map[string]any{"http": tc.http, "exposure": "search"})
+					bases = append(bases, newReplica(t, path, name, false, true).base)
+					continue
+				}
+				path := writeConfig(t, servers, map[string]any{"http": tc.http, "exposure": "search"})
+				cfg, err := config.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := New(cfg, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				bases = append(bases, serveHTTP(t, g.Handler("")).URL)
+			}
+			pass := 0
+			for n := range tc.requests {
+				switch st := modernStatus(t, bases[n%2]+"/mcp"); st {
+				case http.StatusOK:
+					pass++
+				case http.StatusTooManyRequests:
+				default:
+					t.Fatalf("request %d: status %d", n, st)
+				}
+			}
+			if pass != tc.wantPass {
+				t.Errorf("%d of %d requests over two replicas passed, want %d", pass, tc.requests, tc.wantPass)
+			}
+		})
+	}
+}
+
+// TestClusterSessionCap: maxSessions counts the sessions of every
+// replica; a session that ends gives its place back.
+func TestClusterSessionCap(t *testing.T) {
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "cap",
+		map[string]any{"http": map[string]any{"maxSessions": 2}, "exposure": "search"})
+	a := newReplica(t, path, "a", false, true)
+	b := newReplica(t, path, "b", false, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(base string) (*mcp.ClientSession, error) {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "cap-client", Version: "1"}, nil)
+		return cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, legacySession)
+	}
+	s1, err := connect(a.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := connect(b.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for _, r := range []*replica{a, b} {
+		if s, err := connect(r.base); err == nil {
+			s.Close()
+			t.Errorf("replica %s opened a third session under a cap of 2 for the service", r.c.Replica())
+		} else if !strings.Contains(err.Error(), "Service Unavailable") {
+			t.Errorf("replica %s refused with %v, want 503 naming maxSessions", r.c.Replica(), err)
+		}
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s3, err := connect(b.base)
+		if err == nil {
+			s3.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed session's place was not given back within 5s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterMetricsNameTheReplica: every sample of /metrics carries the
+// replica's label, and the cluster's own metrics are there.
+func TestClusterMetricsNameTheReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "met", nil)
+	r := newReplica(t, path, "pod-1", false, true)
+	_, body := get(t, r.base, "/metrics")
+	samples := 0
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		samples++
+		if !strings.Contains(line, `replica="pod-1"`) {
+			t.Errorf("a sample without the replica: %q", line)
+		}
+	}
+	if samples < 10 {
+		t.Errorf("only %d samples:\n%s", samples, body)
+	}
+	for _, want := range []string{`toolsearch_searches_total{replica="pod-1"} `, `toolsearch_cluster_redis_up{replica="pod-1"} 1`,
+		`toolsearch_search_seconds_bucket{replica="pod-1",le="0.001"}`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestClusterRedisDown: with Redis killed, replicas keep serving from
+// their local state, /healthz says degraded, and the outage is logged
+// once; when Redis returns (empty), they rejoin and share their
+// manifests and index again, so that a replica started after that loads
+// them.
+func TestClusterRedisDown(t *testing.T) {
+	fastIndexSaves(t)
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	path := clusterConfig(t, servers, srv.URL(0), "down", map[string]any{"exposure": "search",
+		"http": map[string]any{"rateLimit": map[string]any{"perSecond": 1000, "burst": 1000}, "maxSessions": 10}})
+	a := newReplica(t, path, "a", true, true)
+	waitState(t, a.g, "echo", 20*time.Second, StateReady)
+	digest := waitShared(t, rdb, "down", a.g)
+
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "while-down", Version: "1"}, nil)
+	for i := range 10 {
+		// Lists, searches and new sessions all work without Redis.
+		if st := modernStatus(t, a.base+"/mcp"); st != http.StatusOK {
+			t.Fatalf("request %d with Redis down: %d", i, st)
+		}
+		res, err := a.g.Search(ctx, "echo the text back", 3)
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("a search with Redis down: %v %v", err, res)
+		}
+	}
+	start := time.Now()
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.base + "/mcp"}, legacySession)
+	if err != nil {
+		t.Fatalf("a new session with Redis down: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a new session took %v with Redis down", d)
+	}
+	cs.Close()
+	var health struct {
+		Status  string `json:"status"`
+		Cluster struct {
+			Redis, Replica, Error string
+		} `json:"cluster"`
+	}
+	st, body := get(t, a.base, "/healthz")
+	if err := json.Unmarshal([]byte(body), &health); err != nil {
+		t.Fatal(err)
+	}
+	if st != http.StatusOK || health.Status != "degraded" || health.Cluster.Redis != "down" || health.Cluster.Replica != "a" || health.Cluster.Error == "" {
+		t.Errorf("/healthz with Redis down: %d %s", st, body)
+	}
+	if n := a.log.count("Redis is unreachable"); n != 1 {
+		t.Errorf("the outage was logged %d times, want once:\n%s", n, a.log.String())
+	}
+
+	srv.Restart()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body = get(t, a.base, "/healthz")
+		_ = json.Unmarshal([]byte(body), &health)
+		n, _ := rdb.Exists(ctx, "down:blob:index:"+digest).Result()
+		if health.Status == "ok" && health.Cluster.Redis == "up" && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after Redis returned: /healthz %s, index shared again: %v", body, n == 1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := a.log.count("Redis is reachable again"); n != 1 {
+		t.Errorf("the return was logged %d times, want once", n)
+	}
+	c := newReplica(t, path, "c", false, false)
+	if c.g.sharedLoads.Load() != 1 {
+		t.Errorf("a replica started after the return did not load the index shared again:\n%s", c.log.String())
+	}
+	if st := c.g.Statuses(); len(st) != 1 || !st[0].FromCache {
+		t.Errorf("a replica started after the return did not get the manifest shared again: %+v", st)
+	}
+}
