@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolsearch/toolsearch/cluster"
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/httpguard"
@@ -144,6 +145,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The servers serve starts inherit its environment: they need not see
 	// the gateway's own token.
 	_ = os.Unsetenv(authTokenEnv)
+	_ = os.Unsetenv(config.RedisPasswordEnv)
 	// From here on, nothing printed shows a secret of the configuration.
 	stderr = redact.New(cfg.Secrets()...).Writer(stderr)
 	log, err := f.logger(stderr)
@@ -169,7 +171,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer ln.Close()
 	}
-	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion(), Demo: !found})
+	opts := gateway.Options{Logger: log, Version: buildVersion(), Demo: !found}
+	var shared *cluster.Cluster
+	if found && cfg.Gateway.Cluster.On() {
+		// Replicas of one service share state through Redis
+		// (docs/scale.md); a Redis that does not answer yet is joined
+		// when it does.
+		shared, err = cluster.Open(ctx, cfg.Gateway.Cluster, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+			return exitUsage
+		}
+		defer shared.Close()
+		opts.Cluster = shared
+	}
+	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
@@ -182,6 +198,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer stopServers()
 	sessions, stopSessions := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSessions()
+	if shared != nil {
+		go shared.Run(servers)
+	}
 	g.Start(servers)
 	mode, reason := g.Exposure()
 	log.Info("gateway started", "config", cfg.Path, "servers", len(cfg.Enabled()), "tools_cached", len(g.Snapshot().Tools()),
