@@ -45,7 +45,9 @@
 //	    "enrich": {"enabled": false,          // write hints in the background (below)
 //	               "provider": "sampling",    // sampling, anthropic or openai
 //	               "model": "", "baseURL": "", "batch": 10, "concurrency": 1,
-//	               "maxToolsPerRun": 500}
+//	               "maxToolsPerRun": 500},
+//	    "cluster": {"redis": "rediss://redis:6380/0", // replicas share state (config/cluster.go)
+//	                "prefix": "toolsearch", "replica": "", "ttl": "24h"}
 //	  }
 //	}
 //
