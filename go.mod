@@ -7,6 +7,7 @@ require github.com/tiktoken-go/tokenizer v0.10.0
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+	go.yaml.in/yaml/v3 v3.0.5
 )
 
 require (
