@@ -5,9 +5,13 @@ package gateway
 // what must be counted for the whole service:
 //
 //   - manifests and the search index, by digest (sharedManifest,
-//     loadSharedIndex, saveShared): a replica that starts with an empty
+//     loadSharedIndex, shareIndex): a replica that starts with an empty
 //     state directory answers from what another replica listed and
 //     indexed, without starting a server or building the index;
+//   - the hints of the state directory's hints.jsonl (sharedHintSet,
+//     shareHints), for the servers of the configuration: each entry
+//     carries the digest of the definition it was written for, so an
+//     entry for another definition is ignored as it is in the file;
 //   - request rates (clusterLimit) and the cap on open sessions
 //     (httpSessions.reserve): a client that spreads its requests over
 //     the replicas gets the allowance of one gateway;
@@ -31,12 +35,14 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/hints"
 	"github.com/toolsearch/toolsearch/search"
 )
 
@@ -72,6 +78,7 @@ type Cluster interface {
 const (
 	sharedManifest = "manifest"
 	sharedIndex    = "index"
+	sharedHints    = "hints"
 )
 
 // clusterTimeout bounds what one start-up read from the cluster may take
@@ -117,6 +124,57 @@ func (g *Gateway) sharedManifest(s *config.Server) *manifest {
 		return nil
 	}
 	return &m
+}
+
+// hintsDigest names the shared hints of this configuration's servers.
+func hintsDigest(servers []*config.Server) string {
+	h := sha256.New()
+	var ds []string
+	for _, s := range servers {
+		ds = append(ds, manifestDigest(s))
+	}
+	slices.Sort(ds)
+	for _, d := range ds {
+		fmt.Fprintf(h, "%s\x00", d)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// sharedHintSet returns the hints other replicas shared, nil when none.
+func (g *Gateway) sharedHintSet() *hints.Set {
+	if g.cluster == nil || g.demo {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	data, err := g.cluster.GetBlob(ctx, sharedHints, hintsDigest(g.cfg.Enabled()))
+	if err != nil || data == nil {
+		return nil
+	}
+	set, err := hints.Parse(data)
+	if err != nil {
+		g.log.Warn("ignoring the shared search hints", "err", err)
+		return nil
+	}
+	return set
+}
+
+// shareHints adds set to the hints shared with the other replicas (what
+// they shared meanwhile is kept, set's entries winning).
+func (g *Gateway) shareHints(set *hints.Set) {
+	if g.cluster == nil || set == nil || set.Len() == 0 {
+		return
+	}
+	all := hints.New()
+	if shared := g.sharedHintSet(); shared != nil {
+		all.Merge(shared)
+	}
+	all.Merge(set)
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	if err := g.cluster.PutBlob(ctx, sharedHints, hintsDigest(g.cfg.Enabled()), all.Marshal()); err != nil {
+		g.log.Debug("could not share the search hints", "err", err)
+	}
 }
 
 // shareManifest writes m for the other replicas.

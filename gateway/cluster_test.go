@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/toolsearch/toolsearch/cluster"
 	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/hints"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 	"github.com/toolsearch/toolsearch/search"
 )
@@ -600,5 +602,53 @@ func TestClusterRedisDown(t *testing.T) {
 	}
 	if st := c.g.Statuses(); len(st) != 1 || !st[0].FromCache {
 		t.Errorf("a replica started after the return did not get the manifest shared again: %+v", st)
+	}
+}
+
+// TestClusterSharedHints: hints in one replica's state directory reach a
+// replica that has none, which then has the same catalog, loads the same
+// shared index, and finds the tool by a hint.
+func TestClusterSharedHints(t *testing.T) {
+	fastIndexSaves(t)
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	state := t.TempDir()
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	withState := clusterConfig(t, servers, srv.URL(0), "hints", map[string]any{"stateDir": state})
+	without := clusterConfig(t, servers, srv.URL(0), "hints", nil)
+
+	// First run: the manifest is cached in the state directory.
+	first := newReplica(t, withState, "a", true, false)
+	waitState(t, first.g, "echo", 20*time.Second, StateReady)
+	tool, ok := first.g.Snapshot().Tool("echo/echo")
+	if !ok {
+		t.Fatal("no echo/echo")
+	}
+	const phrase = "parrot my words back to me"
+	set := hints.New()
+	if err := set.Put(hints.Entry{ID: tool.ID(), Hints: []string{phrase}, Digest: hints.Digest(tool)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "hints.jsonl"), set.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// a, restarted, reads the hints file and shares it; its catalog
+	// (with the hints) is indexed and shared.
+	a := newReplica(t, withState, "a", true, false)
+	waitState(t, a.g, "echo", 20*time.Second, StateReady)
+	digest := waitShared(t, rdb, "hints", a.g)
+
+	b := newReplica(t, without, "b", false, false)
+	bt, _ := b.g.Snapshot().Tool("echo/echo")
+	if bt == nil || !slices.Contains(bt.Hints, phrase) {
+		t.Fatalf("b's echo/echo has hints %v, want the shared %q", bt.Hints, phrase)
+	}
+	if got := hex.EncodeToString(search.Fingerprint(b.g.Snapshot())); got != digest || b.g.sharedLoads.Load() != 1 {
+		t.Errorf("b: digest %s (a shared %s), shared indexes loaded %d; want the same catalog, loaded", got, digest, b.g.sharedLoads.Load())
+	}
+	res, err := b.g.Search(context.Background(), phrase, 1)
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Tool.ID() != "echo/echo" {
+		t.Errorf("b's search for the hint: %v %v, want echo/echo first", names(res), err)
 	}
 }

@@ -155,7 +155,8 @@ func (g *Gateway) enrichOnce(ctx context.Context, p enrich.Provider) {
 		g.log.Info("background enrichment done", attrs...)
 	}
 	if res.Written > 0 && ctx.Err() == nil {
-		g.rehint(cache.Set()) // hints.go
+		g.rehint(cache.Set())     // hints.go
+		g.shareHints(cache.Set()) // for the other replicas (cluster.go)
 	}
 }
 

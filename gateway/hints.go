@@ -1,10 +1,11 @@
 package gateway
 
 // Search hints (package hints): phrasings written for each tool ahead of
-// time, which the index searches. The gateway reads the state directory's
-// hints.jsonl (written by toolsearch enrich, or by the gateway's own
-// background enrichment, enrich.go) and then the file toolsearch.hints
-// names, whose entries win. Hints are put on a server's tools as the
+// time, which the index searches. The gateway reads the hints other
+// replicas shared (cluster.go), then the state directory's hints.jsonl
+// (written by toolsearch enrich, or by the gateway's own background
+// enrichment, enrich.go), and then the file toolsearch.hints names, each
+// winning over the ones before. Hints are put on a server's tools as the
 // server is built, before it joins the catalog: from a cached manifest at
 // start and at every publish, so a server's index always has the hints
 // known when it was last indexed. Hints written while the gateway runs
@@ -38,6 +39,10 @@ func (g *Gateway) stateHintsPath() string {
 // file is the user's: when it cannot be read, the gateway does not start.
 func (g *Gateway) loadHints() error {
 	set := hints.New()
+	shared := g.sharedHintSet() // other replicas' (cluster.go)
+	if shared != nil {
+		set.Merge(shared)
+	}
 	if p := g.stateHintsPath(); p != "" {
 		s, err := hints.LoadFile(p)
 		switch {
@@ -46,6 +51,9 @@ func (g *Gateway) loadHints() error {
 			g.log.Warn("ignoring the state directory's hints file", "err", err)
 		default:
 			set.Merge(s)
+			if shared == nil || !sameHints(shared, s) {
+				g.shareHints(s)
+			}
 		}
 	}
 	if p := g.cfg.Gateway.Hints; p != "" {
@@ -118,6 +126,17 @@ func (g *Gateway) rehint(fresh *hints.Set) {
 	g.mu.Unlock()
 	g.indexChanged()
 	g.log.Info("search hints applied", "servers", len(keys))
+}
+
+// sameHints reports whether every entry of b is in a, alike.
+func sameHints(a, b *hints.Set) bool {
+	for _, e := range b.Entries() {
+		x, ok := a.Get(e.ID)
+		if !ok || x.Digest != e.Digest || !slices.Equal(x.Hints, e.Hints) {
+			return false
+		}
+	}
+	return true
 }
 
 // hintsChange reports whether set gives some tool of srv other hints than
