@@ -350,11 +350,16 @@ func (g *Gateway) writeReplicaMetrics(w io.Writer, write func(io.Writer)) {
 			io.WriteString(w, line)
 			continue
 		}
-		name, rest, _ := strings.Cut(line, " ")
-		if n, labels, ok := strings.Cut(name, "{"); ok {
-			io.WriteString(w, n+"{"+label+","+labels+" "+rest)
-		} else {
-			io.WriteString(w, name+"{"+label+"} "+rest)
+		// The name ends at its labels or at the value; a label's value
+		// may hold spaces, so look for whichever comes first.
+		i := strings.IndexAny(line, "{ ")
+		switch {
+		case i < 0:
+			io.WriteString(w, line)
+		case line[i] == '{':
+			io.WriteString(w, line[:i+1]+label+","+line[i+1:])
+		default:
+			io.WriteString(w, line[:i]+"{"+label+"}"+line[i:])
 		}
 	}
 	g.cluster.WriteMetrics(w)

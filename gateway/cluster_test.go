@@ -652,3 +652,29 @@ func TestClusterSharedHints(t *testing.T) {
 		t.Errorf("b's search for the hint: %v %v, want echo/echo first", names(res), err)
 	}
 }
+
+// fakeReplica names a replica for writeReplicaMetrics; nothing else of
+// it is used.
+type fakeReplica struct{ Cluster }
+
+func (fakeReplica) Replica() string        { return "r-9" }
+func (fakeReplica) WriteMetrics(io.Writer) {}
+
+func TestReplicaLabel(t *testing.T) {
+	t.Parallel()
+	g := &Gateway{cluster: fakeReplica{}}
+	tests := []struct{ in, want string }{
+		{"# HELP x_total Things.\n", "# HELP x_total Things.\n"},
+		{"x_total 3\n", "x_total{replica=\"r-9\"} 3\n"},
+		{"x_total{server=\"a\"} 3\n", "x_total{replica=\"r-9\",server=\"a\"} 3\n"},
+		{"x_total{reason=\"a b {c}\"} 1\n", "x_total{replica=\"r-9\",reason=\"a b {c}\"} 1\n"},
+		{"x_bucket{le=\"+Inf\"} 7\ny 1\n", "x_bucket{replica=\"r-9\",le=\"+Inf\"} 7\ny{replica=\"r-9\"} 1\n"},
+	}
+	for _, tc := range tests {
+		var b bytes.Buffer
+		g.writeReplicaMetrics(&b, func(w io.Writer) { io.WriteString(w, tc.in) })
+		if b.String() != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, b.String(), tc.want)
+		}
+	}
+}
