@@ -96,6 +96,7 @@ func newReplica(t *testing.T, path, name string, start, serve bool) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.g.indexQuiet = 50 * time.Millisecond // save the index soon after the catalog settles
 	if start {
 		r.g.Start(ctx)
 	}
@@ -125,18 +126,12 @@ func waitShared(t *testing.T, rdb *redis.Client, prefix string, g *Gateway) stri
 	}
 }
 
-func fastIndexSaves(t *testing.T) {
-	quiet := indexSaveQuiet
-	indexSaveQuiet = 50 * time.Millisecond
-	t.Cleanup(func() { indexSaveQuiet = quiet })
-}
-
 // TestClusterSharedIndex: a replica that starts with an empty state
 // directory answers at once from the manifests and the index another
 // replica shared, without starting a server or building the index; a
 // catalog that differs gets an index of its own, under another key.
 func TestClusterSharedIndex(t *testing.T) {
-	fastIndexSaves(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
@@ -275,7 +270,7 @@ func rawModern(t *testing.T, endpoint, method, name, params string) json.RawMess
 // and a Go SDK client whose every request goes to the next replica lists,
 // searches and calls as it would with one gateway.
 func TestClusterModernClientsSeeOneList(t *testing.T) {
-	fastIndexSaves(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	upstream, _ := modernHTTP(t) // a 2026-07-28 server over HTTP
 	servers := map[string]any{"echo": roleServer(t, "echo"), "modern": map[string]any{"type": "http", "url": upstream}}
@@ -396,6 +391,7 @@ func modernStatus(t *testing.T, endpoint string) int {
 // replicas gets the allowance of one gateway, not two; replicas on their
 // own (the control) give two.
 func TestClusterRateLimits(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	tests := []struct {
@@ -411,6 +407,7 @@ func TestClusterRateLimits(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var bases []string
 			for _, name := range []string{"a", "b"} {
 				if tc.shared {
@@ -449,6 +446,7 @@ func TestClusterRateLimits(t *testing.T) {
 // TestClusterSessionCap: maxSessions counts the sessions of every
 // replica; a session that ends gives its place back.
 func TestClusterSessionCap(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "cap",
 		map[string]any{"http": map[string]any{"maxSessions": 2}, "exposure": "search"})
@@ -497,6 +495,7 @@ func TestClusterSessionCap(t *testing.T) {
 // TestClusterMetricsNameTheReplica: every sample of /metrics carries the
 // replica's label, and the cluster's own metrics are there.
 func TestClusterMetricsNameTheReplica(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "met", nil)
 	r := newReplica(t, path, "pod-1", false, true)
@@ -528,7 +527,7 @@ func TestClusterMetricsNameTheReplica(t *testing.T) {
 // manifests and index again, so that a replica started after that loads
 // them.
 func TestClusterRedisDown(t *testing.T) {
-	fastIndexSaves(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
@@ -609,7 +608,7 @@ func TestClusterRedisDown(t *testing.T) {
 // replica that has none, which then has the same catalog, loads the same
 // shared index, and finds the tool by a hint.
 func TestClusterSharedHints(t *testing.T) {
-	fastIndexSaves(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()

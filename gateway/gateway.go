@@ -171,6 +171,7 @@ type Gateway struct {
 	// the fingerprint of the catalog saved last (indexcache.go).
 	indexDirty chan struct{}
 	savedIndex []byte
+	indexQuiet time.Duration // indexSaveQuiet when the gateway was made
 
 	// hintSet holds the search hints known (hints.go); userHints those
 	// of the configured hints file, which win over the state directory's.
@@ -221,7 +222,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
-		cluster: opts.Cluster,
+		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 	}
 	if g.version == "" {
 		g.version = "dev"

@@ -26,7 +26,8 @@ import (
 // the blocks of tools that can reach the top results.
 
 // indexSaveQuiet is how long the catalog must stay unchanged before the
-// index is saved; indexSaveMaxWait bounds the wait while it keeps changing.
+// index is saved (each gateway takes it when it is made: Gateway.indexQuiet);
+// indexSaveMaxWait bounds the wait while it keeps changing.
 var (
 	indexSaveQuiet   = 2 * time.Second
 	indexSaveMaxWait = 30 * time.Second
@@ -93,7 +94,7 @@ func (g *Gateway) saveIndexes(ctx context.Context) {
 				deadline.Stop()
 				return
 			case <-g.indexDirty:
-			case <-time.After(indexSaveQuiet):
+			case <-time.After(g.indexQuiet):
 				break settle
 			case <-deadline.C:
 				break settle
