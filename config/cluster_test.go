@@ -90,3 +90,50 @@ func TestClusterSecrets(t *testing.T) {
 		t.Errorf("Secrets() = %q, want the password from $%s", cfg.Secrets(), RedisPasswordEnv)
 	}
 }
+
+// FuzzParseCluster: any cluster object is read or refused with an error
+// that names toolsearch and never shows the password; what is read is
+// usable (a redis URL with a host, a prefix, a replica, bounds in range).
+func FuzzParseCluster(f *testing.F) {
+	for _, s := range []string{
+		`{"redis": "redis://127.0.0.1:6379/0"}`,
+		`{"redis": "rediss://u:${PW}@h:6380/1", "prefix": "p", "replica": "r", "ttl": "1h", "maxBlobBytes": 2097152}`,
+		`{"redis": "redis://:${PW}@h:1/x"}`,
+		`{"redis": "http://h"}`,
+		`{"redis": "", "prefix": " "}`,
+		`{"redis": "redis://h", "ttl": 3}`,
+		`{"redis": "redis://h", "replica": "a b"}`,
+		`{"redis": 1}`,
+		`null`,
+		`[]`,
+	} {
+		f.Add(s)
+	}
+	const pw = "fuzz-secret-password"
+	lookup := env(map[string]string{"PW": pw})
+	f.Fuzz(func(t *testing.T, cluster string) {
+		cfg, err := Parse("f.json", []byte(`{"toolsearch": {"cluster": `+cluster+`}}`), lookup)
+		if err != nil {
+			if strings.Contains(err.Error(), pw) {
+				t.Fatalf("the error shows the password: %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), "config f.json") {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
+			return
+		}
+		c := cfg.Gateway.Cluster
+		if !c.On() {
+			return
+		}
+		if !strings.HasPrefix(c.Redis, "redis://") && !strings.HasPrefix(c.Redis, "rediss://") {
+			t.Fatalf("accepted %q", c.Redis)
+		}
+		if c.Prefix == "" || c.Replica == "" || c.TTL < time.Minute || c.MaxBlobBytes < 1<<20 {
+			t.Fatalf("accepted %+v", c)
+		}
+		if strings.Contains(c.RedisRedacted(), pw) {
+			t.Fatalf("RedisRedacted shows the password: %s", c.RedisRedacted())
+		}
+	})
+}
