@@ -177,6 +177,10 @@ type Config struct {
 	Path string
 	// Servers are the upstream servers in key order, disabled ones included.
 	Servers []*Server
+	// ServersKey is the key the servers were read from: "mcpServers", or
+	// VS Code's "servers". It is "" when the file has neither (or null),
+	// which serve refuses: such a file configures nothing to serve.
+	ServersKey string
 	// Gateway holds the gateway's own settings, defaults filled in.
 	Gateway Gateway
 }
@@ -451,6 +455,7 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		}
 	}
 	if len(rawServers) > 0 && string(rawServers) != "null" {
+		cfg.ServersKey = serversKey
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(rawServers, &m); err != nil {
 			return nil, errAt("", serversKey, errors.New("want an object keyed by server name"))

@@ -63,7 +63,7 @@ var bareCandidate = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // has failed, at most its start timeout. Other queries never wait: a
 // search does not block on servers it does not name.
 func (g *Gateway) awaitTargets(ctx context.Context, query string) {
-	if g.demo || len(g.ups) == 0 {
+	if g.static || len(g.ups) == 0 {
 		return
 	}
 	for _, key := range g.targetedServers(query) {
@@ -104,7 +104,7 @@ func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
 // only that no tool has the name.
 func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, error) {
 	t, err := g.resolve(name)
-	if err == nil || g.demo {
+	if err == nil || g.static {
 		return t, err
 	}
 	keys := g.targetedServers(name)

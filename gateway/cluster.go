@@ -142,7 +142,7 @@ func hintsDigest(servers []*config.Server) string {
 
 // sharedHintSet returns the hints other replicas shared, nil when none.
 func (g *Gateway) sharedHintSet() *hints.Set {
-	if g.cluster == nil || g.demo {
+	if g.cluster == nil || g.static {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -196,7 +196,7 @@ func (g *Gateway) shareManifest(s *config.Server, m *manifest) {
 // loadSharedIndex returns the index another replica shared for snap, nil
 // when there is none.
 func (g *Gateway) loadSharedIndex(snap *catalog.Snapshot) *search.Index {
-	if g.cluster == nil || g.demo {
+	if g.cluster == nil || g.static {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)

@@ -689,9 +689,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if g.isBuiltin(t) { // built-in tools (builtin.go)
 		return g.callBuiltin(ctx, req, t, args, start), nil
 	}
-	if g.demo {
+	if g.static {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
-		return toolError("%s was found in toolsearch's built-in demo catalog, but no server is configured, so nothing can be called. "+
+		return toolError("%s is in a sample catalog: no server is configured, so nothing can be called. "+
 			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", g.nameOf(t)), nil
 	}
 	args = orEmpty(args)

@@ -45,7 +45,7 @@ func (g *Gateway) kickEnrich() {
 // It is called by Start.
 func (g *Gateway) startEnrich(ctx context.Context) {
 	e := g.cfg.Gateway.Enrich
-	if !e.Enabled || g.demo {
+	if !e.Enabled || g.static {
 		return
 	}
 	if g.stateHintsPath() == "" {

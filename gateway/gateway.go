@@ -63,7 +63,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/builtin"
 	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/catalog/demo"
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/hints"
 	"github.com/toolsearch/toolsearch/policy"
@@ -77,9 +76,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients and upstream servers.
 	Version string
-	// Demo serves the embedded demo catalog: searchable, and every call
-	// answers that no server is configured. Used when there is no config.
-	Demo bool
+	// Static, when set, is served in place of the configuration's
+	// servers: its tools are searchable and listed, and every call of
+	// one answers that no server is configured. The gateway never loads
+	// a catalog of its own: a program that wants to show the search on
+	// sample tools (package catalog/demo) passes them here.
+	Static *catalog.Snapshot
 	// Cluster, when set, is what this gateway shares with the other
 	// replicas of one service (cluster.go; package cluster). Nil is a
 	// gateway on its own.
@@ -137,7 +139,7 @@ type Gateway struct {
 	log     *slog.Logger
 	version string
 	pol     *policy.Policy
-	demo    bool
+	static  bool // serving Options.Static: no servers, calls refused
 
 	cat  *catalog.Catalog
 	mu   sync.Mutex // serialises publish
@@ -217,7 +219,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		log.Warn("a policy pattern can match nothing: "+w.Problem, "scope", cmp.Or(w.Scope, "global"), "list", w.List, "pattern", w.Pattern)
 	}
 	g := &Gateway{
-		cfg: cfg, log: log, version: opts.Version, pol: pol, demo: opts.Demo,
+		cfg: cfg, log: log, version: opts.Version, pol: pol, static: opts.Static != nil,
 		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
@@ -227,15 +229,15 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.version == "" {
 		g.version = "dev"
 	}
-	if !opts.Demo {
+	if opts.Static == nil {
 		if err := g.loadHints(); err != nil { // hints.go
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
 	v := &view{tokens: map[string]int{}, extras: map[string]*manifest{}, fromCache: map[string]bool{}}
 	var servers []*catalog.Server
-	if opts.Demo {
-		v.snap = demo.Snapshot()
+	if opts.Static != nil {
+		v.snap = opts.Static
 		for _, s := range v.snap.Servers() {
 			v.tokens[s.Key] = s.Tokens()
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/catalog/demo"
 )
 
 // client is a Go SDK client session with what it was told.
@@ -573,11 +574,12 @@ func TestResourcesPromptsProgressLogs(t *testing.T) {
 	})
 }
 
-// TestMetricsAndDemo: /metrics counts searches and calls; with no config the
-// demo catalog is searchable and calls say no server is configured.
+// TestMetricsAndDemo: /metrics counts searches and calls; a static catalog
+// (the demo's, passed by the caller) is searchable and calls say no server
+// is configured.
 func TestMetricsAndDemo(t *testing.T) {
 	t.Parallel()
-	g, err := New(nil, Options{Demo: true})
+	g, err := New(nil, Options{Static: demo.Snapshot()})
 	if err != nil {
 		t.Fatal(err)
 	}

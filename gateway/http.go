@@ -279,13 +279,13 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		Tools    int            `json:"tools"`
 		Auto     string         `json:"auto_exposure"`
 		Why      string         `json:"auto_reason"`
-		Demo     bool           `json:"demo,omitempty"`
+		Static   bool           `json:"static_catalog,omitempty"`
 		Sessions int            `json:"sessions"`
 		HTTPOpen int            `json:"http_sessions_open"`
 		Servers  []healthServer `json:"servers"`
 		InFlight int            `json:"calls_in_flight"`
 		Cluster  any            `json:"cluster,omitempty"`
-	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Demo: g.demo,
+	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Static: g.static,
 		Servers: []healthServer{}}
 	snap := g.Snapshot()
 	for _, t := range snap.Tools() {

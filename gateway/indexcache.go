@@ -43,7 +43,7 @@ const maxIndexBytes = 512 << 20
 // it is for another catalog.
 func (g *Gateway) loadIndex(snap *catalog.Snapshot) *search.Index {
 	dir := g.cfg.Gateway.StateDir
-	if dir == "" || g.demo {
+	if dir == "" || g.static {
 		return nil
 	}
 	data, err := safefile.ReadFile(indexPath(dir), maxIndexBytes)
@@ -77,7 +77,7 @@ func (g *Gateway) indexChanged() {
 // saveIndexes settles the index whenever the catalog settles, until ctx
 // ends.
 func (g *Gateway) saveIndexes(ctx context.Context) {
-	if g.demo {
+	if g.static {
 		return
 	}
 	for {

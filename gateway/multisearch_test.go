@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/catalog/demo"
 )
 
 // searchWith calls search_tools with args and returns its output, or its
@@ -35,7 +37,7 @@ func outNames(out searchOutput) []string {
 // several queries and checks the merged list against the single answers.
 func TestSearchToolQueries(t *testing.T) {
 	t.Parallel()
-	g, err := New(nil, Options{Demo: true})
+	g, err := New(nil, Options{Static: demo.Snapshot()})
 	if err != nil {
 		t.Fatal(err)
 	}

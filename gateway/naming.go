@@ -58,9 +58,9 @@ type promptRoute struct {
 
 // wantsBare reports whether the server's configuration asks for bare
 // names: naming bare, or naming auto when it is the only enabled server.
-// The built-in tools and the demo catalog are always prefixed.
+// The built-in tools and a static catalog are always prefixed.
 func (g *Gateway) wantsBare(key string) bool {
-	if g.demo {
+	if g.static {
 		return false
 	}
 	u := g.ups[key]
@@ -227,12 +227,12 @@ func quoteShort(s string) string {
 }
 
 // isServer reports whether key names a server of the gateway: a
-// configured one, the built-in tools, or a server of the demo catalog.
+// configured one, the built-in tools, or a server of a static catalog.
 func (g *Gateway) isServer(key string) bool {
 	if _, ok := g.ups[key]; ok || key == builtin.Key {
 		return true
 	}
-	if g.demo {
+	if g.static {
 		if v := g.cur.Load(); v != nil {
 			_, ok := v.snap.Server(key)
 			return ok
@@ -260,10 +260,10 @@ func (g *Gateway) qualifiedServer(name string) (server, tool string, ok bool) {
 }
 
 // impersonates reports whether t's bare name is a qualified name of
-// another server of the gateway, and names that server. The demo catalog
+// another server of the gateway, and names that server. A static catalog
 // and the built-in tools are the gateway's own and never impersonate.
 func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
-	if g.demo || t.Server == builtin.Key {
+	if g.static || t.Server == builtin.Key {
 		return "", false
 	}
 	if s, _, ok := g.qualifiedServer(t.Name); ok && s != t.Server {

@@ -30,6 +30,10 @@ func runRole(role string) int {
 	switch role {
 	case "leaky":
 		return serveLeaky()
+	case "cli":
+		// The test binary as the toolsearch command, for tests that need
+		// it as a process of its own.
+		return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

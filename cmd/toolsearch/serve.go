@@ -57,7 +57,7 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 }
 
 // load finds and reads the config and applies the flags. found is false
-// when no file exists and none was named: the caller serves the demo.
+// when no file exists and none was named: serve and status refuse to run.
 func (f *serveFlags) load(stderr io.Writer) (cfg *config.Config, found bool, err error) {
 	path, _ := configPath(*f.configPath, false)
 	if path == "" {
@@ -133,6 +133,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
 	}
+	if err := serveable(cfg, found); err != nil {
+		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+		return exitUsage
+	}
 	if *shutdownTimeout > 0 {
 		cfg.Gateway.Serve.ShutdownTimeout = *shutdownTimeout
 	}
@@ -156,9 +160,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *check {
 		return checkServers(ctx, cfg, found, *timeout, *jsonOut, stdout, stderr)
 	}
-	if !found {
-		log.Warn("no config file found; serving the embedded demo catalog (searchable; calls say no server is configured)",
-			"looked_in", strings.Join(config.DefaultPaths(), ", "), "hint", "toolsearch import writes a config from your MCP client's settings")
+	if len(cfg.Servers) == 0 {
+		log.Warn("the config's "+cfg.ServersKey+" is empty: no MCP server will be served, only the built-in tools that are on",
+			"config", cfg.Path, "hint", "toolsearch add NAME -- COMMAND ARGS... adds one")
 	}
 	var ln net.Listener
 	if cfg.Gateway.Listen != "" {
@@ -171,9 +175,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer ln.Close()
 	}
-	opts := gateway.Options{Logger: log, Version: buildVersion(), Demo: !found}
+	opts := gateway.Options{Logger: log, Version: buildVersion(), }
 	var shared *cluster.Cluster
-	if found && cfg.Gateway.Cluster.On() {
+	if cfg.Gateway.Cluster.On() {
 		// Replicas of one service share state through Redis
 		// (docs/scale.md); a Redis that does not answer yet is joined
 		// when it does.
@@ -263,6 +267,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
+}
+
+// noConfigHelp tells how to make a config, for the errors of serve.
+const noConfigHelp = "make one from your MCP client's settings with\n" +
+	"  toolsearch import --from claude-desktop|claude-code|cursor|vscode|windsurf|FILE\n" +
+	"or write a commented starter with\n" +
+	"  toolsearch init\n" +
+	"then run toolsearch serve (or toolsearch serve -c FILE)"
+
+// serveable reports why cfg gives serve nothing to serve: no file was
+// found, or the file has no mcpServers (nor VS Code's servers). An
+// explicit empty "mcpServers": {} is allowed (serve logs that nothing but
+// the built-in tools will be served).
+func serveable(cfg *config.Config, found bool) error {
+	if !found {
+		return fmt.Errorf("no config file (looked in %s); serve needs one that names your MCP servers: %s",
+			strings.Join(config.DefaultPaths(), ", "), noConfigHelp)
+	}
+	if cfg.ServersKey == "" {
+		return fmt.Errorf("config %s has no \"mcpServers\" object, so there is nothing to serve: add servers with "+
+			"toolsearch add -c %s NAME -- COMMAND ARGS..., or %s", cfg.Path, cfg.Path, noConfigHelp)
+	}
+	return nil
 }
 
 // authTokenEnv names the variable that may hold the HTTP bearer token.
