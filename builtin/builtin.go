@@ -123,20 +123,7 @@ type Env struct {
 // roots returns the roots a file tool works in: the client's, else the
 // configuration's.
 func (s *Set) rootsFor(env Env) (files.Roots, error) {
-	var dirs []string
-	for _, r := range env.ClientRoots {
-		p, err := RootPath(r)
-		if err != nil {
-			s.log.Warn("builtin: ignoring a client root", "root", r, "err", err)
-			continue
-		}
-		if _, err := files.NewRoots([]string{p}); err != nil {
-			s.log.Warn("builtin: ignoring a client root", "root", r, "err", err)
-			continue
-		}
-		dirs = append(dirs, p)
-	}
-	if len(dirs) > 0 {
+	if dirs := s.clientRootDirs(env.ClientRoots, true); len(dirs) > 0 {
 		return files.NewRoots(dirs)
 	}
 	if s.rootsErr != nil {
@@ -146,6 +133,26 @@ func (s *Set) rootsFor(env Env) (files.Roots, error) {
 		return files.Roots{}, files.ErrNoRoots
 	}
 	return s.roots, nil
+}
+
+// clientRootDirs returns the client's roots that are local folders a file
+// tool can work in; the others are logged when logIgnored is set.
+func (s *Set) clientRootDirs(roots []string, logIgnored bool) []string {
+	var dirs []string
+	for _, r := range roots {
+		p, err := RootPath(r)
+		if err == nil {
+			_, err = files.NewRoots([]string{p})
+		}
+		if err != nil {
+			if logIgnored {
+				s.log.Warn("builtin: ignoring a client root", "root", r, "err", err)
+			}
+			continue
+		}
+		dirs = append(dirs, p)
+	}
+	return dirs
 }
 
 // RootPath turns an MCP root URI (file:///home/me/src) or a plain path

@@ -29,7 +29,8 @@ func TestParseConfig(t *testing.T) {
 		err   string
 	}{
 		{name: "defaults", raw: ``, path: noGopls, check: func(t *testing.T, c Config) {
-			if !c.Glob.Enabled || !c.Glob.AlwaysLoad || !c.Grep.AlwaysLoad || !c.WebFetch.Enabled || c.WebFetch.AlwaysLoad || c.WebSearch.Enabled || !c.Resources.Enabled {
+			if !c.Glob.Enabled || !c.Glob.AlwaysLoad || !c.Grep.AlwaysLoad || c.WebFetch.Enabled || c.WebFetch.AlwaysLoad || c.WebSearch.Enabled || !c.Resources.Enabled ||
+				c.Glob.Explicit || c.WebFetch.Explicit {
 				t.Errorf("defaults %+v", c)
 			}
 			if len(c.LSP.Servers) != 0 {
@@ -47,8 +48,19 @@ func TestParseConfig(t *testing.T) {
 			}
 		}},
 		{name: "switches", raw: `{"glob": false, "grep": {"enabled": false}, "resources": {"alwaysLoad": true}, "web_fetch": null}`, check: func(t *testing.T, c Config) {
-			if c.Glob.Enabled || c.Grep.Enabled || !c.Resources.Enabled || !c.Resources.AlwaysLoad || !c.WebFetch.Enabled {
+			if c.Glob.Enabled || c.Grep.Enabled || !c.Resources.Enabled || !c.Resources.AlwaysLoad || c.WebFetch.Enabled ||
+				!c.Glob.Explicit || !c.Grep.Explicit || !c.Resources.Explicit || c.WebFetch.Explicit {
 				t.Errorf("switches %+v", c)
+			}
+		}},
+		{name: "web_fetch configured", raw: `{"web_fetch": true}`, check: func(t *testing.T, c Config) {
+			if !c.WebFetch.Enabled || !c.WebFetch.Explicit {
+				t.Errorf("web_fetch %+v", c.WebFetch)
+			}
+		}},
+		{name: "web_fetch by its lists", raw: `{"web_fetch": {"allow": ["go.dev"]}}`, check: func(t *testing.T, c Config) {
+			if !c.WebFetch.Enabled || !c.WebFetch.Explicit || !slices.Equal(c.WebFetch.Allow, []string{"go.dev"}) {
+				t.Errorf("web_fetch %+v", c.WebFetch)
 			}
 		}},
 		{name: "lsp servers", raw: `{"lsp": {"python": {"command": "pyright-langserver", "args": ["--stdio"]}, "zz": {"command": "zz-ls", "extensions": ["zz"]}, "timeout": 5, "alwaysLoad": true}}`, path: noGopls,
@@ -130,7 +142,7 @@ func FuzzParseConfig(f *testing.F) {
 // what the tool does not do, and the resource tools come only on request.
 func TestDefinitions(t *testing.T) {
 	t.Parallel()
-	cfg, err := ParseConfig(json.RawMessage(`{"web_search": {"provider": "searxng", "url": "http://127.0.0.1:1"}}`), nil, hasGopls)
+	cfg, err := ParseConfig(json.RawMessage(`{"web_fetch": true, "web_search": {"provider": "searxng", "url": "http://127.0.0.1:1"}}`), nil, hasGopls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +188,7 @@ func TestCall(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Roots = []string{dir, filepath.Join(dir, "missing")}
 	cfg.LSP.Enabled = false
+	cfg.WebFetch.Enabled = true
 	s := New(cfg, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {

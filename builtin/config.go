@@ -34,11 +34,16 @@ import (
 //	  "resources": true                     // list_resources and read_resource
 //	}
 //
-// Every tool is on unless set to false (or {"enabled": false}); web_search
-// needs a provider, and lsp needs a language server (gopls for Go is used
-// by default when it is on PATH). glob and grep are always loaded; the
-// others are deferred behind tool search unless "alwaysLoad" is true.
-// Strings expand ${VAR} like the rest of the file.
+// web_fetch and web_search are off until configured: web_fetch by true or
+// an object, web_search by an object that names a provider. glob, grep,
+// lsp and the resource tools are on unless set to false (or {"enabled":
+// false}); lsp needs a language server (gopls for Go is used by default
+// when it is on PATH). Being on in the configuration is not the whole
+// story: which tools a client is shown is decided per client (Decide):
+// the file tools need roots, and a client with tools of its own gets none
+// of these unless the file sets them explicitly. glob and grep are always
+// loaded; the others are deferred behind tool search unless "alwaysLoad"
+// is true. Strings expand ${VAR} like the rest of the file.
 type Config struct {
 	// Roots are the folders the file tools work in when the client
 	// declares no MCP roots.
@@ -55,6 +60,10 @@ type Config struct {
 type Switch struct {
 	Enabled    bool
 	AlwaysLoad bool
+	// Explicit is whether the configuration file set the tool (true,
+	// false or an object): an explicit choice wins over the rule that
+	// leaves built-ins out for clients that have their own (Decide).
+	Explicit bool
 }
 
 // LSPConfig configures the lsp tool.
@@ -131,15 +140,15 @@ var knownExtensions = map[string][]string{
 	"lua":        {".lua"},
 }
 
-// DefaultConfig is the configuration when the file says nothing: every
-// tool on except web_search (which needs a provider), gopls for Go when it
-// is installed.
+// DefaultConfig is the configuration when the file says nothing: the file
+// tools (glob, grep, lsp) and the resource tools on, web_fetch and
+// web_search off until configured, gopls for Go when it is installed.
 func DefaultConfig() Config {
 	c := Config{
 		Glob:      Switch{Enabled: true, AlwaysLoad: true},
 		Grep:      Switch{Enabled: true, AlwaysLoad: true},
 		LSP:       LSPConfig{Switch: Switch{Enabled: true}, Servers: map[string]LanguageServer{}, Timeout: 60 * time.Second},
-		WebFetch:  WebFetchConfig{Switch: Switch{Enabled: true}, MaxBytes: 10 << 20, Timeout: 30 * time.Second, PageChars: 20_000, CacheTTL: 15 * time.Minute, CacheBytes: 64 << 20},
+		WebFetch:  WebFetchConfig{MaxBytes: 10 << 20, Timeout: 30 * time.Second, PageChars: 20_000, CacheTTL: 15 * time.Minute, CacheBytes: 64 << 20},
 		WebSearch: WebSearchConfig{Timeout: 20 * time.Second, MaxResults: 10},
 		Resources: Switch{Enabled: true},
 	}
@@ -338,6 +347,7 @@ func parseSwitch(name string, raw json.RawMessage, sw *Switch) (map[string]json.
 	if s == "" || s == "null" {
 		return nil, nil
 	}
+	sw.Explicit = true
 	var on bool
 	if json.Unmarshal(raw, &on) == nil {
 		sw.Enabled = on

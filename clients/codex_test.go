@@ -80,10 +80,11 @@ func codexConfig(t testing.TB, home, baseURL, cmd string, args []string, env map
 
 // codexNamespace is the namespace Codex puts the gateway's tools in (its
 // MCP server is called gw); codexTools are what the gateway lists in
-// search exposure, whatever the servers behind.
+// search exposure, whatever the servers behind: no built-in tools, since
+// Codex has its own (gateway/builtinclient.go).
 const codexNamespace = "mcp__gw"
 
-var codexTools = []string{"builtin__glob", "builtin__grep", "call_tool", "search_tools"}
+var codexTools = []string{"call_tool", "search_tools"}
 
 // codexModel is the scripted model behind the Responses stand-in: it
 // searches with the gateway's search_tools, calls what it found through

@@ -53,7 +53,7 @@ func TestBuiltinsEndToEnd(t *testing.T) {
 	t.Parallel()
 	ws := workspace(t)
 	cfg := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")},
-		map[string]any{"builtins": map[string]any{"roots": []string{ws}, "lsp": false}})
+		map[string]any{"builtins": map[string]any{"roots": []string{ws}, "lsp": false, "web_fetch": true}})
 	g := startGateway(t, cfg)
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	srv := httptest.NewServer(g.Handler(""))
@@ -153,10 +153,12 @@ func TestBuiltinsEndToEnd(t *testing.T) {
 }
 
 // TestBuiltinsSwitches: tools switched off are absent; the resource tools
-// appear only when an upstream declares resources; with no roots at all the
-// file tools say so.
+// appear only when an upstream declares resources; web_fetch only when
+// configured; with no roots at all the file tools are not shown, and a
+// call of one says why.
 func TestBuiltinsSwitches(t *testing.T) {
 	t.Parallel()
+	ws := workspace(t)
 	for _, tc := range []struct {
 		name     string
 		builtins map[string]any
@@ -167,10 +169,12 @@ func TestBuiltinsSwitches(t *testing.T) {
 		{name: "off", builtins: map[string]any{"glob": false, "grep": map[string]any{"enabled": false}, "web_fetch": false, "lsp": false, "resources": false},
 			servers: map[string]any{"echo": roleServer(t, "echo")},
 			absent:  []string{"builtin__glob", "builtin__grep", "builtin__web_fetch", "builtin__list_resources", "builtin__lsp"}},
-		{name: "defaults, no resources", builtins: map[string]any{"lsp": false},
-			want:   []string{"builtin__glob", "builtin__grep", "builtin__web_fetch"},
-			absent: []string{"builtin__list_resources", "builtin__read_resource", "builtin__web_search"}},
-		{name: "always load", builtins: map[string]any{"lsp": false, "web_fetch": map[string]any{"alwaysLoad": true}},
+		{name: "defaults, no roots, no resources", builtins: map[string]any{"lsp": false},
+			absent: []string{"builtin__glob", "builtin__grep", "builtin__web_fetch", "builtin__list_resources", "builtin__read_resource", "builtin__web_search"}},
+		{name: "roots", builtins: map[string]any{"lsp": false, "roots": []string{ws}},
+			want:   []string{"builtin__glob", "builtin__grep"},
+			absent: []string{"builtin__web_fetch", "builtin__web_search"}},
+		{name: "always load", builtins: map[string]any{"lsp": false, "roots": []string{ws}, "web_fetch": map[string]any{"alwaysLoad": true}},
 			want: []string{"builtin__glob", "builtin__grep", "builtin__web_fetch"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,7 +190,7 @@ func TestBuiltinsSwitches(t *testing.T) {
 			srv := httptest.NewServer(g.Handler(""))
 			t.Cleanup(srv.Close)
 			mode := "full"
-			if tc.name == "always load" {
+			if tc.name == "always load" || strings.HasPrefix(tc.name, "defaults") {
 				mode = "search"
 			}
 			c := connectHTTP(t, srv.URL+"/mcp/"+mode, nil)
@@ -201,9 +205,9 @@ func TestBuiltinsSwitches(t *testing.T) {
 					t.Errorf("%s lists %s: %v", mode, a, names)
 				}
 			}
-			if tc.name == "defaults, no resources" {
-				text, isErr := c.call(t, "builtin__glob", map[string]any{"pattern": "*"})
-				if !isErr || !strings.Contains(text, "no root folders") {
+			if strings.HasPrefix(tc.name, "defaults") {
+				text, isErr := c.call(t, callToolName, map[string]any{"name": "builtin__glob", "arguments": map[string]any{"pattern": "*"}})
+				if !isErr || !strings.Contains(text, "no roots") {
 					t.Errorf("glob without roots = %q, %v", text, isErr)
 				}
 			}

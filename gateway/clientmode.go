@@ -67,6 +67,8 @@ type clientFacts struct {
 	name, version string
 	// protocol is the protocol version the client asked for.
 	protocol string
+	// roots is whether it declared the roots capability.
+	roots bool
 }
 
 // metaFacts reads the facts auto uses from a 2026-07-28 request's _meta
@@ -103,6 +105,7 @@ func factsOf(p *mcp.InitializeParams) *clientFacts {
 		return c
 	}
 	c.protocol = p.ProtocolVersion
+	c.roots = p.Capabilities != nil && p.Capabilities.RootsV2 != nil
 	if p.ClientInfo != nil {
 		c.name, c.version = p.ClientInfo.Name, p.ClientInfo.Version
 	}
@@ -187,6 +190,7 @@ func (g *Gateway) autoClientsNote() string {
 func (s *session) clientMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/list" {
+			s.awaitRoots(ctx) // the first answer to roots/list (builtinclient.go)
 			res, err := next(ctx, method, req)
 			if err == nil {
 				s.relist.listed() // relist.go
@@ -213,6 +217,12 @@ func (s *session) decideForClient(c *clientFacts) string {
 	g := s.g
 	s.mu.Lock()
 	s.facts = c
+	// The built-in tools this client is shown, and whether its roots
+	// are to be asked for (builtinclient.go).
+	s.decideBuiltins()
+	if s.wantsRoots(c) && s.rootsDone == nil {
+		s.rootsDone = make(chan struct{})
+	}
 	if !s.auto {
 		mode, reason := s.mode, s.reason
 		s.mu.Unlock()
@@ -226,7 +236,7 @@ func (s *session) decideForClient(c *clientFacts) string {
 		// The search and call tools registered so far stay with the
 		// server, unseen: full mode's listings and calls are answered
 		// from the view's list (fulllist.go).
-		s.full = g.fullTools(g.cur.Load())
+		s.full = g.fullToolsFor(g.cur.Load(), s.builtinOff)
 	case s.mode == config.ExposureFull:
 		s.leaveFull()
 	}

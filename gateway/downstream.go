@@ -93,6 +93,13 @@ type session struct {
 	listed bool
 	// relist counts the client's tools/list requests (relist.go).
 	relist relistState
+	// builtinOff names the built-in tools this session leaves out, roots
+	// are the client's MCP roots, and rootsDone is closed once the first
+	// roots/list has been answered (nil when none is asked for)
+	// (builtinclient.go).
+	builtinOff map[string]bool
+	roots      []string
+	rootsDone  chan struct{}
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -138,10 +145,18 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			Extensions: g.upstreamExtensions(),
 		},
 		// What passes besides listings and calls (forward.go).
-		CompletionHandler:         g.complete,
-		SubscribeHandler:          subscribe,
-		UnsubscribeHandler:        unsubscribe,
-		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   subscribe,
+		UnsubscribeHandler: unsubscribe,
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
+			g.rootsChanged()
+			s.mu.Lock()
+			ask := s.wantsRoots(s.facts)
+			s.mu.Unlock()
+			if ask && req != nil && req.Session != nil {
+				go s.askRoots(req.Session, nil) // builtinclient.go
+			}
+		},
 		SupportedProtocolVersions: downstreamVersions,
 		// ttlMs and cacheScope of lists and resources/read (era_cache.go).
 		SetCacheable: s.setCacheable,
@@ -151,11 +166,14 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			if ip := req.Session.InitializeParams(); ip != nil {
 				s.era, s.client = ip.ProtocolVersion, clientName(ip.ClientInfo)
 			}
-			era, client, mode := s.era, s.client, s.mode
+			era, client, mode, rootsDone := s.era, s.client, s.mode, s.rootsDone
 			s.mu.Unlock()
 			g.log.Info("a client speaks MCP "+era, "era", eraName(era), "client", client, "exposure", mode, "transport", "session")
 			g.register(s)
 			s.sync()
+			if rootsDone != nil {
+				go s.askRoots(req.Session, rootsDone) // builtinclient.go
+			}
 			go func() {
 				_ = req.Session.Wait()
 				g.unregister(s)
@@ -179,6 +197,9 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 		}
 	})
 	s.server.AddReceivingMiddleware(s.eraMiddleware) // era.go; outermost
+	s.mu.Lock()
+	s.decideBuiltins() // builtinclient.go
+	s.mu.Unlock()
 	s.sync()
 	return s
 }
@@ -302,13 +323,13 @@ func (s *session) sync() {
 	}
 	desired := map[string]*catalog.Tool{}
 	for _, t := range v.snap.Tools() {
-		if t.AlwaysLoad && g.Visible(t) {
+		if t.AlwaysLoad && g.Visible(t) && !s.hidesTool(t) {
 			desired[v.exposedName(t)] = t
 		}
 	}
 	kept := s.loaded[:0]
 	for _, id := range s.loaded {
-		if t, ok := v.snap.Tool(id); ok && g.Visible(t) {
+		if t, ok := v.snap.Tool(id); ok && g.Visible(t) && !s.hidesTool(t) {
 			desired[v.exposedName(t)] = t
 			kept = append(kept, id)
 		}
@@ -356,7 +377,7 @@ func (s *session) sync() {
 			s.tools[n] = t.Raw
 		}
 	}
-	desc := searchDescription(v, g, s.mode)
+	desc := searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff))
 	if desc != s.searchDesc {
 		s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
 			InputSchema: searchInputSchema, Meta: alwaysLoadMeta,
@@ -386,7 +407,7 @@ const searchAdvice = `Ask as the wanted tool's own description would, naming the
 
 // searchDescription names the servers and their tool counts, not every
 // tool, so that its size does not grow with the catalog.
-func searchDescription(v *view, g *Gateway, mode string) string {
+func searchDescription(v *view, g *Gateway, mode string, visible func(*catalog.Tool) bool) string {
 	type sc struct {
 		key string
 		n   int
@@ -396,7 +417,7 @@ func searchDescription(v *view, g *Gateway, mode string) string {
 	for _, srv := range v.snap.Servers() {
 		n := 0
 		for _, t := range srv.Tools {
-			if g.Visible(t) {
+			if visible(t) {
 				n++
 			}
 		}
@@ -470,6 +491,9 @@ func textResult(s string) *mcp.CallToolResult {
 
 // nativeHandler serves a call of an upstream tool by its own name.
 func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if res := s.refusedBuiltin(req.Params.Name); res != nil { // builtinclient.go
+		return res, nil
+	}
 	return s.g.callTool(ctx, req, req.Params.Name, req.Params.Arguments)
 }
 
@@ -486,6 +510,9 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	if args.Name == searchToolName || args.Name == callToolName {
 		return toolError("call %s directly, not through call_tool", args.Name), nil
+	}
+	if res := s.refusedBuiltin(args.Name); res != nil { // builtinclient.go
+		return res, nil
 	}
 	return s.g.callTool(ctx, req, args.Name, args.Arguments)
 }
@@ -541,7 +568,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if max <= 0 {
 		max = g.cfg.Gateway.Limits.MaxResults
 	}
-	res, err := g.SearchMany(ctx, args.Query, args.Queries, max)
+	res, err := g.searchMany(ctx, args.Query, args.Queries, max, s.visibleFunc())
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {
 			return toolError("%v", err), nil

@@ -26,11 +26,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/builtin"
 	"github.com/toolsearch/toolsearch/catalog"
 )
 
@@ -63,6 +65,10 @@ var listPlaceholder = &mcp.Tool{Name: "toolsearch-full-list", InputSchema: map[s
 type fullCache struct {
 	mu   sync.Mutex
 	list *fullList
+	// less holds the list without some built-in tools (sessions whose
+	// client is not shown them, builtinclient.go), by the names left
+	// out; it is emptied when list changes.
+	less map[string]*fullList
 }
 
 // fullTools returns the full list of v's catalog version, building it if
@@ -76,8 +82,60 @@ func (g *Gateway) fullTools(v *view) *fullList {
 	}
 	fl := &fullList{snap: v.snap, names: v.names}
 	fl.build(g, v)
-	c.list = fl
+	c.list, c.less = fl, nil
 	return fl
+}
+
+// fullToolsFor is fullTools without the built-in tools named in off.
+func (g *Gateway) fullToolsFor(v *view, off map[string]bool) *fullList {
+	fl := g.fullTools(v)
+	if len(off) == 0 {
+		return fl
+	}
+	names := make([]string, 0, len(off))
+	for n := range off {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	key := strings.Join(names, ",")
+	c := &g.full
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.list != fl {
+		return fl.without(off) // a newer list was built meanwhile
+	}
+	if less, ok := c.less[key]; ok {
+		return less
+	}
+	less := fl.without(off)
+	if c.less == nil {
+		c.less = map[string]*fullList{}
+	}
+	c.less[key] = less
+	return less
+}
+
+// without returns the list less the built-in tools named in off.
+func (fl *fullList) without(off map[string]bool) *fullList {
+	out := &fullList{snap: fl.snap, names: fl.names, has: map[string]bool{}, headers: fl.headers}
+	h := sha256.New()
+	for _, t := range fl.tools {
+		var ct *catalog.Tool
+		if fl.names != nil {
+			ct = fl.names.byName[t.Name]
+		}
+		if ct != nil && ct.Server == builtin.Key && off[ct.Name] {
+			continue
+		}
+		out.tools = append(out.tools, t)
+		out.has[t.Name] = true
+		fmt.Fprintf(h, "%d:%s", len(t.Name), t.Name)
+		if ct != nil {
+			fmt.Fprintf(h, "%d:%s", len(ct.Raw), ct.Raw)
+		}
+	}
+	copy(out.sum[:], h.Sum(nil))
+	return out
 }
 
 // build makes the list: every visible tool of the view under its exposed
@@ -145,7 +203,7 @@ func (fl *fullList) page(cursor string) (*mcp.ListToolsResult, error) {
 // syncFull points a session in full mode at v's list and tells the client
 // when the list differs from the one it had. s.mu is held.
 func (s *session) syncFull(v *view) {
-	fl := s.g.fullTools(v)
+	fl := s.g.fullToolsFor(v, s.builtinOff)
 	if s.full == fl {
 		return
 	}

@@ -612,6 +612,12 @@ func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Res
 // outright first, then the ranked hits fused by rank, up to max. A query
 // that fails fails the search with a *search.QueryError naming it.
 func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string, max int) (search.Result, error) {
+	return g.searchMany(ctx, query, queries, max, g.Visible)
+}
+
+// searchMany is SearchMany over the tools visible reports true for (a
+// session's: policy, less the built-ins it leaves out).
+func (g *Gateway) searchMany(ctx context.Context, query string, queries []string, max int, visible func(*catalog.Tool) bool) (search.Result, error) {
 	if len(queries) <= search.MaxQueries {
 		// Past the limit the search is refused: nothing to wait for.
 		g.awaitTargets(ctx, query)
@@ -622,12 +628,12 @@ func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string
 	start := time.Now()
 	v := g.cur.Load()
 	one := func(ctx context.Context, req search.Request) (search.Result, error) {
-		if res, err, done := g.searchAliases(ctx, v, req.Query, req.MaxResults); done {
+		if res, err, done := g.searchAliases(ctx, v, req.Query, req.MaxResults, visible); done {
 			return res, err
 		}
 		return v.index.Search(ctx, req)
 	}
-	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: g.Visible}, queries, one)
+	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible}, queries, one)
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
 }
@@ -637,7 +643,7 @@ func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string
 // index does not know: aliases are looked up here, every other name of
 // the query by the index, in the order given. done is false when the
 // query names no alias.
-func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max int) (res search.Result, err error, done bool) {
+func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error, done bool) {
 	if v.names == nil || len(v.names.aliases) == 0 {
 		return res, nil, false
 	}
@@ -662,14 +668,14 @@ func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max 
 			continue
 		}
 		if t, ok := v.names.aliases[n]; ok {
-			if g.Visible(t) {
+			if visible(t) {
 				add(t)
 			} else {
 				res.Unknown = append(res.Unknown, n)
 			}
 			continue
 		}
-		sub, err := v.index.Search(ctx, search.Request{Query: "select:" + n, MaxResults: max, Visible: g.Visible})
+		sub, err := v.index.Search(ctx, search.Request{Query: "select:" + n, MaxResults: max, Visible: visible})
 		if err != nil {
 			return search.Result{}, err, true
 		}

@@ -193,7 +193,7 @@ func TestNamingThroughTheGateway(t *testing.T) {
 	echo["naming"] = "bare"
 	memory := map[string]any{"command": npmBin(t, "mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": t.TempDir() + "/memory.jsonl"}}
 	g, logs := newGatewayLogged(t, map[string]any{"everything": everything, "echo": echo, "memory": memory},
-		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false}})
+		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false, "roots": []string{t.TempDir()}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
 	t.Cleanup(func() { stopGateway(t, g, cancel) })

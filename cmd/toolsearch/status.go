@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolsearch/toolsearch/builtin"
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/internal/redact"
@@ -37,6 +38,10 @@ type statusJSON struct {
 	Tools    int            `json:"tools"`
 	Tokens   int            `json:"tokens"`
 	Servers  []serverStatus `json:"servers"`
+	// Builtins says which built-in tools are on and why, for a client
+	// the gateway knows nothing of; BuiltinsNote how other clients differ.
+	Builtins     []builtin.Decision `json:"builtins"`
+	BuiltinsNote string             `json:"builtins_note,omitempty"`
 }
 
 type serverStatus struct {
@@ -85,10 +90,11 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	wcancel()
 	sts := g.Statuses()
 	mode, reason := g.Exposure()
+	builtins, builtinsNote := g.Builtins()
 	cancel()
 	g.Close()
 
-	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason}
+	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason, Builtins: builtins, BuiltinsNote: builtinsNote}
 	code := exitOK
 	for _, s := range sts {
 		row := serverStatus{Name: s.Key, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
@@ -129,5 +135,26 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	fmt.Fprintf(tw, "TOTAL\t\t\t%d\t%d\t\n", out.Tools, out.Tokens)
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
+	printBuiltins(stdout, out.Builtins, out.BuiltinsNote)
 	return code
+}
+
+// printBuiltins prints which built-in tools are on and why, one line each.
+func printBuiltins(w io.Writer, ds []builtin.Decision, note string) {
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nbuilt-in tools (for a client not known to the gateway, and every MCP 2026-07-28 client):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, d := range ds {
+		state := "off"
+		if d.On {
+			state = "on"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Tool, state, d.Reason)
+	}
+	tw.Flush()
+	if note != "" {
+		fmt.Fprintf(w, "  (%s)\n", note)
+	}
 }
