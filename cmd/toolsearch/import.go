@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tailscale/hujson"
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
@@ -76,8 +77,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	client, sources := resolveSources(*from, *project)
+	self, _ := selfExecutable()
 	servers := map[string]json.RawMessage{}
-	var read []string
+	var read, skipped []string
 	for _, src := range sources {
 		found, err := readServers(src, *project)
 		if errors.Is(err, os.ErrNotExist) {
@@ -88,13 +90,29 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 		read = append(read, src)
-		for k, v := range found {
+		for _, k := range sortedEntryKeys(found) {
+			if _, dup := servers[k]; dup {
+				continue
+			}
+			e := found[k]
 			if k == "toolsearch" {
-				continue // the gateway itself
+				fmt.Fprintf(stderr, "toolsearch import: leaving out server \"toolsearch\" of %s: by its name it is this gateway\n", src)
+				skipped = append(skipped, k)
+				continue
 			}
-			if _, dup := servers[k]; !dup {
-				servers[k] = v
+			entry, err := importEntry(k, e)
+			if err != nil {
+				fmt.Fprintf(stderr, "toolsearch import: leaving out server %q of %s: %v\n", k, src, err)
+				skipped = append(skipped, k)
+				continue
 			}
+			if p, ok := entryRunsSelf(self, entry); ok {
+				fmt.Fprintf(stderr, "toolsearch import: leaving out server %q of %s: it runs toolsearch serve itself (%s), "+
+					"and a gateway that lists itself would start itself without end\n", k, src, p)
+				skipped = append(skipped, k)
+				continue
+			}
+			servers[k] = entry
 		}
 	}
 	if len(read) == 0 {
@@ -102,6 +120,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if len(servers) == 0 {
+		if len(skipped) > 0 {
+			fmt.Fprintf(stderr, "toolsearch import: every server of %s was left out (%s): nothing to write\n", strings.Join(read, ", "), strings.Join(skipped, ", "))
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "toolsearch import: %s has no MCP servers\n", strings.Join(read, ", "))
 		return exitNoResult
 	}
@@ -137,6 +159,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	keys := sortedRawKeys(servers)
 	fmt.Fprintf(stderr, "Imported %d servers (%s) from %s into %s.\n", len(keys), strings.Join(keys, ", "), strings.Join(read, ", "), dest)
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "Left out %d (%s): see above.\n", len(skipped), strings.Join(skipped, ", "))
+	}
 	fmt.Fprintf(stderr, "Exposure %s: %s\n", exposure, why)
 	fmt.Fprintf(stderr, "Replace the servers in your %s config with this one entry:\n\n", client)
 	fmt.Fprintln(stdout, snippet(client, dest))
@@ -161,24 +186,58 @@ func resolveSources(from, project string) (string, []string) {
 		}
 	}
 	client := "mcpServers"
-	if strings.Contains(from, ".vscode") {
+	// VS Code's files: .vscode/mcp.json of a folder, and the user's
+	// Code/User/mcp.json (Code - Insiders, VSCodium... alike).
+	if dir := filepath.Dir(from); strings.Contains(from, ".vscode") || (filepath.Base(from) == "mcp.json" && filepath.Base(dir) == "User") {
 		client = "vscode"
 	}
 	return client, []string{from}
 }
 
-// readServers reads the server entries of a client config, unexpanded. In
-// ~/.claude.json it also reads the project's entry.
-func readServers(path, project string) (map[string]json.RawMessage, error) {
+// clientEntry is one server entry of a client config, unexpanded, with
+// what its variables may refer to.
+type clientEntry struct {
+	raw json.RawMessage
+	// workspace is the folder the entry belongs to (${workspaceFolder}):
+	// the project of a project-scoped file, "" for a user-wide one.
+	workspace string
+	// inputs are the descriptions of the file's VS Code inputs, by id.
+	inputs map[string]string
+}
+
+// readServers reads the server entries of a client config, unexpanded:
+// its "mcpServers" and VS Code's "servers", as JSON with comments and
+// trailing commas (VS Code's files have them). In ~/.claude.json it also
+// reads the project's entry.
+func readServers(path, project string) (map[string]clientEntry, error) {
 	data, err := safefile.ReadFile(path, maxClientConfigBytes)
 	if err != nil {
 		return nil, err
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON: %w", path, err)
 	}
-	out := map[string]json.RawMessage{}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(std, &top); err != nil || top == nil {
+		return nil, fmt.Errorf("%s: not a JSON object", path)
+	}
+	inputs := map[string]string{}
+	if raw, ok := top["inputs"]; ok {
+		var list []struct {
+			ID          string `json:"id"`
+			Description string `json:"description"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("%s: \"inputs\" is not a list of {\"id\", \"description\"}: %w", path, err)
+		}
+		for _, in := range list {
+			inputs[in.ID] = in.Description
+		}
+	}
+	ws := workspaceOf(path)
+	out := map[string]clientEntry{}
 	for _, key := range []string{"mcpServers", "servers"} {
 		if raw, ok := top[key]; ok {
 			var m map[string]json.RawMessage
@@ -186,7 +245,7 @@ func readServers(path, project string) (map[string]json.RawMessage, error) {
 				return nil, fmt.Errorf("%s: %q is not an object: %w", path, key, err)
 			}
 			for k, v := range m {
-				out[k] = v
+				out[k] = clientEntry{raw: v, workspace: ws, inputs: inputs}
 			}
 		}
 	}
@@ -198,13 +257,43 @@ func readServers(path, project string) (map[string]json.RawMessage, error) {
 			if abs, err := filepath.Abs(project); err == nil {
 				for k, v := range projects[abs].MCPServers {
 					if _, dup := out[k]; !dup {
-						out[k] = v
+						out[k] = clientEntry{raw: v, workspace: abs, inputs: inputs}
 					}
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// workspaceOf is the folder a client config file belongs to: the project
+// of .vscode/mcp.json, .cursor/mcp.json or .mcp.json; "" for the others,
+// which are the user's, in no workspace.
+func workspaceOf(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(abs)
+	switch {
+	case filepath.Base(abs) == ".mcp.json":
+		return dir
+	case filepath.Base(dir) == ".vscode" || filepath.Base(dir) == ".cursor":
+		if home, err := os.UserHomeDir(); err == nil && filepath.Dir(dir) == home && filepath.Base(dir) == ".cursor" {
+			return "" // ~/.cursor/mcp.json is Cursor's user-wide file
+		}
+		return filepath.Dir(dir)
+	}
+	return ""
+}
+
+func sortedEntryKeys(m map[string]clientEntry) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // importExposure is the exposure written for a client's config, and why.

@@ -137,6 +137,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
 	}
+	if self := selfEntries(cfg); len(self) > 0 { // self.go
+		fmt.Fprintf(stderr, "toolsearch serve: config %s: server %s runs this toolsearch's own serve, "+
+			"which would start itself again without end; remove the entry (or set \"disabled\": true)\n", cfg.Path, strings.Join(self, ", server "))
+		return exitUsage
+	}
 	if *shutdownTimeout > 0 {
 		cfg.Gateway.Serve.ShutdownTimeout = *shutdownTimeout
 	}
