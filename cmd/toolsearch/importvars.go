@@ -80,6 +80,9 @@ func rewriteValue(v any, e clientEntry) (any, error) {
 		}
 	case map[string]any:
 		for k := range x {
+			if strings.Contains(k, "${") {
+				return nil, fmt.Errorf("the key %q holds a variable, and variables are expanded in values only", k)
+			}
 			r, err := rewriteValue(x[k], e)
 			if err != nil {
 				return nil, err

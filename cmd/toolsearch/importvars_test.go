@@ -140,3 +140,39 @@ func TestImportVSCodeWorkspaceCwd(t *testing.T) {
 		t.Errorf("servers %+v, want cwd %s", cfg.Servers, proj)
 	}
 }
+
+// FuzzImportEntry: rewriting an entry's variables never panics, gives
+// valid JSON when it succeeds, never writes an ${input:…} reference, and
+// turns every ${env:NAME} into ${NAME}.
+func FuzzImportEntry(f *testing.F) {
+	for _, seed := range []string{
+		`{"command": "x", "args": ["${workspaceFolder}/src"], "cwd": "${workspaceFolder}"}`,
+		`{"env": {"T": "${input:tok}"}}`,
+		`{"env": {"K": "${env:KEY}", "H": "${userHome}${pathSeparator}x", "L": "${LEVEL:-info}"}}`,
+		`{"args": ["${config:a.b}", "${file}", "${", "}", "$${x}", "${env:}"]}`,
+		`{"url": "https://example.com/${workspaceFolderBasename}"}`,
+		`[1, 2.5, null, true, "${/}"]`,
+		`"${input:a}${env:B}"`,
+	} {
+		f.Add(seed, "/work/proj")
+		f.Add(seed, "")
+	}
+	f.Fuzz(func(t *testing.T, raw, workspace string) {
+		if !json.Valid([]byte(raw)) {
+			return
+		}
+		out, err := importEntry("fuzz", clientEntry{raw: json.RawMessage(raw), workspace: workspace, inputs: map[string]string{"a": "secret prompt"}})
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%s gave invalid JSON %s", raw, out)
+		}
+		if strings.Contains(raw, "${") && (strings.Contains(string(out), "${input:") || strings.Contains(string(out), "${env:")) {
+			t.Fatalf("%s gave %s, which keeps an editor reference", raw, out)
+		}
+	})
+}
