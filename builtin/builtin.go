@@ -10,6 +10,12 @@
 // by name with JSON arguments. The gateway registers the definitions as the
 // catalog server Key and routes calls here; the two resource tools are
 // answered by the gateway itself, which knows its upstream servers.
+//
+// Which of the configured tools a client is shown is Decide's answer
+// (decide.go), one decision with a reason per tool: web_fetch and
+// web_search only when configured, the file tools only where there are
+// roots, and none but those set explicitly for a client that has tools of
+// its own.
 package builtin
 
 import (

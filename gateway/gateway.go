@@ -38,6 +38,11 @@
 // changes, logs, progress, cancellation, resource subscriptions and their
 // updates, and completions go where they belong.
 //
+// The built-in tools (package builtin) are one more catalog server; which
+// of them a client is shown is decided per client, by its clientInfo name
+// and MCP roots for a 2025-11-25 session and by the configuration alone
+// for a 2026-07-28 client (builtinclient.go).
+//
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
 // place, Gateway.visible, for every listing, search and call.
