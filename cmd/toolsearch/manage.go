@@ -45,6 +45,11 @@ const starterConfig = `// toolsearch gateway configuration.
     // auto's switch point, in percent of the model's context window.
     "threshold": 10,
     "contextWindow": 200000
+    // Built-in tools: glob, grep and lsp work in the client's MCP roots,
+    // or in these; web_fetch and web_search are off until set here.
+    // Claude Code, Codex and VS Code get only those set here (they have
+    // their own). toolsearch status says which are on and why.
+    // , "builtins": {"roots": ["~/src/project"], "web_fetch": {"allow": ["go.dev"]}}
   }
 }
 `
