@@ -223,6 +223,6 @@ func (g *Gateway) Builtins() (decisions []builtin.Decision, note string) {
 		names[i] = strings.TrimSuffix(n, "*")
 	}
 	note = fmt.Sprintf("clients of MCP 2025-11-25 and older: the file tools also work in the client's own MCP roots; "+
-		"%s get only the built-ins the configuration sets explicitly (they have their own)", strings.Join(names, ", "))
+		"%s get only the built-ins the configuration sets explicitly, as they have their own", strings.Join(names, ", "))
 	return g.builtin.set.Decide(builtin.Client{}, resources), note
 }

@@ -158,7 +158,7 @@ func selfEntries(cfg *config.Config) []string {
 		// The gateway starts a command as exec.Command does: a bare name
 		// from its own PATH, a relative path from the entry's cwd.
 		if ok, p := runsSelf(self, s.Command, s.Args, s.Cwd, os.Getenv("PATH")); ok {
-			out = append(out, fmt.Sprintf("%q (%s is toolsearch itself)", s.Key, p))
+			out = append(out, fmt.Sprintf("%q (its command, %s, is this binary)", s.Key, p))
 		}
 	}
 	return out

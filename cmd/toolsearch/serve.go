@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	if self := selfEntries(cfg); len(self) > 0 { // self.go
-		fmt.Fprintf(stderr, "toolsearch serve: config %s: server %s runs this toolsearch's own serve, "+
+		fmt.Fprintf(stderr, "toolsearch serve: config %s: server %s would run this gateway's own serve, "+
 			"which would start itself again without end; remove the entry (or set \"disabled\": true)\n", cfg.Path, strings.Join(self, ", server "))
 		return exitUsage
 	}
