@@ -117,7 +117,10 @@ func (g *Gateway) fullToolsFor(v *view, off map[string]bool) *fullList {
 
 // without returns the list less the built-in tools named in off.
 func (fl *fullList) without(off map[string]bool) *fullList {
-	out := &fullList{snap: fl.snap, names: fl.names, has: map[string]bool{}, headers: fl.headers}
+	out := &fullList{snap: fl.snap, names: fl.names, has: map[string]bool{}, servers: map[string]bool{}, headers: fl.headers}
+	if fl.names == nil {
+		out.servers = fl.servers
+	}
 	h := sha256.New()
 	for _, t := range fl.tools {
 		var ct *catalog.Tool
@@ -132,6 +135,7 @@ func (fl *fullList) without(off map[string]bool) *fullList {
 		fmt.Fprintf(h, "%d:%s", len(t.Name), t.Name)
 		if ct != nil {
 			fmt.Fprintf(h, "%d:%s", len(ct.Raw), ct.Raw)
+			out.servers[ct.Server] = true
 		}
 	}
 	copy(out.sum[:], h.Sum(nil))
