@@ -180,7 +180,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer ln.Close()
 	}
-	opts := gateway.Options{Logger: log, Version: buildVersion(), }
+	opts := gateway.Options{Logger: log, Version: buildVersion()}
 	var shared *cluster.Cluster
 	if cfg.Gateway.Cluster.On() {
 		// Replicas of one service share state through Redis
