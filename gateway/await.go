@@ -36,7 +36,7 @@ func (g *Gateway) targetedServers(query string) []string {
 		} else if k, _, ok := strings.Cut(n, catalog.IDSeparator); ok {
 			key = k
 		}
-		if _, configured := g.ups[key]; configured {
+		if _, configured := g.ups()[key]; configured {
 			if !seen[key] {
 				seen[key] = true
 				out = append(out, key)
@@ -44,7 +44,7 @@ func (g *Gateway) targetedServers(query string) []string {
 			continue
 		}
 		if key == n && bareCandidate.MatchString(n) {
-			for _, k := range g.keys {
+			for _, k := range g.keys() {
 				if g.wantsBare(k) && !seen[k] {
 					seen[k] = true
 					out = append(out, k)
@@ -63,11 +63,11 @@ var bareCandidate = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // has failed, at most its start timeout. Other queries never wait: a
 // search does not block on servers it does not name.
 func (g *Gateway) awaitTargets(ctx context.Context, query string) {
-	if g.static || len(g.ups) == 0 {
+	if g.static || len(g.ups()) == 0 {
 		return
 	}
 	for _, key := range g.targetedServers(query) {
-		u := g.ups[key]
+		u := g.ups()[key]
 		if _, known := g.cur.Load().snap.Server(key); known {
 			continue
 		}
@@ -119,7 +119,7 @@ func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, 
 		if _, known := g.cur.Load().snap.Server(k); known {
 			continue
 		}
-		st := g.ups[k].status()
+		st := g.ups()[k].status()
 		if st.Error != "" {
 			return nil, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
 		}

@@ -12,7 +12,8 @@ import (
 
 // TestTargetedServers: which query forms name a server outright.
 func TestTargetedServers(t *testing.T) {
-	g := &Gateway{ups: map[string]*upstream{"github": nil, "slack": nil, "my-db": nil}}
+	g := &Gateway{}
+	g.setServers(map[string]*upstream{"github": nil, "slack": nil, "my-db": nil})
 	for _, tc := range []struct {
 		query string
 		want  []string

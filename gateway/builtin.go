@@ -302,7 +302,7 @@ func (g *Gateway) readResourceTool(ctx context.Context, ss *mcp.ServerSession, a
 	if a.Server == "" || a.URI == "" {
 		return nil, errors.New("read_resource needs server and uri (see list_resources)")
 	}
-	if _, ok := g.ups[a.Server]; !ok {
+	if _, ok := g.ups()[a.Server]; !ok {
 		return nil, fmt.Errorf("no server is named %q", a.Server)
 	}
 	rr, err := g.readResource(ctx, ss, a.Server, a.URI)

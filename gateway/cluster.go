@@ -238,8 +238,8 @@ func (g *Gateway) shareIndex(snap *catalog.Snapshot, fp, data []byte) {
 // manifests of the servers listed live, and the index.
 func (g *Gateway) rejoined() {
 	g.log.Info("sharing this replica's manifests and index again")
-	for _, k := range g.keys {
-		u := g.ups[k]
+	for _, k := range g.keys() {
+		u := g.ups()[k]
 		m, err := loadManifest(g.cfg.Gateway.StateDir, u.cfg)
 		if err != nil || m == nil {
 			m = g.liveManifest(k)
@@ -260,7 +260,7 @@ func (g *Gateway) liveManifest(key string) *manifest {
 	if !ok || v.fromCache[key] {
 		return nil
 	}
-	u := g.ups[key]
+	u := g.ups()[key]
 	m := &manifest{Key: key, Fingerprint: fingerprint(u.cfg), SavedAt: time.Now().UTC(), Tokens: v.tokens[key]}
 	for _, t := range srv.Tools {
 		m.Tools = append(m.Tools, t.Raw)

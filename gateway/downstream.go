@@ -439,7 +439,7 @@ func searchDescription(v *view, g *Gateway, mode string, visible func(*catalog.T
 		fmt.Fprintf(&b, "%s (%d)", s.key, s.n)
 	}
 	var starting []string
-	for _, k := range g.keys {
+	for _, k := range g.keys() {
 		if _, ok := v.snap.Server(k); !ok {
 			starting = append(starting, k)
 		}
@@ -592,8 +592,8 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 		out.More = append(out.More, searchToolOut{Name: v.exposedName(t), Description: firstSentence(t.Description)})
 	}
-	for _, k := range g.keys {
-		if st := g.ups[k].status().State; (st == StateStarting || st == StateRestarting) && v.fromCache[k] == false {
+	for _, k := range g.keys() {
+		if st := g.ups()[k].status().State; (st == StateStarting || st == StateRestarting) && v.fromCache[k] == false {
 			if _, ok := v.snap.Server(k); !ok {
 				out.Starting = append(out.Starting, k)
 			}
@@ -620,7 +620,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	told := map[string]bool{}
 	for _, q := range append([]string{args.Query}, args.Queries...) {
 		for _, k := range g.targetedServers(q) {
-			if st := g.ups[k].status(); st.State == StateFailed && !told[k] {
+			if st := g.ups()[k].status(); st.State == StateFailed && !told[k] {
 				if _, ok := v.snap.Server(k); !ok {
 					told[k] = true
 					out.Note += fmt.Sprintf(" Server %s could not start: %s", k, st.Error)
@@ -705,7 +705,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if again != nil && again.held != nil {
 		return g.resumeHeld(ctx, t, again, start), nil
 	}
-	if v := g.pol.Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
+	if v := g.policy().Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
 		// A retry with a state the gateway handed out continues a call
 		// that was confirmed already.
 		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
@@ -726,7 +726,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
 		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err), nil
 	}
-	u := g.ups[t.Server]
+	u := g.ups()[t.Server]
 	if u == nil {
 		g.metrics.call(t.Server, "error", time.Since(start))
 		return toolError("server %q is not configured", t.Server), nil
@@ -1056,7 +1056,7 @@ func (g *Gateway) readResourceWith(ctx context.Context, ss *mcp.ServerSession, s
 	if err := g.resourceAllowed(server, p.URI); err != nil {
 		return nil, err
 	}
-	u := g.ups[server]
+	u := g.ups()[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
@@ -1080,7 +1080,7 @@ func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, serv
 	if err := g.promptAllowed(server, p.Name); err != nil {
 		return nil, err
 	}
-	u := g.ups[server]
+	u := g.ups()[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}

@@ -48,8 +48,10 @@ type callGuard struct {
 	drainCtx    context.Context
 	drainCancel context.CancelFunc
 
+	// red redacts the configuration's secrets (secrets); a reload adds
+	// those of the new configuration.
 	redOnce sync.Once
-	red     *redact.Redactor
+	red     atomic.Pointer[redact.Redactor]
 }
 
 // drainContext returns a context that ends when a drain begins.
@@ -173,11 +175,11 @@ func (g *Gateway) shutdownTimeout() time.Duration {
 // secrets returns the redactor of the configuration's secrets.
 func (g *Gateway) secrets() *redact.Redactor {
 	g.calls.redOnce.Do(func() {
-		if g.cfg != nil {
-			g.calls.red = redact.New(g.cfg.Secrets()...)
+		if g.cfg != nil && g.calls.red.Load() == nil {
+			g.calls.red.Store(redact.New(g.cfg.Secrets()...))
 		}
 	})
-	return g.calls.red
+	return g.calls.red.Load()
 }
 
 // Redact returns s with the configuration's secrets replaced.

@@ -78,8 +78,8 @@ func (g *Gateway) hintsFor(method string) []cacheHint {
 		return nil
 	}
 	var out []cacheHint
-	for _, server := range g.keys {
-		u := g.ups[server]
+	for _, server := range g.keys() {
+		u := g.ups()[server]
 		if u == nil {
 			continue
 		}

@@ -336,8 +336,8 @@ var rootsPlaceholder = &mcp.Root{URI: "toolsearch://roots", Name: "the roots of 
 
 // rootsChanged tells every connected server that the roots changed.
 func (g *Gateway) rootsChanged() {
-	for _, k := range g.keys {
-		u := g.ups[k]
+	for _, k := range g.keys() {
+		u := g.ups()[k]
 		u.mu.Lock()
 		c, ready := u.client, u.state == StateReady
 		u.mu.Unlock()
@@ -423,7 +423,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 func (g *Gateway) routeURI(uri string) (server, orig string, err error) {
 	if rest, ok := strings.CutPrefix(uri, "toolsearch://"); ok {
 		if k, esc, ok := strings.Cut(rest, "/"); ok {
-			if _, configured := g.ups[k]; configured {
+			if _, configured := g.ups()[k]; configured {
 				if o, err := url.PathUnescape(esc); err == nil {
 					return k, o, nil
 				}
@@ -542,7 +542,7 @@ const subscribeTimeout = 30 * time.Second
 func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
 	ctx, stop := context.WithTimeout(ctx, subscribeTimeout)
 	defer stop()
-	u := g.ups[key.server]
+	u := g.ups()[key.server]
 	if u == nil {
 		return fmt.Errorf("server %q is not configured", key.server)
 	}
@@ -589,7 +589,7 @@ func (g *Gateway) unsubscribe(ctx context.Context, s *session, uri string) error
 // unsubscribeUpstream ends the gateway's subscription to one upstream
 // resource; a failure is only logged (the server may be gone).
 func (g *Gateway) unsubscribeUpstream(ctx context.Context, key subKey) {
-	u := g.ups[key.server]
+	u := g.ups()[key.server]
 	if u == nil {
 		return
 	}
@@ -704,7 +704,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type %q", ref.Type)}
 	}
-	u := g.ups[server]
+	u := g.ups()[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}

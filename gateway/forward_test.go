@@ -428,10 +428,10 @@ func TestForwardingBothWays(t *testing.T) {
 				if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://r"}); err != nil {
 					t.Fatal(err)
 				}
-				restarts := g.ups["fw"].status().Restarts
+				restarts := g.ups()["fw"].status().Restarts
 				c.call(t, "exit")
 				waitFor(t, "the server to be restarted", 20*time.Second, func() bool {
-					st := g.ups["fw"].status()
+					st := g.ups()["fw"].status()
 					return st.Restarts > restarts && st.State == StateReady
 				})
 				if got, _ := c.call(t, "counters"); !strings.Contains(got, "subs=1") {

@@ -295,12 +295,12 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (g *Gateway) awaitFirstList(ctx context.Context) bool {
 	v := g.cur.Load()
 	var pending []string
-	for _, k := range g.keys {
+	for _, k := range g.keys() {
 		if _, known := v.snap.Server(k); known {
 			continue
 		}
 		select {
-		case <-g.ups[k].settled:
+		case <-g.ups()[k].settled:
 		default:
 			pending = append(pending, k)
 		}
@@ -320,14 +320,14 @@ func (g *Gateway) awaitFirstList(ctx context.Context) bool {
 	var late []string
 	for i, k := range pending {
 		select {
-		case <-g.ups[k].settled:
+		case <-g.ups()[k].settled:
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
 		}
 		for _, k := range pending[i:] {
 			select {
-			case <-g.ups[k].settled:
+			case <-g.ups()[k].settled:
 			default:
 				late = append(late, k)
 			}

@@ -66,7 +66,7 @@ func FuzzUpstreamTool(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	u := g.ups["up"] // never started: its lists are published by hand
+	u := g.ups()["up"] // never started: its lists are published by hand
 	good := json.RawMessage(`{"name":"fuzz_good","description":"An ordinary tool.","inputSchema":{"type":"object"}}`)
 	f.Fuzz(func(t *testing.T, raw, args []byte) {
 		norm, changed, normErr := normaliseTool(raw)

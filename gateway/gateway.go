@@ -91,6 +91,11 @@ type Options struct {
 	// replicas of one service (cluster.go; package cluster). Nil is a
 	// gateway on its own.
 	Cluster Cluster
+	// CacheFresh, when positive, leaves every server whose cached
+	// manifest was saved less than CacheFresh ago unstarted (idle, as a
+	// lazy server is) until its first call: its cached tools answer. The
+	// command line's search, tools and lint read a configuration so.
+	CacheFresh time.Duration
 }
 
 // Status is the visible state of one upstream server.
@@ -117,7 +122,47 @@ type Status struct {
 	// before its first connection): 2026-07-28, or the version of the
 	// initialize handshake a server without it fell back to.
 	Protocol string
+	// CachedAt is when the cached manifest the gateway started from was
+	// saved (zero when it started without one).
+	CachedAt time.Time
 }
+
+// pool is the set of upstream servers: never changed once published, a
+// reload publishes a new one.
+type pool struct {
+	ups  map[string]*upstream
+	keys []string // sorted
+}
+
+// ups returns the upstream servers by key. The map must not be changed.
+func (g *Gateway) ups() map[string]*upstream {
+	if p := g.servers.Load(); p != nil {
+		return p.ups
+	}
+	return nil
+}
+
+// keys returns the keys of the upstream servers, sorted. The slice must
+// not be changed.
+func (g *Gateway) keys() []string {
+	if p := g.servers.Load(); p != nil {
+		return p.keys
+	}
+	return nil
+}
+
+// setServers publishes a new set of upstream servers.
+func (g *Gateway) setServers(ups map[string]*upstream) {
+	keys := make([]string, 0, len(ups))
+	for k := range ups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	g.servers.Store(&pool{ups: ups, keys: keys})
+}
+
+// policy returns the policy in force.
+func (g *Gateway) policy() *policy.Policy { return g.pol.Load() }
 
 // view is the gateway's current picture of the world, replaced as a whole.
 type view struct {
@@ -143,14 +188,24 @@ type Gateway struct {
 	cfg     *config.Config
 	log     *slog.Logger
 	version string
-	pol     *policy.Policy
-	static  bool // serving Options.Static: no servers, calls refused
+	pol     atomic.Pointer[policy.Policy] // replaced by Reload (reload.go)
+	static  bool                          // serving Options.Static: no servers, calls refused
 
-	cat  *catalog.Catalog
-	mu   sync.Mutex // serialises publish
-	cur  atomic.Pointer[view]
-	ups  map[string]*upstream
-	keys []string
+	cat *catalog.Catalog
+	mu  sync.Mutex // serialises publish
+	cur atomic.Pointer[view]
+	// servers are the upstream servers, replaced as a whole by Reload:
+	// read them with ups and keys.
+	servers atomic.Pointer[pool]
+	// run is the context Start was given, which Reload starts new
+	// servers under; reloadMu serialises Start and Reload.
+	run      context.Context
+	reloadMu sync.Mutex
+	// cacheFresh is Options.CacheFresh.
+	cacheFresh time.Duration
+	// polRules are the global policy globs in force once a reload
+	// changed them (nil: those of cfg); guarded by reloadMu.
+	polRules *config.Rules
 
 	sessMu   sync.Mutex
 	sessions map[*session]struct{}
@@ -168,7 +223,6 @@ type Gateway struct {
 	metrics *metrics
 	wg      sync.WaitGroup
 	started time.Time
-	cached  map[string]bool
 	builtin *builtinTools // the built-in tools (builtin.go)
 	calls   callGuard     // calls in flight, draining, secrets (drain.go)
 
@@ -224,16 +278,18 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		log.Warn("a policy pattern can match nothing: "+w.Problem, "scope", cmp.Or(w.Scope, "global"), "list", w.List, "pattern", w.Pattern)
 	}
 	g := &Gateway{
-		cfg: cfg, log: log, version: opts.Version, pol: pol, static: opts.Static != nil,
-		ups: map[string]*upstream{}, sessions: map[*session]struct{}{},
+		cfg: cfg, log: log, version: opts.Version, static: opts.Static != nil, cacheFresh: opts.CacheFresh,
+		sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
-		cached: map[string]bool{}, collisions: map[string]bool{}, fwd: newForwarding(),
+		collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 	}
 	if g.version == "" {
 		g.version = "dev"
 	}
+	g.pol.Store(pol)
+	ups := map[string]*upstream{}
 	if opts.Static == nil {
 		if err := g.loadHints(); err != nil { // hints.go
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -249,9 +305,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	} else {
 		enabled := cfg.Enabled()
 		for _, s := range enabled {
-			g.ups[s.Key] = newUpstream(g, s)
-			g.keys = append(g.keys, s.Key)
+			ups[s.Key] = newUpstream(g, s)
 		}
+		g.setServers(ups) // withoutImpostors reads them
 		// Read the cached manifests in parallel: with a hundred servers this
 		// is most of the time to the first search.
 		type loaded struct {
@@ -270,29 +326,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 					if i >= len(enabled) {
 						return
 					}
-					s := enabled[i]
-					m, err := loadManifest(cfg.Gateway.StateDir, s)
-					if err != nil {
-						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+					if m, srv := g.cachedServer(enabled[i]); m != nil {
+						results[i] = loaded{m, srv}
 					}
-					if m == nil {
-						m = g.sharedManifest(s) // another replica's (cluster.go)
-					}
-					if m == nil {
-						continue
-					}
-					// Cached tools were normalised before they were saved.
-					srv, err := catalog.NewServer(s.Key, m.Tools, s.Keywords, s.AlwaysLoad)
-					if err == nil {
-						srv, err = g.withoutImpostors(srv)
-					} else {
-						srv, err = g.serverFrom(s, m.Tools)
-					}
-					if err != nil {
-						log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
-						continue
-					}
-					results[i] = loaded{m, g.withHints(srv)}
 				}
 			}()
 		}
@@ -306,13 +342,15 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			v.tokens[s.Key] = r.m.Tokens
 			v.extras[s.Key] = g.allowedExtras(s.Key, r.m)
 			v.fromCache[s.Key] = true
-			g.cached[s.Key] = true
+			ups[s.Key].noteCached(r.m, g.cacheFresh)
 		}
-		sort.Strings(g.keys)
 		v.snap, err = catalog.NewSnapshot(servers...)
 		if err != nil {
 			return nil, fmt.Errorf("gateway: cached manifests: %w", err)
 		}
+	}
+	if g.servers.Load() == nil {
+		g.setServers(ups)
 	}
 	if err := g.initBuiltins(v); err != nil { // built-in tools (builtin.go)
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -338,6 +376,35 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
+// cachedServer reads the server's cached manifest from the state
+// directory (else another replica's, through the cluster) and builds its
+// catalog server; nil when there is none, or it is for another
+// configuration of the server, or it cannot be read (which is logged).
+func (g *Gateway) cachedServer(s *config.Server) (*manifest, *catalog.Server) {
+	m, err := loadManifest(g.cfg.Gateway.StateDir, s)
+	if err != nil {
+		g.log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+	}
+	if m == nil {
+		m = g.sharedManifest(s) // another replica's (cluster.go)
+	}
+	if m == nil {
+		return nil, nil
+	}
+	// Cached tools were normalised before they were saved.
+	srv, err := catalog.NewServer(s.Key, m.Tools, s.Keywords, s.AlwaysLoad)
+	if err == nil {
+		srv, err = g.withoutImpostors(srv)
+	} else {
+		srv, err = g.serverFrom(s, m.Tools)
+	}
+	if err != nil {
+		g.log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
+		return nil, nil
+	}
+	return m, g.withHints(srv)
+}
+
 // compilePolicy compiles the configuration's global and per-server
 // policy globs.
 func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
@@ -354,8 +421,12 @@ func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
 }
 
 // Start starts every upstream server concurrently and returns at once. The
-// servers run until ctx is cancelled.
+// servers run until ctx is cancelled (or, for one that a reload removes or
+// changes, until then).
 func (g *Gateway) Start(ctx context.Context) {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	g.run = ctx
 	g.startBuiltins(ctx) // built-in tools (builtin.go)
 	g.startEnrich(ctx)   // background enrichment, when configured (enrich.go)
 	g.wg.Add(1)
@@ -363,14 +434,24 @@ func (g *Gateway) Start(ctx context.Context) {
 		defer g.wg.Done()
 		g.saveIndexes(ctx) // indexcache.go
 	}()
-	for _, k := range g.keys {
-		u := g.ups[k]
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.run(ctx, g.cached[k])
-		}()
+	ups := g.ups()
+	for _, k := range g.keys() {
+		g.launch(ctx, ups[k])
 	}
+}
+
+// launch runs u under its own context, a child of ctx, so that a reload
+// can stop it alone.
+func (g *Gateway) launch(ctx context.Context, u *upstream) {
+	uctx, stop := context.WithCancel(ctx)
+	u.stop, u.done = stop, make(chan struct{})
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer close(u.done)
+		defer stop()
+		u.run(uctx, u.cached)
+	}()
 }
 
 // Close waits for the upstream servers to stop after Start's context was
@@ -400,9 +481,9 @@ func (g *Gateway) Close() {
 // WaitSettled waits until every upstream has finished its first start
 // (ready, failed or idle), or ctx ends.
 func (g *Gateway) WaitSettled(ctx context.Context) error {
-	for _, k := range g.keys {
+	for _, k := range g.keys() {
 		select {
-		case <-g.ups[k].settled:
+		case <-g.ups()[k].settled:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -413,9 +494,9 @@ func (g *Gateway) WaitSettled(ctx context.Context) error {
 // Statuses returns the state of every upstream server in key order.
 func (g *Gateway) Statuses() []Status {
 	v := g.cur.Load()
-	out := make([]Status, 0, len(g.keys))
-	for _, k := range g.keys {
-		st := g.ups[k].status()
+	out := make([]Status, 0, len(g.keys()))
+	for _, k := range g.keys() {
+		st := g.ups()[k].status()
 		if srv, ok := v.snap.Server(k); ok {
 			st.Tools = len(srv.Tools)
 		}
@@ -434,7 +515,7 @@ func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
 // place where policy is applied to listing, search and calls. (A tool
 // whose name impersonates another server's never reaches the catalog:
 // withoutImpostors, naming.go.)
-func (g *Gateway) Visible(t *catalog.Tool) bool { return g.pol.Visible(t) }
+func (g *Gateway) Visible(t *catalog.Tool) bool { return g.policy().Visible(t) }
 
 // serverFrom normalises raw tool definitions and builds a catalog server.
 func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
@@ -517,7 +598,13 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	}
 	m.Tokens = srv.Tokens()
 	m.SavedAt = time.Now().UTC()
+	u.listed.Store(m)
 	g.mu.Lock()
+	if g.ups()[u.cfg.Key] != u {
+		// A server a reload removed or replaced, listing as it stopped.
+		g.mu.Unlock()
+		return nil
+	}
 	old := g.cur.Load()
 	snap, diff, err := g.cat.Apply(catalog.Put(srv))
 	if err != nil {
@@ -561,7 +648,7 @@ func (g *Gateway) visibleTokens(v *view) int {
 	for _, s := range v.snap.Servers() {
 		total += v.tokens[s.Key]
 	}
-	if g.pol.Empty() {
+	if g.policy().Empty() {
 		return total
 	}
 	for _, t := range v.snap.Tools() {
@@ -807,8 +894,8 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 // with each call instead (upstreamMeta).
 func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 	g.fwd.setLogLevel(level)
-	for _, k := range g.keys {
-		u := g.ups[k]
+	for _, k := range g.keys() {
+		u := g.ups()[k]
 		u.mu.Lock()
 		cs, st := u.cs, u.state
 		u.mu.Unlock()

@@ -19,17 +19,19 @@ import (
 // denies left out; m itself when it denies none. m is not changed: it is
 // what the server listed, and what the state directory caches.
 func (g *Gateway) allowedExtras(key string, m *manifest) *manifest {
-	if m == nil || g.pol.Empty() {
+	if m == nil || g.policy().Empty() {
 		return m
 	}
 	out := *m
 	out.Resources = keepIf(m.Resources, func(r *mcp.Resource) bool {
-		return r != nil && g.pol.DecideResource(key, r.URI).Decision != policy.Deny
+		return r != nil && g.policy().DecideResource(key, r.URI).Decision != policy.Deny
 	})
 	out.Templates = keepIf(m.Templates, func(t *mcp.ResourceTemplate) bool {
-		return t != nil && g.pol.DecideResource(key, t.URITemplate).Decision != policy.Deny
+		return t != nil && g.policy().DecideResource(key, t.URITemplate).Decision != policy.Deny
 	})
-	out.Prompts = keepIf(m.Prompts, func(p *mcp.Prompt) bool { return p != nil && g.pol.DecidePrompt(key, p.Name).Decision != policy.Deny })
+	out.Prompts = keepIf(m.Prompts, func(p *mcp.Prompt) bool {
+		return p != nil && g.policy().DecidePrompt(key, p.Name).Decision != policy.Deny
+	})
 	if len(out.Resources) == len(m.Resources) && len(out.Templates) == len(m.Templates) && len(out.Prompts) == len(m.Prompts) {
 		return m
 	}
@@ -51,7 +53,7 @@ func keepIf[T any](s []T, ok func(T) bool) []T {
 // resourceAllowed returns an error when policy denies the server's
 // resource uri.
 func (g *Gateway) resourceAllowed(server, uri string) error {
-	if v := g.pol.DecideResource(server, uri); v.Decision == policy.Deny {
+	if v := g.policy().DecideResource(server, uri); v.Decision == policy.Deny {
 		return fmt.Errorf("resource %s of server %q is not available: policy denies it (%s)", uri, server, v.Reason())
 	}
 	return nil
@@ -59,7 +61,7 @@ func (g *Gateway) resourceAllowed(server, uri string) error {
 
 // promptAllowed returns an error when policy denies the server's prompt.
 func (g *Gateway) promptAllowed(server, name string) error {
-	if v := g.pol.DecidePrompt(server, name); v.Decision == policy.Deny {
+	if v := g.policy().DecidePrompt(server, name); v.Decision == policy.Deny {
 		return fmt.Errorf("prompt %q of server %q is not available: policy denies it (%s)", name, server, v.Reason())
 	}
 	return nil

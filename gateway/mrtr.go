@@ -638,7 +638,7 @@ func (g *Gateway) resumeHeld(ctx context.Context, t *catalog.Tool, r *retry, sta
 	}
 	h.mu.Unlock()
 	a.reply <- heldReply{res: ans}
-	u := g.ups[t.Server]
+	u := g.ups()[t.Server]
 	ls, err := u.live(ctx)
 	if err != nil {
 		ls = liveSession{}

@@ -63,7 +63,7 @@ func (g *Gateway) wantsBare(key string) bool {
 	if g.static {
 		return false
 	}
-	u := g.ups[key]
+	u := g.ups()[key]
 	if u == nil {
 		return false
 	}
@@ -73,7 +73,7 @@ func (g *Gateway) wantsBare(key string) bool {
 	case config.NamingPrefixed:
 		return false
 	}
-	return len(g.keys) == 1
+	return len(g.keys()) == 1
 }
 
 // reservedNames are the gateway's own tools: no upstream tool takes them.
@@ -229,7 +229,7 @@ func quoteShort(s string) string {
 // isServer reports whether key names a server of the gateway: a
 // configured one, the built-in tools, or a server of a static catalog.
 func (g *Gateway) isServer(key string) bool {
-	if _, ok := g.ups[key]; ok || key == builtin.Key {
+	if _, ok := g.ups()[key]; ok || key == builtin.Key {
 		return true
 	}
 	if g.static {

@@ -63,7 +63,7 @@ func TestCallRightAfterSessionEnded(t *testing.T) {
 	waitState(t, g, "echo", 20*time.Second, StateReady)
 	srv := serveHTTP(t, g.Handler("full"))
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
-	u := g.ups["echo"]
+	u := g.ups()["echo"]
 	u.mu.Lock()
 	cs := u.cs
 	u.mu.Unlock()

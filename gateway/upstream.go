@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,21 @@ type upstream struct {
 	// being reachable; probeNow asks for a check at once (upstream_era.go).
 	probeEvery time.Duration
 	probeNow   chan struct{}
+
+	// cached says the gateway started from a cached manifest of the
+	// server, saved at cachedAt (guarded by mu); fresh leaves the server
+	// idle until its first call (Options.CacheFresh). All three are set
+	// before run.
+	cached   bool
+	cachedAt time.Time
+	fresh    bool
+	// stop ends run; done is closed once run has returned (launch).
+	stop context.CancelFunc
+	done chan struct{}
+	// listed is the manifest published last, every item in it (policy
+	// filters a view's copy): a reload that changes policy filters it
+	// again (reload.go).
+	listed atomic.Pointer[manifest]
 }
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
@@ -102,6 +118,20 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 		u.httpClient = upstreamHTTPClient(cfg.Headers, u.tap, u.noteOversized)
 	}
 	return u
+}
+
+// noteCached records that the server starts from the cached manifest m;
+// one younger than fresh leaves the server idle until its first call.
+func (u *upstream) noteCached(m *manifest, fresh time.Duration) {
+	u.cached = true
+	u.fresh = fresh > 0 && time.Since(m.SavedAt) < fresh
+	u.listed.Store(m)
+	u.mu.Lock()
+	u.cachedAt = m.SavedAt
+	if u.fresh {
+		u.state = StateIdle // what run makes it
+	}
+	u.mu.Unlock()
 }
 
 func (u *upstream) setState(s State, err error) {
@@ -130,7 +160,7 @@ func (u *upstream) startTimeout() time.Duration {
 }
 
 func (u *upstream) lazy() bool {
-	return u.cfg.Transport == config.TransportStdio && (u.cfg.Lazy || u.g.cfg.Gateway.Lazy)
+	return u.fresh || u.cfg.Transport == config.TransportStdio && (u.cfg.Lazy || u.g.cfg.Gateway.Lazy)
 }
 
 // run keeps the server connected until ctx ends: start, wait for the end of
@@ -661,7 +691,8 @@ func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt,
-		Oversized: u.oversized, LastOversize: u.lastOversize, LastOversizeAt: u.lastOversizeAt, Protocol: u.negotiated}
+		Oversized: u.oversized, LastOversize: u.lastOversize, LastOversizeAt: u.lastOversizeAt, Protocol: u.negotiated,
+		CachedAt: u.cachedAt}
 	if u.err != nil {
 		s.Error = u.err.Error()
 	}

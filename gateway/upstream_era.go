@@ -197,7 +197,7 @@ func (u *upstream) cacheSlot(kind listKind) *ListCache {
 // as of its last listing (ok is false for a server that is not
 // configured). A list never listed has a zero ListCache.
 func (g *Gateway) UpstreamCache(server string) (c UpstreamCache, ok bool) {
-	u := g.ups[server]
+	u := g.ups()[server]
 	if u == nil {
 		return UpstreamCache{}, false
 	}
@@ -211,8 +211,8 @@ func (g *Gateway) UpstreamCache(server string) (c UpstreamCache, ok bool) {
 // UpstreamCaches returns the caching hints of every configured server,
 // by server key.
 func (g *Gateway) UpstreamCaches() map[string]UpstreamCache {
-	out := make(map[string]UpstreamCache, len(g.keys))
-	for _, k := range g.keys {
+	out := make(map[string]UpstreamCache, len(g.keys()))
+	for _, k := range g.keys() {
 		out[k], _ = g.UpstreamCache(k)
 	}
 	return out

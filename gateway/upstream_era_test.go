@@ -148,7 +148,7 @@ func TestUpstreamCacheHints(t *testing.T) {
 	m := all["modern"]
 
 	// list_changed: stale at once, listed again soon after.
-	u := g.ups["modern"]
+	u := g.ups()["modern"]
 	before := m.Tools.ListedAt
 	u.markStale(listTools)
 	if c, _ := g.UpstreamCache("modern"); !c.Tools.Stale || c.Tools.Fresh(time.Now()) || c.Prompts.Stale {
@@ -217,10 +217,10 @@ func TestUpstreamListen(t *testing.T) {
 			touched()
 
 			if transport == "stdio" {
-				restarts := g.ups["m"].status().Restarts
+				restarts := g.ups()["m"].status().Restarts
 				c.call(t, "exit")
 				waitFor(t, "the server to be restarted", 20*time.Second, func() bool {
-					st := g.ups["m"].status()
+					st := g.ups()["m"].status()
 					return st.Restarts > restarts && st.State == StateReady
 				})
 				grown("frob_two")
@@ -785,9 +785,9 @@ func TestUpstreamHTTPGone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.ups["m"].probeEvery = time.Hour // only a failed call tells
+			g.ups()["m"].probeEvery = time.Hour // only a failed call tells
 			if idle {
-				g.ups["m"].probeEvery = 200 * time.Millisecond
+				g.ups()["m"].probeEvery = 200 * time.Millisecond
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			g.Start(ctx)
