@@ -34,6 +34,18 @@ func runRole(role string) int {
 		// The test binary as the toolsearch command, for tests that need
 		// it as a process of its own.
 		return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	case "notes":
+		return serveNotes()
+	case "hang":
+		// Reads its input and never answers initialize.
+		fmt.Fprintln(os.Stderr, "hang: listening, never answering")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "fail-loud":
+		// Dies at once, its stderr retitling the terminal and showing
+		// its key.
+		fmt.Fprintf(os.Stderr, "\x1b]0;pwned\x07\x1b[2Jfatal: key %s refused\n", os.Getenv("API_KEY"))
+		return 3
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2
@@ -62,6 +74,35 @@ func serveLeaky() int {
 		return 1
 	}
 	return 0
+}
+
+// serveNotes is a stdio MCP server of three note tools.
+func serveNotes() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	for _, tool := range []struct{ name, desc string }{
+		{"create_note", "Write a new note with a title and a body."},
+		{"search_notes", "Find notes whose title or body contains the words given."},
+		{"delete_note", "Delete a note for ever."},
+	} {
+		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.desc, InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: tool.name + " done"}}}, nil
+			})
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// roleServer is a config entry that runs the test binary as a role.
+func roleServer(t testing.TB, role string) map[string]any {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"command": exe, "env": map[string]string{roleEnv: role}}
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.

@@ -14,9 +14,8 @@ import (
 )
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("lint", "[--catalog FILE] [--hints FILE] [--server KEY] [-k 5] [--json]", stderr)
-	catPath := fs.String("catalog", "", catalogHelp)
-	hintsPath := fs.String("hints", "", hintsHelp)
+	fs := newFlags("lint", "[-c CONFIG | --catalog FILE] [--hints FILE] [--server KEY] [-k 5] [--json]"+sourceHelp, stderr)
+	src := addSourceFlags(fs)
 	k := fs.Int("k", 5, "rank within which a tool must be found by its own description")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var servers stringList
@@ -33,7 +32,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch lint: -k is %d; it must be between 1 and %d\n", *k, search.MaxMaxResults)
 		return exitUsage
 	}
-	snap, hrep, err := loadCatalog("lint", *catPath, *hintsPath, stderr)
+	snap, hrep, err := src.load(ctx, "lint", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
 		return exitUsage

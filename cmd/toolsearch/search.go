@@ -26,9 +26,8 @@ func loadSnapshot(path string) (*catalog.Snapshot, error) {
 const catalogHelp = "catalog `file` (collected or plain format); the embedded demo catalog when empty"
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("search", "[flags] QUERY", stderr)
-	catPath := fs.String("catalog", "", catalogHelp)
-	hintsPath := fs.String("hints", "", hintsHelp)
+	fs := newFlags("search", "[-c CONFIG | --catalog FILE] [flags] QUERY"+sourceHelp, stderr)
+	src := addSourceFlags(fs)
 	modeName := fs.String("mode", "auto", "how to read the query: auto, keyword or regex")
 	n := fs.Int("n", search.DefaultMaxResults, fmt.Sprintf("maximum results (1 to %d)", search.MaxMaxResults))
 	explain := fs.Bool("explain", false, "show the score and what matched for each hit")
@@ -58,7 +57,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitUsage
 	}
-	snap, _, err := loadCatalog("search", *catPath, *hintsPath, stderr)
+	snap, _, err := src.load(ctx, "search", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitUsage

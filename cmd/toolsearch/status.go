@@ -56,9 +56,10 @@ type serverStatus struct {
 	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
-// checkServers starts every server, waits for each to settle, prints the
-// states and the exposure auto would pick, and stops them. It exits 1 when
-// a server is not ready.
+// checkServers starts every server, waits for each to settle (at most
+// timeout, saying on stderr how each one comes up), prints the states and
+// the exposure auto would pick, and stops them. It exits 1 when a server
+// is not ready.
 func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	if !found {
 		fmt.Fprintf(stderr, "toolsearch: no config file (looked in %s); give one with -c FILE, or write one with toolsearch import\n",
@@ -85,9 +86,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	g.Start(rctx)
-	wctx, wcancel := context.WithTimeout(ctx, timeout)
-	_ = g.WaitSettled(wctx)
-	wcancel()
+	gaveUp := watchStarts(ctx, g, timeout, stderr) // progress on stderr
 	sts := g.Statuses()
 	mode, reason := g.Exposure()
 	builtins, builtinsNote := g.Builtins()
@@ -98,6 +97,9 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	code := exitOK
 	for _, s := range sts {
 		row := serverStatus{Name: s.Key, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
+		if why, ok := gaveUp[s.Key]; ok {
+			row.Error = red.String("gave up waiting: " + why)
+		}
 		if !s.RetryAt.IsZero() {
 			row.RetryAt = &s.RetryAt
 		}

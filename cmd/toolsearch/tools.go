@@ -40,9 +40,8 @@ type toolsReport struct {
 }
 
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tools", "[--catalog FILE] [--hints FILE] [--json]", stderr)
-	catPath := fs.String("catalog", "", catalogHelp)
-	hintsPath := fs.String("hints", "", hintsHelp)
+	fs := newFlags("tools", "[-c CONFIG | --catalog FILE] [--hints FILE] [--json]"+sourceHelp, stderr)
+	src := addSourceFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
@@ -52,7 +51,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch tools: unexpected argument %q\n", pos[0])
 		return exitUsage
 	}
-	snap, _, err := loadCatalog("tools", *catPath, *hintsPath, stderr)
+	snap, _, err := src.load(ctx, "tools", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch tools: %v\n", err)
 		return exitUsage

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sourceConfig writes a config of a notes server, a server that never
+// answers, and one that cannot start, with its own state directory.
+func sourceConfig(t *testing.T, gw map[string]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	if gw == nil {
+		gw = map[string]any{}
+	}
+	gw["stateDir"] = filepath.Join(dir, "state")
+	return writeConfigJSON(t, filepath.Join(dir, "toolsearch.json"), map[string]any{
+		"mcpServers": map[string]any{
+			"notes":  roleServer(t, "notes"),
+			"hung":   roleServer(t, "hang"),
+			"broken": map[string]any{"command": filepath.Join(dir, "no-such-server")},
+		},
+		"toolsearch": gw,
+	})
+}
+
+// TestSearchReadsConfig: search, tools and lint read the config's
+// servers, with a line per server on stderr (starting, its tools, or why
+// it failed), give up on the hung one within --timeout and use the
+// others; stdout stays parseable. A second run answers from the fresh
+// cache without starting what it cached; --refresh starts it again.
+func TestSearchReadsConfig(t *testing.T) {
+	t.Parallel()
+	cfg := sourceConfig(t, nil)
+	start := time.Now()
+	code, out, errs := runCLI(t, "search", "-c", cfg, "--timeout", "2s", "--json", "write a new note")
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("search took %v with a hung server and --timeout 2s", took)
+	}
+	var res resultJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object (%v):\n%s\nstderr:\n%s", err, out, errs)
+	}
+	if code != exitOK || len(res.Hits) == 0 || res.Hits[0].ID != "notes/create_note" {
+		t.Fatalf("exit %d, hits %+v\nstderr:\n%s", code, res.Hits, errs)
+	}
+	for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after 2s", "broken: failed: "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "select:notes__search_notes")
+	if code != exitOK || !strings.Contains(errs, "notes: 3 tools from the cache saved ") || strings.Contains(errs, "notes: starting") {
+		t.Errorf("second run: exit %d, want the notes from the cache:\n%s", code, errs)
+	}
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "--refresh", "select:notes__search_notes")
+	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
+		t.Errorf("--refresh: exit %d, want the notes started again:\n%s", code, errs)
+	}
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "--max-age", "1ns", "select:notes__search_notes")
+	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
+		t.Errorf("--max-age 1ns: exit %d, want the stale cache not used:\n%s", code, errs)
+	}
+}
+
+// TestToolsAndLintReadConfig: tools and lint report the config's
+// servers, without the tools policy denies.
+func TestToolsAndLintReadConfig(t *testing.T) {
+	t.Parallel()
+	cfg := sourceConfig(t, map[string]any{"policy": map[string]any{"deny": []string{"notes/delete_*"}}})
+	code, out, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "1s", "--json")
+	var rep toolsReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK {
+		t.Fatalf("tools: exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	i := slices.IndexFunc(rep.Servers, func(s serverTokens) bool { return s.Server == "notes" })
+	if i < 0 || rep.Servers[i].Tools != 2 || rep.Servers[i].Tokens <= 0 {
+		t.Errorf("tools rows %+v, want notes with its 2 allowed tools", rep.Servers)
+	}
+	for _, s := range rep.Servers {
+		if s.Server == "hung" || s.Server == "broken" {
+			t.Errorf("a server with no tools has a row: %+v", s)
+		}
+	}
+
+	code, out, errs = runCLI(t, "lint", "-c", cfg, "--timeout", "1s", "--json", "--server", "notes")
+	var lrep struct {
+		Tools int `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &lrep); err != nil || code == exitUsage || lrep.Tools != 2 {
+		t.Errorf("lint: exit %d, %v, report %+v\n%s\n%s", code, err, lrep, out, errs)
+	}
+
+	code, out, _ = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "select:notes__delete_note")
+	if code != exitNoResult || strings.Contains(out, "delete_note\n") && !strings.Contains(out, "Unknown") {
+		t.Errorf("a denied tool was found: exit %d\n%s", code, out)
+	}
+}
+
+// TestSourceErrors: a config named but absent, or bad, and a bad
+// --timeout are usage errors that say what is wrong.
+func TestSourceErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := writeFile(t, "bad.json", `{"mcpServers": {"x": {"comand": "y"}}}`)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing config", []string{"search", "-c", filepath.Join(dir, "nope.json"), "q"}, "nope.json does not exist"},
+		{"unknown key", []string{"tools", "-c", bad}, `"comand"`},
+		{"bad timeout", []string{"lint", "-c", writeConfigJSON(t, filepath.Join(dir, "ok.json"), map[string]any{"mcpServers": map[string]any{}}), "--timeout", "0s"}, "--timeout"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, errs := runCLI(t, tc.args...)
+			if code != exitUsage || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %s", code, errs, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestSearchWithoutConfig: with no config anywhere, search says on
+// stderr that it uses the embedded demo catalog.
+func TestSearchWithoutConfig(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user config
+	t.Setenv("HOME", t.TempDir())
+	code, out, errs := runCLI(t, "search", "--json", "create a pull request")
+	var res resultJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK || len(res.Hits) == 0 {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	if !strings.Contains(errs, "no config file") || !strings.Contains(errs, "embedded demo catalog") {
+		t.Errorf("stderr does not say the demo catalog is used:\n%s", errs)
+	}
+}
+
+// TestProgressHostileServer: a server's stderr in its failure line shows
+// no control characters (it cannot retitle or clear the terminal) and no
+// secret of the configuration.
+func TestProgressHostileServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	loud := roleServer(t, "fail-loud")
+	loud["env"].(map[string]string)["API_KEY"] = "sk-live-0123456789abcdef"
+	cfg := writeConfigJSON(t, filepath.Join(dir, "ts.json"), map[string]any{
+		"mcpServers": map[string]any{"loud": loud},
+		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state")},
+	})
+	_, _, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "5s")
+	if !strings.Contains(errs, "loud: failed: ") {
+		t.Fatalf("no failure line:\n%q", errs)
+	}
+	if strings.ContainsAny(errs, "\x1b\x07") {
+		t.Errorf("stderr passes the server's control characters on:\n%q", errs)
+	}
+	if strings.Contains(errs, "0123456789abcdef") {
+		t.Errorf("stderr shows the server's key:\n%q", errs)
+	}
+}
+
+// TestStatusProgress: status shows each server's progress on stderr while
+// it waits, stops waiting for a hung server at --timeout with the reason
+// (in its row too), and exits 1.
+func TestStatusProgress(t *testing.T) {
+	t.Parallel()
+	cfg := sourceConfig(t, nil)
+	for _, args := range [][]string{
+		{"status", "-c", cfg, "--timeout", "2s"},
+		{"status", "-c", cfg, "--timeout", "2s", "--json"},
+	} {
+		start := time.Now()
+		code, out, errs := runCLI(t, args...)
+		if took := time.Since(start); took > 15*time.Second {
+			t.Errorf("%v took %v", args, took)
+		}
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1", args, code)
+		}
+		for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after 2s", "broken: failed: "} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args, want, errs)
+			}
+		}
+		if slices.Contains(args, "--json") {
+			var st statusJSON
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+			}
+			i := slices.IndexFunc(st.Servers, func(s serverStatus) bool { return s.Name == "hung" })
+			if i < 0 || st.Servers[i].State != "starting" || !strings.Contains(st.Servers[i].Error, "gave up waiting") {
+				t.Errorf("hung row: %+v", st.Servers)
+			}
+		} else if !strings.Contains(out, "gave up waiting") {
+			t.Errorf("the table does not say why hung has no tools:\n%s", out)
+		}
+	}
+}
