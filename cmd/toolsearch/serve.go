@@ -19,7 +19,6 @@ import (
 	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/httpguard"
-	"github.com/toolsearch/toolsearch/internal/redact"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
@@ -155,8 +154,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// the gateway's own token.
 	_ = os.Unsetenv(authTokenEnv)
 	_ = os.Unsetenv(config.RedisPasswordEnv)
-	// From here on, nothing printed shows a secret of the configuration.
-	stderr = redact.New(cfg.Secrets()...).Writer(stderr)
+	// From here on, nothing printed shows a secret of the configuration
+	// (nor of one a reload reads).
+	secrets := newSecretWriter(stderr, cfg.Secrets()...)
+	stderr = secrets
 	log, err := f.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
@@ -211,6 +212,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		go shared.Run(servers)
 	}
 	g.Start(servers)
+	// SIGHUP reloads the configuration (reload.go).
+	hup, stopHup := reloadSignals()
+	defer stopHup()
+	rl := &reloader{g: g, f: f, log: log, secrets: secrets, tokenFile: *tokenFile, shutdownTimeout: *shutdownTimeout}
+	go rl.watchReload(servers, hup)
 	mode, reason := g.Exposure()
 	log.Info("gateway started", "config", cfg.Path, "servers", len(cfg.Enabled()), "tools_cached", len(g.Snapshot().Tools()),
 		"exposure", cfg.Gateway.Exposure, "auto_would_pick", mode, "why", reason)
