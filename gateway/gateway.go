@@ -43,6 +43,10 @@
 // and MCP roots for a 2025-11-25 session and by the configuration alone
 // for a 2026-07-28 client (builtinclient.go).
 //
+// A running gateway takes a new configuration with Reload (reload.go):
+// servers added start, removed ones stop, changed ones restart, and the
+// others keep running and keep their sessions; serve calls it on SIGHUP.
+//
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
 // place, Gateway.visible, for every listing, search and call.

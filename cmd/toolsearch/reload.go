@@ -21,6 +21,17 @@ import (
 // sessions. A file that cannot be read or applied is refused with a log
 // line naming the problem, and the configuration in force keeps serving.
 
+// reloadHelp is the part of serve's help about SIGHUP.
+const reloadHelp = `
+
+On SIGHUP serve reads its config file again, with the same flags: servers
+added are started, removed ones stopped, changed ones restarted; the others
+keep running and keep their sessions, and clients get list_changed. A file
+that cannot be read or applied is refused with a log line saying why, and
+the old configuration keeps serving. Settings other than the servers and
+the policy take effect at the next start. (Windows has no SIGHUP: restart
+serve there.)`
+
 // reloader reads and applies serve's configuration again.
 type reloader struct {
 	g         *gateway.Gateway

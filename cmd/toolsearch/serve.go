@@ -116,7 +116,7 @@ func (f *serveFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newServeFlags("serve", "[-c FILE] [--http ADDR [--auth-token-file FILE | --insecure-no-auth]] [--exposure MODE] [--check]", stderr)
+	f := newServeFlags("serve", "[-c FILE] [--http ADDR [--auth-token-file FILE | --insecure-no-auth]] [--exposure MODE] [--check]"+reloadHelp, stderr)
 	check := f.fs.Bool("check", false, "start every server, print its state, tools and tokens and the exposure auto would pick, and exit")
 	timeout := f.fs.Duration("timeout", 0, "with --check: how long to wait for the servers (default: the start timeout plus 5s)")
 	jsonOut := f.fs.Bool("json", false, "with --check: print JSON")
