@@ -74,9 +74,11 @@ func watchStarts(ctx context.Context, g *gateway.Gateway, wait time.Duration, w 
 
 // settledLine describes a server that has settled, or says it has not. A
 // server whose first start failed has settled even while the gateway
-// tries it again.
+// tries it again (restarting, with the error of the last start).
 func settledLine(s gateway.Status, took time.Duration) (string, bool) {
 	switch {
+	case s.State == gateway.StateRestarting && s.Error == "":
+		return "", false
 	case s.State == gateway.StateReady:
 		return fmt.Sprintf("%s in %v", plural(s.Tools, "tool"), took.Round(100*time.Millisecond)), true
 	case s.State == gateway.StateIdle:
@@ -85,7 +87,7 @@ func settledLine(s gateway.Status, took time.Duration) (string, bool) {
 			line += fmt.Sprintf(" saved %v ago", time.Since(s.CachedAt).Round(time.Second))
 		}
 		return line, true
-	case s.State == gateway.StateFailed, s.State == gateway.StateStopped, s.Restarts > 0:
+	case s.State == gateway.StateFailed, s.State == gateway.StateStopped, s.State == gateway.StateRestarting:
 		why := oneLine(s.Error, 300)
 		if why == "" {
 			why = string(s.State)

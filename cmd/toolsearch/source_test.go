@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/gateway"
 )
 
 // sourceConfig writes a config of a notes server, a server that never
@@ -202,5 +204,37 @@ func TestStatusProgress(t *testing.T) {
 		} else if !strings.Contains(out, "gave up waiting") {
 			t.Errorf("the table does not say why hung has no tools:\n%s", out)
 		}
+	}
+}
+
+// TestSettledLine: which states end a server's wait, and what the line
+// says.
+func TestSettledLine(t *testing.T) {
+	t.Parallel()
+	cached := time.Now().Add(-90 * time.Second)
+	tests := []struct {
+		name    string
+		st      gateway.Status
+		settled bool
+		want    string
+	}{
+		{"starting", gateway.Status{State: gateway.StateStarting}, false, ""},
+		// Between a failed start and its state change the count has
+		// moved and the state not yet: still waiting.
+		{"starting, counted as restarted", gateway.Status{State: gateway.StateStarting, Restarts: 1}, false, ""},
+		{"restarting, no error yet", gateway.Status{State: gateway.StateRestarting}, false, ""},
+		{"ready", gateway.Status{State: gateway.StateReady, Tools: 1}, true, "1 tool in 1.2s"},
+		{"idle from the cache", gateway.Status{State: gateway.StateIdle, Tools: 4, CachedAt: cached}, true, "4 tools from the cache saved 1m30s ago"},
+		{"failed", gateway.Status{State: gateway.StateFailed, Error: "exited\n(status 3)\x1b[2J"}, true, "failed: exited (status 3)?[2J"},
+		{"restarting after a failure", gateway.Status{State: gateway.StateRestarting, Error: "did not answer"}, true, "failed: did not answer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := settledLine(tc.st, 1234*time.Millisecond)
+			if ok != tc.settled || got != tc.want {
+				t.Errorf("settledLine = %q, %v; want %q, %v", got, ok, tc.want, tc.settled)
+			}
+		})
 	}
 }
