@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build linux
 
 package main
 
@@ -25,6 +25,7 @@ import (
 // keeps serving; then with one that removes the notes server and adds
 // another. The client's session carries on, is told with list_changed,
 // and sees the new list; the memory server, unchanged, is not restarted.
+// (Linux only, as npmBin is; SIGHUP itself works on every Unix.)
 func TestServeReloadsOnSIGHUP(t *testing.T) {
 	t.Parallel()
 	memory := npmBin(t, "mcp-server-memory")
