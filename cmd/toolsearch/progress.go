@@ -36,7 +36,7 @@ func watchStarts(ctx context.Context, g *gateway.Gateway, wait time.Duration, w 
 			if settled[s.Key] {
 				continue
 			}
-			if line, ok := settledLine(s, time.Since(start)); ok {
+			if line, ok := settledLine(s, time.Since(start), time.Now()); ok {
 				settled[s.Key] = true
 				fmt.Fprintf(w, "%s: %s\n", s.Key, line)
 				continue
@@ -74,8 +74,9 @@ func watchStarts(ctx context.Context, g *gateway.Gateway, wait time.Duration, w 
 
 // settledLine describes a server that has settled, or says it has not. A
 // server whose first start failed has settled even while the gateway
-// tries it again (restarting, with the error of the last start).
-func settledLine(s gateway.Status, took time.Duration) (string, bool) {
+// tries it again (restarting, with the error of the last start). took is
+// the time since the servers were started, now the time of the status.
+func settledLine(s gateway.Status, took time.Duration, now time.Time) (string, bool) {
 	switch {
 	case s.State == gateway.StateRestarting && s.Error == "":
 		return "", false
@@ -84,7 +85,7 @@ func settledLine(s gateway.Status, took time.Duration) (string, bool) {
 	case s.State == gateway.StateIdle:
 		line := plural(s.Tools, "tool") + " from the cache"
 		if !s.CachedAt.IsZero() {
-			line += fmt.Sprintf(" saved %v ago", time.Since(s.CachedAt).Round(time.Second))
+			line += fmt.Sprintf(" saved %v ago", now.Sub(s.CachedAt).Round(time.Second))
 		}
 		return line, true
 	case s.State == gateway.StateFailed, s.State == gateway.StateStopped, s.State == gateway.StateRestarting:

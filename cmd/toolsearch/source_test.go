@@ -211,7 +211,8 @@ func TestStatusProgress(t *testing.T) {
 // says.
 func TestSettledLine(t *testing.T) {
 	t.Parallel()
-	cached := time.Now().Add(-90 * time.Second)
+	now := time.Now()
+	cached := now.Add(-90 * time.Second)
 	tests := []struct {
 		name    string
 		st      gateway.Status
@@ -231,7 +232,7 @@ func TestSettledLine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := settledLine(tc.st, 1234*time.Millisecond)
+			got, ok := settledLine(tc.st, 1234*time.Millisecond, now)
 			if ok != tc.settled || got != tc.want {
 				t.Errorf("settledLine = %q, %v; want %q, %v", got, ok, tc.want, tc.settled)
 			}
