@@ -16,7 +16,7 @@ package gateway
 //
 // The global policy (toolsearch.policy) is applied at once, to every
 // listing, search and call. Other toolsearch settings (exposure, limits,
-// listen, http, stateDir...) are read when serve starts: a reload that
+// listen, http, stateDir, cluster...) are read when serve starts: a reload that
 // changes them says so (Diff.Unapplied) and leaves them as they were.
 //
 // Clients are told through the usual catalog-change path: sessions of MCP
@@ -305,6 +305,7 @@ func unappliedSettings(a, b config.Gateway) []string {
 		{"hints", a.Hints == b.Hints},
 		{"enrich", a.Enrich == b.Enrich},
 		{"clients", reflect.DeepEqual(a.Clients, b.Clients)},
+		{"cluster", reflect.DeepEqual(a.Cluster, b.Cluster)},
 	}
 	var out []string
 	for _, s := range settings {
