@@ -70,6 +70,12 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("lsp %+v", c.LSP)
 				}
 			}},
+		{name: "null timeout keeps the default", raw: `{"lsp": {"timeout": null}, "web_fetch": {"timeout": null}}`, path: noGopls,
+			check: func(t *testing.T, c Config) {
+				if c.LSP.Timeout != 60*time.Second || c.WebFetch.Timeout != 30*time.Second {
+					t.Errorf("timeouts lsp %v, web_fetch %v", c.LSP.Timeout, c.WebFetch.Timeout)
+				}
+			}},
 		{name: "web", raw: `{"web_fetch": {"allow": ["go.dev"], "timeout": "3s", "pageChars": 1000, "cacheTTL": 60, "cacheBytes": 1048576}, "web_search": {"provider": "Brave", "key": "${KEY}", "block": ["x.com"]}, "roots": ["${HOME_SRC}/a"]}`,
 			check: func(t *testing.T, c Config) {
 				if c.WebFetch.Timeout != 3*time.Second || c.WebFetch.PageChars != 1000 || c.WebFetch.CacheTTL != time.Minute || c.WebFetch.Allow[0] != "go.dev" || c.WebFetch.CacheBytes != 1<<20 {
@@ -99,6 +105,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "no command", raw: `{"lsp": {"go": {"args": []}}}`, err: "builtins.lsp.go.command"},
 		{name: "unknown language", raw: `{"lsp": {"cobol": {"command": "c"}}}`, err: "builtins.lsp.cobol.extensions"},
 		{name: "bad timeout", raw: `{"web_fetch": {"timeout": "soon"}}`, err: "builtins.web_fetch.timeout"},
+		{name: "zero timeout", raw: `{"lsp": {"timeout": 0}}`, err: "builtins.lsp.timeout: 0 is no time at all"},
+		{name: "timeout over a day", raw: `{"web_search": {"provider": "brave", "timeout": "48h"}}`, err: "builtins.web_search.timeout: \"48h\" is longer than 24h"},
+		{name: "negative cache TTL", raw: `{"web_fetch": {"cacheTTL": -60}}`, err: "builtins.web_fetch.cacheTTL: -60 seconds is out of range"},
 		{name: "tiny page", raw: `{"web_fetch": {"pageChars": 10}}`, err: "pageChars"},
 		{name: "no cache bytes", raw: `{"web_fetch": {"cacheBytes": 0}}`, err: "cacheBytes"},
 		{name: "bad cache bytes", raw: `{"web_fetch": {"cacheBytes": "lots"}}`, err: "builtins.web_fetch.cacheBytes"},

@@ -207,7 +207,9 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 			if err != nil {
 				return c, fmt.Errorf("builtins.lsp.timeout: %w", err)
 			}
-			c.LSP.Timeout = t
+			if t > 0 {
+				c.LSP.Timeout = t
+			}
 		}
 		langs := make([]string, 0, len(obj))
 		for k := range obj {
@@ -279,7 +281,9 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 				if err != nil {
 					return c, fmt.Errorf("builtins.web_fetch.%s: %w", d.k, err)
 				}
-				*d.dst = t
+				if t > 0 {
+					*d.dst = t
+				}
 			}
 		}
 		if w.MaxBytes <= 0 || w.PageChars < 500 || w.Timeout <= 0 || w.CacheBytes <= 0 {
@@ -306,7 +310,9 @@ func ParseConfig(raw json.RawMessage, lookup func(string) (string, bool), lookPa
 			if err != nil {
 				return c, fmt.Errorf("builtins.web_search.timeout: %w", err)
 			}
-			w.Timeout = t
+			if t > 0 {
+				w.Timeout = t
+			}
 		}
 		if err := checkDomains("web_search", map[string][]string{"allow": w.Allow, "block": w.Block}); err != nil {
 			return c, err
@@ -401,21 +407,16 @@ func decodeFields(name string, obj map[string]json.RawMessage, dst map[string]an
 	return nil
 }
 
+// parseDuration reads a builtin's timeout by the config's one rule for
+// durations (config.Duration); a builtin's times must also be above 0.
+// null is 0 with no error: the caller keeps its default.
 func parseDuration(raw json.RawMessage) (time.Duration, error) {
-	var secs float64
-	if err := json.Unmarshal(raw, &secs); err == nil {
-		if secs <= 0 || secs > 86400 {
-			return 0, fmt.Errorf("%v seconds is out of range", secs)
-		}
-		return time.Duration(secs * float64(time.Second)), nil
+	d, err := config.ParseDuration(raw)
+	if err != nil {
+		return 0, err
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, errors.New(`want a duration such as "30s" or a number of seconds`)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration such as \"30s\"", s)
+	if d == 0 && string(raw) != "null" {
+		return 0, fmt.Errorf("%s is no time at all: give a duration above 0, or null for the default", raw)
 	}
 	return d, nil
 }

@@ -586,7 +586,7 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 	default:
 		return nil, errAt("type", fmt.Errorf("unknown type %q (want stdio, http or sse)", rs.Type))
 	}
-	d, err := parseDuration(rs.StartTimeout)
+	d, err := ParseDuration(rs.StartTimeout)
 	if err != nil {
 		return nil, errAt("startTimeout", err)
 	}
@@ -772,7 +772,7 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 			dst  *time.Duration
 		}{{"limits.startTimeout", l.StartTimeout, &g.Limits.StartTimeout}, {"limits.callTimeout", l.CallTimeout, &g.Limits.CallTimeout},
 			{"limits.restartCooldown", l.RestartCooldown, &g.Limits.RestartCooldown}} {
-			d, err := parseDuration(f.raw)
+			d, err := ParseDuration(f.raw)
 			if err != nil {
 				return errAt(f.name, err)
 			}
@@ -781,7 +781,7 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 			}
 		}
 		if len(l.FirstListWait) > 0 && string(l.FirstListWait) != "null" {
-			d, err := parseDuration(l.FirstListWait)
+			d, err := ParseDuration(l.FirstListWait)
 			if err != nil {
 				return errAt("limits.firstListWait", err)
 			}
@@ -877,31 +877,6 @@ func parseThreshold(raw json.RawMessage) (float64, error) {
 		return 0, fmt.Errorf("%v%% is out of range (0, 100]", f)
 	}
 	return f, nil
-}
-
-func parseDuration(raw json.RawMessage) (time.Duration, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, nil
-	}
-	var secs float64
-	if err := json.Unmarshal(raw, &secs); err == nil {
-		if secs < 0 || secs > 86400 {
-			return 0, fmt.Errorf("%v seconds is out of range", secs)
-		}
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, errors.New(`want a duration such as "30s" or a number of seconds`)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as \"30s\"", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
 }
 
 // Expand replaces ${VAR}, ${VAR:-default} and ${env:VAR} in s from lookup.

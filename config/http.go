@@ -210,7 +210,7 @@ func parseServe(cfg *Config, top map[string]json.RawMessage, lookup func(string)
 		}
 		return &Error{Field: "toolsearch", Err: fmt.Errorf("want an object: %w", err)}
 	}
-	d, err := parseDuration(rs.ShutdownTimeout)
+	d, err := ParseDuration(rs.ShutdownTimeout)
 	if err != nil {
 		return errAt("shutdownTimeout", err)
 	}
@@ -262,7 +262,7 @@ func parseServe(cfg *Config, top map[string]json.RawMessage, lookup func(string)
 		dst  *time.Duration
 	}{{"http.readHeaderTimeout", h.ReadHeaderTimeout, &s.ReadHeaderTimeout}, {"http.idleTimeout", h.IdleTimeout, &s.IdleTimeout},
 		{"http.sessionInitTimeout", h.SessionInitTimeout, &s.SessionInitTimeout}, {"http.sessionIdleTimeout", h.SessionIdleTimeout, &s.SessionIdleTimeout}} {
-		d, err := parseDuration(f.raw)
+		d, err := ParseDuration(f.raw)
 		if err != nil {
 			return errAt(f.name, err)
 		}
