@@ -413,24 +413,68 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// IsLoopbackHost reports whether a host name or IP (without port) is
-// loopback: "localhost", "*.localhost", 127.0.0.0/8 or ::1.
+// Loopback, in one place. An address is loopback when it is an IP in
+// 127.0.0.0/8 or ::1, written either way (an IPv4-mapped ::ffff:127.x.y.z
+// counts). What is judged depends on what is at hand:
+//
+//   - an address a listener bound or a connection came from
+//     (IsLoopbackAddr) and a listen address before anything listens
+//     (IsLoopbackListen) count only as IPs: a name, even "localhost", may
+//     resolve anywhere (a hosts file or a resolver can point it elsewhere),
+//     so a name is resolved by listening and judged by the address bound;
+//   - a Host or Origin header of a request that already arrived on loopback
+//     (IsLoopbackHost) may also say "localhost" or "*.localhost", the
+//     names a browser itself keeps on loopback.
+
+// isLoopbackIP is the one rule: 127.0.0.0/8 or ::1, IPv4-mapped or not.
+func isLoopbackIP(ip netip.Addr) bool { return ip.Unmap().IsLoopback() }
+
+// parseIP parses an IP literal, with or without brackets (a zone, as in
+// "::1%lo", is kept).
+func parseIP(host string) (netip.Addr, bool) {
+	ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip, err == nil
+}
+
+// IsLoopbackHost reports whether a Host or Origin header's host (without
+// port) is loopback: a loopback IP, or the name "localhost" or a name under
+// it ("app.localhost"). It is meant for requests that arrived on a loopback
+// listener; to judge where a listener is, use IsLoopbackAddr or
+// IsLoopbackListen, which trust no name.
 func IsLoopbackHost(host string) bool {
-	host = strings.ToLower(strings.Trim(host, "[]"))
+	host = strings.ToLower(host)
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	ip, ok := parseIP(host)
+	return ok && isLoopbackIP(ip)
 }
 
 // IsLoopbackAddr reports whether a listener's or connection's address is a
 // loopback IP.
 func IsLoopbackAddr(a net.Addr) bool {
 	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
+		ip, ok := netip.AddrFromSlice(ta.IP)
+		return ok && isLoopbackIP(ip)
 	}
-	return IsLoopbackHost(hostOnly(a.String()))
+	if a == nil {
+		return false
+	}
+	ip, ok := parseIP(hostOnly(a.String()))
+	return ok && isLoopbackIP(ip)
+}
+
+// IsLoopbackListen reports whether a listen address ("host:port") is a
+// loopback IP before anything listens on it. A host name, "localhost" too,
+// is false: it is judged once resolved, by IsLoopbackAddr of the listener.
+// An empty host (":7777", every interface) is false.
+func IsLoopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, ok := parseIP(host)
+	return ok && isLoopbackIP(ip)
 }
 
 // ListenAddr returns the address serve listens on for addr: a bare port

@@ -293,7 +293,7 @@ func TestBucket(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	b := newBucket(Rate{PerSecond: 10, Burst: 2}, t0)
-	if b.take(t0) != 0 || b.take(t0) != 0 {
+	if first, second := b.take(t0), b.take(t0); first != 0 || second != 0 {
 		t.Fatal("burst refused")
 	}
 	if w := b.take(t0); w != 100*time.Millisecond {
@@ -353,13 +353,79 @@ func TestIsLoopbackHost(t *testing.T) {
 	t.Parallel()
 	for host, want := range map[string]bool{
 		"localhost": true, "LOCALHOST": true, "app.localhost": true, "127.0.0.1": true, "127.9.9.9": true, "::1": true, "[::1]": true,
-		"::ffff:127.0.0.1": true, "0.0.0.0": false, "10.0.0.1": false, "evil.com": false, "localhost.evil.com": false, "": false,
+		"::ffff:127.0.0.1": true, "[::ffff:127.0.0.1]": true, "0.0.0.0": false, "::": false, "[localhost]": false, "0x7f000001": false, "10.0.0.1": false, "evil.com": false, "localhost.evil.com": false, "": false,
 	} {
 		if got := IsLoopbackHost(host); got != want {
 			t.Errorf("IsLoopbackHost(%q) = %v", host, got)
 		}
 	}
 }
+
+// TestIsLoopbackListen: before anything listens, only a loopback IP counts;
+// a name, even one that resolves to loopback here, is left to the bound
+// address (a hosts file or a resolver may send it elsewhere).
+func TestIsLoopbackListen(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7777": true, "127.255.255.254:1": true, "[::1]:7777": true, "[::ffff:127.0.0.1]:80": true, "[::1%lo]:80": true,
+		"0.0.0.0:7777": false, "[::]:7777": false, ":7777": false, "10.0.0.1:80": false, "192.168.1.1:80": false, "[fe80::1]:80": false,
+		"[::ffff:10.0.0.1]:80": false, "128.0.0.1:80": false,
+		// Names are not trusted before they are resolved by listening.
+		"localhost:7777": false, "app.localhost:80": false, "localhost.evil.com:80": false, "127.0.0.1.nip.io:80": false,
+		// Not addresses.
+		"127.0.0.1": false, "": false, "0x7f.0.0.1:80": false, "2130706433:80": false, "127.1:80": false,
+	} {
+		if got := IsLoopbackListen(addr); got != want {
+			t.Errorf("IsLoopbackListen(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// TestIsLoopbackAddr judges the addresses of real listeners: a name that
+// resolves to loopback here is loopback once bound, and a listener on every
+// interface is not.
+func TestIsLoopbackAddr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		listen string
+		want   bool
+	}{
+		{"127.0.0.1:0", true},
+		{"localhost:0", true}, // resolved here to 127.0.0.1 or ::1
+		{"[::1]:0", true},
+		{"0.0.0.0:0", false},
+		{"[::]:0", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.listen, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", tc.listen)
+			if err != nil {
+				t.Skipf("cannot listen on %s here: %v", tc.listen, err)
+			}
+			defer ln.Close()
+			if got := IsLoopbackAddr(ln.Addr()); got != tc.want {
+				t.Errorf("IsLoopbackAddr(%v) = %v, want %v", ln.Addr(), got, tc.want)
+			}
+			// The same address as text, as a net.Addr of another type
+			// gives it.
+			if got := IsLoopbackAddr(textAddr(ln.Addr().String())); got != tc.want {
+				t.Errorf("IsLoopbackAddr(%q as text) = %v, want %v", ln.Addr(), got, tc.want)
+			}
+		})
+	}
+	for _, a := range []net.Addr{nil, textAddr("localhost:80"), textAddr("garbage"), &net.TCPAddr{}} {
+		if IsLoopbackAddr(a) {
+			t.Errorf("IsLoopbackAddr(%v) = true", a)
+		}
+	}
+}
+
+// textAddr is a net.Addr that is only its text.
+type textAddr string
+
+func (a textAddr) Network() string { return "tcp" }
+func (a textAddr) String() string  { return string(a) }
 
 func contextWithLocal(r *http.Request, a net.Addr) context.Context {
 	return context.WithValue(r.Context(), http.LocalAddrContextKey, a)

@@ -83,7 +83,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -710,21 +709,12 @@ func clipText(s string, n int) string {
 	return s
 }
 
-// isLoopback reports whether addr ("host:port") is on a loopback interface.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// IsLoopback reports whether a listen address stays on this machine.
-func IsLoopback(addr string) bool { return isLoopback(addr) }
+// IsLoopback reports whether a listen address ("host:port") is a loopback
+// IP. A host name, "localhost" too, is false: it may resolve anywhere, so
+// it is judged by the address a listener binds (httpguard.IsLoopbackAddr).
+//
+// Deprecated: use httpguard.IsLoopbackListen, which this calls.
+func IsLoopback(addr string) bool { return httpguard.IsLoopbackListen(addr) }
 
 // apiErrorFrom returns an upstream error body as the API's error shape:
 // unchanged when it already is one, else wrapped.
