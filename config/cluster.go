@@ -135,7 +135,7 @@ func parseCluster(cfg *Config, top map[string]json.RawMessage, lookup func(strin
 	if strings.ContainsAny(c.Replica, " \t\r\n\"\\") || len(c.Replica) > 128 {
 		return errAt(".replica", fmt.Errorf("%q: want a name of at most 128 characters without spaces or quotes", c.Replica))
 	}
-	d, err := parseDuration(rc.TTL)
+	d, err := ParseDuration(rc.TTL)
 	if err != nil {
 		return errAt(".ttl", err)
 	}

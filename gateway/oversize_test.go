@@ -409,14 +409,9 @@ func TestOversizedMessage(t *testing.T) {
 				if err != nil || len(health.Servers) != 1 || health.Servers[0].Oversized != counted || health.Servers[0].LastOversize != st.LastOversize {
 					t.Errorf("step %d: /healthz %+v (%v)", i, health, err)
 				}
-				resp, err = http.Get(srv.URL + "/metrics")
-				if err != nil {
-					t.Fatal(err)
-				}
-				metrics, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if want := fmt.Sprintf(`toolsearch_upstream_oversized_messages_total{server="big",action=%q} 1`, s.action); !strings.Contains(string(metrics), want) {
-					t.Errorf("step %d: /metrics lacks %s", i, want)
+				labels := map[string]string{"server": "big", "action": s.action}
+				if n, _ := sample(scrape(t, srv.URL), "toolsearch_upstream_oversized_messages_total", labels); n != 1 {
+					t.Errorf("step %d: /metrics has toolsearch_upstream_oversized_messages_total%v = %v, want 1", i, labels, n)
 				}
 			}
 		})
