@@ -6,6 +6,22 @@
 // it): each event is a block of "field: value" lines ended by a blank line;
 // the API sends an "event:" line naming the type and one "data:" line of
 // JSON whose "type" member repeats it.
+//
+// Why this package reads the stream itself rather than with a library: the
+// maintained SSE decoders at hand are the ssestream packages of
+// anthropic-sdk-go and openai-go (one and the same code) and the MCP Go
+// SDK's, which is unexported. ssestream's decoder does not fit a proxy:
+//
+//   - a stream cut inside an event ends like a whole one (Next returns
+//     false, Err nil), so a reply the upstream broke off would be passed on
+//     as complete; Reader returns io.ErrUnexpectedEOF for it;
+//   - every event's data ends in a "\n" the WHATWG rule strips, so each
+//     event would need trimming before it is rewritten;
+//   - it reads an *http.Response, not the io.Reader the proxy and its tests
+//     have.
+//
+// On whole streams the two read the same events: FuzzReader checks Reader
+// against ssestream on every input it is given.
 package sse
 
 import (
@@ -44,14 +60,15 @@ func NewReader(r io.Reader) *Reader {
 
 // Next returns the next event, io.EOF at the end of a stream that ended on
 // an event boundary, and io.ErrUnexpectedEOF when the stream ends inside an
-// event. Comment lines (":...") and unknown fields are skipped.
+// event. Comment lines (":...") and unknown fields are skipped, and so is a
+// block with neither a name nor a data line (as the SDKs skip it).
 func (r *Reader) Next() (Event, error) {
 	var ev Event
-	started := false
+	data := false // a data line was read (its value may be empty)
 	for r.s.Scan() {
 		line := r.s.Bytes()
 		if len(line) == 0 {
-			if started {
+			if ev.Name != "" || data {
 				return ev, nil
 			}
 			continue
@@ -64,19 +81,18 @@ func (r *Reader) Next() (Event, error) {
 		switch string(field) {
 		case "event":
 			ev.Name = string(value)
-			started = true
 		case "data":
-			if ev.Data != nil {
+			if data {
 				ev.Data = append(ev.Data, '\n')
 			}
 			ev.Data = append(ev.Data, value...)
-			started = true
+			data = true
 		}
 	}
 	if err := r.s.Err(); err != nil {
 		return Event{}, fmt.Errorf("sse: reading stream: %w", err)
 	}
-	if started {
+	if ev.Name != "" || data {
 		return ev, io.ErrUnexpectedEOF
 	}
 	return Event{}, io.EOF
