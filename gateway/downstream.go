@@ -136,9 +136,10 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch gateway", Version: g.version}, &mcp.ServerOptions{
 		Instructions: g.instructions(m, s.auto),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 			// The servers' extensions (MCP Apps...), as they declared them.
@@ -148,6 +149,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   subscribe,
 		UnsubscribeHandler: unsubscribe,
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
 			g.rootsChanged()
 			s.mu.Lock()
@@ -189,6 +191,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
 			if method == "logging/setLevel" && err == nil {
+				//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 					g.setUpstreamLogLevel(p.Level)
 				}
@@ -593,7 +596,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		out.More = append(out.More, searchToolOut{Name: v.exposedName(t), Description: firstSentence(t.Description)})
 	}
 	for _, k := range g.keys() {
-		if st := g.ups()[k].status().State; (st == StateStarting || st == StateRestarting) && v.fromCache[k] == false {
+		if st := g.ups()[k].status().State; (st == StateStarting || st == StateRestarting) && !v.fromCache[k] {
 			if _, ok := v.snap.Server(k); !ok {
 				out.Starting = append(out.Starting, k)
 			}
@@ -855,6 +858,7 @@ func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.Call
 // logs reports whether a server declared that it sends log messages.
 func logs(cs *mcp.ClientSession) bool {
 	ir := cs.InitializeResult()
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
 }
 
@@ -1070,12 +1074,8 @@ func (g *Gateway) readResourceWith(ctx context.Context, ss *mcp.ServerSession, s
 	return ls.cs.ReadResource(ctx, p)
 }
 
-// getPrompt gets a prompt from its server on behalf of a client session.
-func (g *Gateway) getPrompt(ctx context.Context, ss *mcp.ServerSession, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	return g.getPromptWith(ctx, ss, server, &mcp.GetPromptParams{Name: name, Arguments: args})
-}
-
-// getPromptWith is getPrompt with the params to send.
+// getPromptWith gets a prompt from its server on behalf of a client
+// session, with the params to send.
 func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, server string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	if err := g.promptAllowed(server, p.Name); err != nil {
 		return nil, err

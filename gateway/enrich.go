@@ -194,16 +194,21 @@ func (p *samplingProvider) Complete(ctx context.Context, req enrich.Request) (en
 	if ss == nil {
 		return enrich.Reply{}, fmt.Errorf("%w: %w", enrich.ErrFatal, errNoSampler)
 	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	params := &mcp.CreateMessageParams{
 		SystemPrompt: req.System,
 		MaxTokens:    int64(req.MaxTokens),
-		Messages:     []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: req.Prompt}}},
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: req.Prompt}}},
 		// Short structured text: a small, fast model does.
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		ModelPreferences: &mcp.ModelPreferences{CostPriority: 0.8, SpeedPriority: 0.8, IntelligencePriority: 0.3},
 	}
 	if p.model != "" {
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		params.ModelPreferences.Hints = []*mcp.ModelHint{{Name: p.model}}
 	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	res, err := ss.CreateMessage(ctx, params)
 	if err != nil {
 		return enrich.Reply{}, fmt.Errorf("sampling: %w", err)

@@ -21,11 +21,13 @@ import (
 // sampler is an MCP client whose model answers sampling requests with
 // hints for the tools in the prompt, recording each request.
 type sampler struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	requests []*mcp.CreateMessageParams
 	tools    []string // every tool name seen in a prompt
 }
 
+//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 func (s *sampler) handle(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	p := req.Params
 	text := ""
@@ -48,6 +50,7 @@ func (s *sampler) handle(_ context.Context, req *mcp.CreateMessageRequest) (*mcp
 	reply := enrichtest.ReplyFor(names, func(n string) []any {
 		return []any{"find " + n, "use the " + n + " tool", codeWord(n), "get " + n + " done"}
 	})
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: reply}, Model: "client-model", Role: "assistant"}, nil
 }
 
@@ -58,6 +61,7 @@ func codeWord(name string) string {
 	return "zq" + string(r)
 }
 
+//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 func (s *sampler) seen() ([]*mcp.CreateMessageParams, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,6 +111,7 @@ func TestSamplingEnrichment(t *testing.T) {
 	if _, err := g.Connect(ctx, "search", st); err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	cl := mcp.NewClient(&mcp.Implementation{Name: "sampling-client", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle})
 	cs, err := cl.Connect(ctx, ct, legacySession)
 	if err != nil {
@@ -216,6 +221,7 @@ func TestEnrichOffByDefault(t *testing.T) {
 	if _, err := g.Connect(ctx, "search", st); err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle}).Connect(ctx, ct, legacySession)
 	if err != nil {
 		t.Fatal(err)

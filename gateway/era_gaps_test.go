@@ -45,12 +45,14 @@ func startStrictUpstream(t *testing.T) *strictUpstream {
 	s.AddTool(&mcp.Tool{Name: "needs_sampling", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			cc := req.ClientCapabilities()
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			has := cc != nil && cc.Sampling != nil
 			u.mu.Lock()
 			u.caps = append(u.caps, fmt.Sprint(has))
 			u.mu.Unlock()
 			if !has {
 				data, _ := json.Marshal(mcp.MissingRequiredClientCapabilityData{
+					//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 					RequiredCapabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}})
 				return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities,
 					Message: "needs_sampling needs the sampling capability", Data: data}
@@ -277,7 +279,9 @@ func TestEraRetryUnknownState(t *testing.T) {
 // A session client of 2025-11-25 is held to its session's capabilities.
 func TestEraClientCapabilitiesRelayed(t *testing.T) {
 	u, url := startStrictGateway(t)
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	sampling := &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi"}}, nil
 	}}
 	cases := []struct {
@@ -310,6 +314,7 @@ func TestEraClientCapabilitiesRelayed(t *testing.T) {
 			var je *jsonrpc.Error
 			errors.As(err, &je)
 			var data mcp.MissingRequiredClientCapabilityData
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			if json.Unmarshal(je.Data, &data) != nil || data.RequiredCapabilities == nil || data.RequiredCapabilities.Sampling == nil {
 				t.Errorf("the error's data lost what is required: %s", je.Data)
 			}

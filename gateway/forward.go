@@ -63,15 +63,18 @@ type forwarding struct {
 	mrtr *mrtrState
 	// logLevel is the last level a 2025 client set with logging/setLevel,
 	// which calls to 2026 servers carry in their _meta.
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 	logLevel mcp.LoggingLevel
 }
 
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func (f *forwarding) setLogLevel(l mcp.LoggingLevel) {
 	f.mu.Lock()
 	f.logLevel = l
 	f.mu.Unlock()
 }
 
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func (f *forwarding) level() mcp.LoggingLevel {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -186,11 +189,16 @@ func (g *Gateway) relayContext(upCtx context.Context, o origin) (context.Context
 	}
 }
 
+//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 func canSample(c *mcp.ClientCapabilities) bool { return c != nil && c.Sampling != nil }
 func canElicit(c *mcp.ClientCapabilities) bool { return c != nil && c.Elicitation != nil }
-func canRoots(c *mcp.ClientCapabilities) bool  { return c != nil && c.RootsV2 != nil }
+
+//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
+func canRoots(c *mcp.ClientCapabilities) bool { return c != nil && c.RootsV2 != nil }
 
 // relaySampling passes a server's sampling/createMessage to a client.
+//
+//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	o, ok, busy := g.originFor(server, canSample)
 	if !ok && !busy {
@@ -201,6 +209,7 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 			Message: "the client of the toolsearch gateway making this request does not support sampling (or no client that supports sampling is connected)"}
 	}
 	if p != nil && len(p.Tools) > 0 {
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		if c := clientCaps(o.ss); c.Sampling.Tools == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: "the client connected to the toolsearch gateway does not support tools in sampling"}
@@ -215,6 +224,7 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 	}
 	rctx, cancel := g.relayContext(ctx, o)
 	defer cancel()
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	res, err := o.ss.CreateMessageWithTools(rctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("sampling through the gateway: %w", err)
@@ -224,11 +234,16 @@ func (g *Gateway) relaySampling(ctx context.Context, server string, p *mcp.Creat
 
 // asSamplingResult is a client's answer to a held sampling request, in
 // the form the server's request takes.
+//
+//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 func asSamplingResult(ans mcp.InputResponse) (*mcp.CreateMessageWithToolsResult, error) {
 	switch r := ans.(type) {
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageWithToolsResult:
 		return r, nil
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageResult:
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		out := &mcp.CreateMessageWithToolsResult{Meta: r.Meta, Model: r.Model, Role: r.Role, StopReason: r.StopReason}
 		if r.Content != nil {
 			out.Content = []mcp.Content{r.Content}
@@ -290,21 +305,27 @@ func (g *Gateway) relayElicitationComplete(p *mcp.ElicitationCompleteParams) {
 
 // relayRoots answers a server's roots/list with a client's roots, or with
 // none when no client declared roots.
+//
+//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 	o, ok, busy := g.originFor(server, canRoots)
 	if !ok && !busy {
 		o, ok = g.onlyClient(canRoots)
 	}
 	if !ok {
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 	}
 	if o.held != nil {
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		ans, err := o.held.ask(ctx, "roots", &mcp.ListRootsParams{})
 		if err != nil {
 			return nil, fmt.Errorf("roots/list through the gateway: %w", err)
 		}
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		res, _ := ans.(*mcp.ListRootsResult)
 		if res == nil || res.Roots == nil {
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 		}
 		return res, nil
@@ -313,11 +334,13 @@ func (g *Gateway) relayRoots(ctx context.Context, server string) (*mcp.ListRoots
 	defer cancel()
 	rctx, cancelRoots := context.WithTimeout(rctx, rootsTimeout)
 	defer cancelRoots()
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	res, err := o.ss.ListRoots(rctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("roots/list through the gateway: %w", err)
 	}
 	if res.Roots == nil {
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		res.Roots = []*mcp.Root{}
 	}
 	return res, nil
@@ -332,6 +355,8 @@ const rootsTimeout = 5 * time.Second
 // rootsPlaceholder sits in every upstream client's own roots list, which is
 // never served (roots/list is answered by relayRoots): re-adding it is how
 // a client's roots/list_changed is passed on to the servers.
+//
+//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 var rootsPlaceholder = &mcp.Root{URI: "toolsearch://roots", Name: "the roots of the gateway's clients"}
 
 // rootsChanged tells every connected server that the roots changed.
@@ -342,6 +367,7 @@ func (g *Gateway) rootsChanged() {
 		c, ready := u.client, u.state == StateReady
 		u.mu.Unlock()
 		if c != nil && ready {
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			c.AddRoots(rootsPlaceholder)
 		}
 	}
@@ -354,6 +380,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: g.version}, &mcp.ClientOptions{
 		// Roots are answered from the clients (relayRoots); sampling and
 		// elicitation are inferred from their handlers.
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		// A 2026-07-28 server's input_required results come back to the
 		// gateway as they are, for the client to answer (mrtr.go).
@@ -371,6 +398,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
 			u.listChanged(listPrompts)
 		},
+		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)
 			u.tap.logHandled()
@@ -382,6 +410,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 			g.forwardProgress(req.Params)
 			u.tap.progressHandled(req.Params.ProgressToken)
 		},
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			return g.relaySampling(ctx, key, req.Params)
 		},
@@ -412,6 +441,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 			return next(ctx, method, req)
 		}
 	})
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	client.AddRoots(rootsPlaceholder)
 	return client
 }

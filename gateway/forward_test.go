@@ -29,8 +29,7 @@ func forwarderServer() *mcp.Server {
 		rootsChanged atomic.Int32
 		cancelled    atomic.Int32
 	)
-	var s *mcp.Server
-	s = mcp.NewServer(&mcp.Implementation{Name: "forwarder", Version: "1"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "forwarder", Version: "1"}, &mcp.ServerOptions{
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			var all []string
 			switch {
@@ -61,6 +60,7 @@ func forwarderServer() *mcp.Server {
 			mu.Unlock()
 			return nil
 		},
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
 	})
 	text := func(s string) *mcp.CallToolResult {
@@ -69,7 +69,9 @@ func forwarderServer() *mcp.Server {
 	type noArgs struct{}
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_sample", Description: "Ask the client's model for a word."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say a word"}}}})
 			if err != nil {
 				return nil, nil, err
@@ -91,6 +93,7 @@ func forwarderServer() *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_roots", Description: "List the client's roots."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			res, err := req.Session.ListRoots(ctx, nil)
 			if err != nil {
 				return nil, nil, err
@@ -110,6 +113,7 @@ func forwarderServer() *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "log_info", Description: "Log a line at info level."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "fw", Data: "a line from the server"})
 			return text("logged"), nil, nil
 		})
@@ -186,14 +190,16 @@ func serveForwarder(ctx context.Context) int {
 // fwdClient is a client that answers what a server may ask, and records
 // what it is told.
 type fwdClient struct {
-	cl       *mcp.Client
-	cs       *mcp.ClientSession
-	mu       sync.Mutex
+	cl *mcp.Client
+	cs *mcp.ClientSession
+	mu sync.Mutex
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 	logs     []*mcp.LoggingMessageParams
 	progress []string
 	updated  []string
 }
 
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func (c *fwdClient) seen() (logs []*mcp.LoggingMessageParams, progress, updated []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -207,6 +213,7 @@ func connectFwdClient(t *testing.T, url string, capable bool) *fwdClient {
 	c := &fwdClient{}
 	opts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
+		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			c.mu.Lock()
 			c.logs = append(c.logs, r.Params)
@@ -224,8 +231,11 @@ func connectFwdClient(t *testing.T, url string, capable bool) *fwdClient {
 		},
 	}
 	if capable {
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		opts.Capabilities = &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		opts.CreateMessageHandler = func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "banana"}}, nil
 		}
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -234,6 +244,7 @@ func connectFwdClient(t *testing.T, url string, capable bool) *fwdClient {
 	}
 	c.cl = mcp.NewClient(&mcp.Implementation{Name: "fwd-client", Version: "1"}, opts)
 	if capable {
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		c.cl.AddRoots(&mcp.Root{URI: "file:///work/a", Name: "a"})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -313,6 +324,7 @@ func TestForwardingBothWays(t *testing.T) {
 			}
 
 			// Roots changed: the server hears of it.
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			c.cl.AddRoots(&mcp.Root{URI: "file:///work/b", Name: "b"})
 			waitFor(t, "the roots change to reach the server", 10*time.Second, func() bool {
 				got, _ := c.call(t, "counters")
@@ -324,12 +336,14 @@ func TestForwardingBothWays(t *testing.T) {
 
 			// Logging: the level goes up, the server's lines come down, with
 			// the server's own logger name (bare naming).
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, "a log line from the server", 10*time.Second, func() bool {
 				c.call(t, "log_info")
 				logs, _, _ := c.seen()
+				//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 				return slices.ContainsFunc(logs, func(l *mcp.LoggingMessageParams) bool {
 					return l.Data == "a line from the server" && l.Logger == "fw"
 				})

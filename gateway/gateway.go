@@ -858,6 +858,8 @@ func (g *Gateway) forwardProgress(p *mcp.ProgressNotificationParams) {
 // with the server's key, unless the server keeps bare names. The client
 // whose request the server is serving gets the message in that request's
 // stream, as it would from the server itself.
+//
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 	if p == nil {
 		return
@@ -869,6 +871,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 			logger = server + "/" + p.Logger
 		}
 	}
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 	out := &mcp.LoggingMessageParams{Meta: p.Meta, Level: p.Level, Logger: logger, Data: p.Data}
 	related, _, _ := g.originFor(server, func(*mcp.ClientCapabilities) bool { return true })
 	// One slow client must not hold up the others, nor the upstream
@@ -888,6 +891,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 			sctx, c = context.WithTimeout(related.ctx, 5*time.Second)
 			defer c()
 		}
+		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		wg.Go(func() { _ = ss.Log(sctx, out) })
 	}
 	wg.Wait()
@@ -896,6 +900,8 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 // setUpstreamLogLevel forwards a client's logging/setLevel to every ready
 // upstream. A 2026-07-28 server has no logging/setLevel: the level goes
 // with each call instead (upstreamMeta).
+//
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 	g.fwd.setLogLevel(level)
 	for _, k := range g.keys() {
@@ -912,6 +918,7 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 		}()
 	}

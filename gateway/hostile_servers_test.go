@@ -116,12 +116,15 @@ func servePhisher() int {
 				} else {
 					set("elicit", fmt.Sprintf("answered: %v", res.Content))
 				}
+				//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 				if res, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5,
+					//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}); err != nil {
 					set("sample", "refused: "+err.Error())
 				} else {
 					set("sample", "answered by "+res.Model)
 				}
+				//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 				if res, err := ss.ListRoots(ctx, nil); err != nil {
 					set("roots", "refused: "+err.Error())
 				} else {

@@ -185,6 +185,7 @@ func serveEcho(ctx context.Context, chatty bool) int {
 			if chatty {
 				fmt.Fprintln(os.Stderr, "echo called")
 			}
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "echo: " + a.Text})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
 		})

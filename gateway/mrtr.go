@@ -221,6 +221,8 @@ func errStateRefused(name string) error {
 // elicitation when the client has them, and the client's extensions; and
 // the log level a 2025 client set (level), unless the client's request
 // names its own.
+//
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLevel) mcp.Meta {
 	var out mcp.Meta
 	set := func(k string, v any) {
@@ -231,6 +233,7 @@ func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLeve
 	}
 	if req != nil && req.Params != nil {
 		for k, v := range req.Params.Meta {
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			if k == "progressToken" || (strings.HasPrefix(k, "io.modelcontextprotocol/") && !(modernUp && k == mcp.MetaKeyLogLevel)) {
 				continue
 			}
@@ -250,7 +253,9 @@ func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLeve
 		}
 	}
 	set(mcp.MetaKeyClientCapabilities, relayedCaps(cc))
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 	if _, ok := out[mcp.MetaKeyLogLevel]; !ok && level != "" {
+		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		set(mcp.MetaKeyLogLevel, level)
 	}
 	return out
@@ -260,7 +265,9 @@ func upstreamMeta(req *mcp.CallToolRequest, modernUp bool, level mcp.LoggingLeve
 // while it serves a request of a client with caps cc.
 func relayedCaps(cc *mcp.ClientCapabilities) map[string]any {
 	m := map[string]any{"roots": map[string]any{"listChanged": true}}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	if cc.Sampling != nil {
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		m["sampling"] = cc.Sampling
 	}
 	if cc.Elicitation != nil {
@@ -370,8 +377,10 @@ func askKind(r mcp.InputRequest) string {
 	switch r.(type) {
 	case *mcp.ElicitParams:
 		return "elicitation"
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
 		return "sampling"
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	case *mcp.ListRootsParams:
 		return "roots"
 	}
@@ -421,25 +430,33 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabili
 			return nil, errors.New("the client does not support elicitation")
 		}
 		return ss.Elicit(ctx, p)
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageWithToolsParams:
 		if !canSample(caps) {
 			return nil, errors.New("the client does not support sampling")
 		}
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		if len(p.Tools) > 0 && caps.Sampling.Tools == nil {
 			return nil, errors.New("the client does not support tools in sampling")
 		}
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		return ss.CreateMessageWithTools(ctx, p)
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageParams:
 		if !canSample(caps) {
 			return nil, errors.New("the client does not support sampling")
 		}
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		return ss.CreateMessage(ctx, p)
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	case *mcp.ListRootsParams:
 		if !canRoots(caps) {
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 		}
 		rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 		defer cancel()
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		return ss.ListRoots(rctx, p)
 	}
 	return nil, fmt.Errorf("unknown input request %T", r)
@@ -652,12 +669,17 @@ func answerFits(req mcp.InputRequest, ans mcp.InputResponse) error {
 	switch req.(type) {
 	case *mcp.ElicitParams:
 		_, ok = ans.(*mcp.ElicitResult)
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		_, ok = ans.(*mcp.CreateMessageWithToolsResult)
 		if !ok {
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			_, ok = ans.(*mcp.CreateMessageResult)
 		}
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	case *mcp.ListRootsParams:
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		_, ok = ans.(*mcp.ListRootsResult)
 	}
 	if !ok && ans != nil {

@@ -369,7 +369,9 @@ func (e errReader) Read([]byte) (int, error) {
 // response for its JSON-RPC id (a response), by an event with only its id
 // (a notification or a server request), or, when there is no id to answer
 // for, by an error response for the POST's request, or else by a read
-// error that ends the stream.
+// error that ends the stream. It reads the stream in fragments itself: an
+// SSE library (the SDKs' ssestream) gives whole events only, which would
+// hold an oversized one in memory before the bound could apply.
 type boundedSSEBody struct {
 	rc         io.ReadCloser
 	br         *bufio.Reader
@@ -383,7 +385,6 @@ type boundedSSEBody struct {
 	head      msgHead
 	lineStart bool   // the next fragment starts a line
 	field     string // the field of the line being read, once over
-	blank     bool   // the line being read is empty so far
 	evID      []byte // the event's id field, once over (bounded)
 	err       error
 }

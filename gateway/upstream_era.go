@@ -71,14 +71,6 @@ func (u *upstream) noteStartTimeout(version string) {
 	}
 }
 
-// protocol is the version the current (or last) session negotiated; empty
-// before the first connection.
-func (u *upstream) protocol() string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.negotiated
-}
-
 // modern reports whether the live session cs speaks 2026-07-28 or later.
 func modernSession(cs *mcp.ClientSession) bool {
 	if cs == nil {
@@ -131,7 +123,6 @@ const (
 // cacheHints folds the hints of a list's pages, page by page.
 type cacheHints struct {
 	ttl     time.Duration
-	scope   string
 	pages   int
 	private bool
 	unsaid  bool

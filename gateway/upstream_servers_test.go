@@ -28,8 +28,7 @@ import (
 // MCP Apps tool with its ui:// resource, and a tool that reports the
 // client capabilities of the request.
 func modernServer() *mcp.Server {
-	var s *mcp.Server
-	s = mcp.NewServer(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ServerOptions{
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			switch req.(type) {
 			case *mcp.ListPromptsRequest:
@@ -80,17 +79,21 @@ func modernServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_sample", Description: "Ask the client's model for a word."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			if len(req.Params.InputResponses) == 0 {
+				//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"word": &mcp.CreateMessageParams{MaxTokens: 10,
+					//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say a word"}}}}},
 					RequestState: newState("sample")}, nil, nil
 			}
 			switch r := req.Params.InputResponses["word"].(type) {
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			case *mcp.CreateMessageWithToolsResult:
 				if len(r.Content) == 1 {
 					if tc, ok := r.Content[0].(*mcp.TextContent); ok {
 						return text("sampled " + tc.Text + " from " + r.Model), nil, nil
 					}
 				}
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			case *mcp.CreateMessageResult:
 				if tc, ok := r.Content.(*mcp.TextContent); ok {
 					return text("sampled " + tc.Text + " from " + r.Model), nil, nil
@@ -101,8 +104,10 @@ func modernServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_roots", Description: "List the client's roots."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			if len(req.Params.InputResponses) == 0 {
+				//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}, RequestState: newState("roots")}, nil, nil
 			}
+			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
 			if !ok {
 				return nil, nil, errors.New("no roots answer")
@@ -141,6 +146,7 @@ func modernServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Report the request's client capabilities and log level."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			b, _ := json.Marshal(req.Params.Meta[mcp.MetaKeyClientCapabilities])
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 			return text(fmt.Sprintf("caps=%s level=%v", b, req.Params.Meta[mcp.MetaKeyLogLevel])), nil, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "regional", Description: "Look up a record in one region.",
@@ -292,6 +298,7 @@ func connectModern(t testing.TB, g *Gateway, opts *mcp.ClientOptions) *mcp.Clien
 	}
 	t.Cleanup(func() { _ = ss.Close() })
 	cl := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, opts)
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	cl.AddRoots(&mcp.Root{URI: "file:///work/a", Name: "a"})
 	cs, err := cl.Connect(ctx, ct, nil)
 	if err != nil {
@@ -333,11 +340,14 @@ func resultText(res *mcp.CallToolResult) string {
 // sampling (banana from test-model) and roots (file:///work/a).
 func answering(mrtr bool) *mcp.ClientOptions {
 	opts := &mcp.ClientOptions{
+		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "banana"}}, nil
 		},
 	}
