@@ -8,11 +8,20 @@ import (
 	"runtime/debug"
 )
 
+// stampedVersion is the version a release build sets with
+// -ldflags "-X main.stampedVersion=v1.2.3" (the Makefile's, from git
+// describe); empty in other builds.
+var stampedVersion string
+
 // buildVersion is the version the binary reports to clients, to upstream
-// servers and with --version: the module version when it was built by
-// `go install …@vX`, else "devel" with the commit it was built from (and
-// "-dirty" when the tree had changes), else "devel".
+// servers and with --version: the stamped version of a release build, else
+// the module version when it was built by `go install …@vX`, else "devel"
+// with the commit it was built from (and "-dirty" when the tree had
+// changes), else "devel".
 func buildVersion() string {
+	if stampedVersion != "" {
+		return stampedVersion
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
