@@ -67,6 +67,15 @@ func eraName(v string) string {
 const dynamicWhy = "MCP 2026-07-28 clients get one tool list per exposure that their own requests do not change; " +
 	"dynamic exposure (found tools join the list) is served to 2025-11-25 sessions only, so they get search exposure"
 
+// modernMode is the exposure a 2026-07-28 client gets for mode (as
+// resolved): dynamic becomes search.
+func modernMode(mode string) string {
+	if mode == config.ExposureDynamic {
+		return config.ExposureSearch
+	}
+	return mode
+}
+
 // eraState is the gateway's state about eras: the shared servers of
 // 2026-07-28 clients over HTTP, the clients seen, the cache hints of the
 // upstream lists (era_cache.go).
