@@ -105,6 +105,7 @@ func factsOf(p *mcp.InitializeParams) *clientFacts {
 		return c
 	}
 	c.protocol = p.ProtocolVersion
+	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	c.roots = p.Capabilities != nil && p.Capabilities.RootsV2 != nil
 	if p.ClientInfo != nil {
 		c.name, c.version = p.ClientInfo.Name, p.ClientInfo.Version
