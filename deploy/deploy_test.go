@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -43,8 +43,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 )
 
 // HintsPerTool is how many hints enrich asks for per tool, and how many a

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
-	"github.com/toolsearch/toolsearch/hints"
 )
 
 var wires = []enrichtest.Kind{enrichtest.Anthropic, enrichtest.OpenAI}

@@ -3,8 +3,8 @@ package enrich
 import (
 	"testing"
 
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
-	"github.com/toolsearch/toolsearch/hints"
 )
 
 // FuzzParseReply checks that no reply makes parseReply panic, that every

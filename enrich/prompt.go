@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 )
 
 // systemPrompt tells the model what to write and in which shape.

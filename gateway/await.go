@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 // targetedServers returns the configured servers a query names outright:

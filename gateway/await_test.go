@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 // TestTargetedServers: which query forms name a server outright.

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/builtin"
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
 )
 
 // builtinTools is the gateway's state for its built-in tools.

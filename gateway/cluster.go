@@ -40,10 +40,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/hints"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // Cluster is what the gateway shares with the other replicas of a

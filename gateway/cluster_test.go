@@ -21,11 +21,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
-	"github.com/toolsearch/toolsearch/cluster"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/cluster"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redistest"
-	"github.com/toolsearch/toolsearch/search"
 )
 
 // clusterLog collects a replica's log lines.

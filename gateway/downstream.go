@@ -16,10 +16,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/policy"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/policy"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // Names of the gateway's own tools.

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // enrichQuiet is how long the catalog must stay unchanged before a

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // sampler is an MCP client whose model answers sampling requests with

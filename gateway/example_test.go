@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 type issueArgs struct {

@@ -70,12 +70,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/builtin"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/hints"
-	"github.com/toolsearch/toolsearch/policy"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/core/policy"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // Options configure a Gateway.
@@ -89,7 +89,7 @@ type Options struct {
 	// servers: its tools are searchable and listed, and every call of
 	// one answers that no server is configured. The gateway never loads
 	// a catalog of its own: a program that wants to show the search on
-	// sample tools (package catalog/demo) passes them here.
+	// sample tools (package core/catalog/demo) passes them here.
 	Static *catalog.Snapshot
 	// Cluster, when set, is what this gateway shares with the other
 	// replicas of one service (cluster.go; package cluster). Nil is a

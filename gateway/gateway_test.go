@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
 )
 
 // client is a Go SDK client session with what it was told.

@@ -18,8 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 )
 
 // hintsFile is the state directory's hints file.

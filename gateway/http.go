@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/httpguard"
 )
 
 // ServeStdio serves one client over stdin and stdout in the given exposure

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/internal/safefile"
-	"github.com/toolsearch/toolsearch/search"
 )
 
 // The search index of the whole catalog is kept in the state directory

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // demoCache writes a config of the demo catalog's servers (lazy, so none

@@ -12,7 +12,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/policy"
+	"github.com/toolsearch/toolsearch/core/policy"
 )
 
 // allowedExtras returns m with the prompts, resources and templates policy

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
 )
 
 // searchWith calls search_tools with args and returns its output, or its

@@ -34,9 +34,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/builtin"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // naming is one view's exposed names.

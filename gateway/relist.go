@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // echoAs is a config entry of the echo role whose env tells instances

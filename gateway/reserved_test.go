@@ -3,8 +3,8 @@ package gateway
 import (
 	"testing"
 
-	"github.com/toolsearch/toolsearch/builtin"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // TestReservedKey: the server key config refuses is the built-in tools'.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // TestStateFilesThatAreNotFiles: a cached manifest that is a FIFO and a

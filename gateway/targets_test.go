@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // sharedCatalog returns the real catalog's path, or skips.

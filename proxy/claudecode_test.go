@@ -13,12 +13,12 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/toolsearch/toolsearch/anthropic"
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
-	"github.com/toolsearch/toolsearch/catalog/demo"
+	"github.com/toolsearch/toolsearch/adapters/anthropic"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/proxy"
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
-	"github.com/toolsearch/toolsearch/search"
 )
 
 // claudeCode returns the Claude Code binary installed in the module's

@@ -24,7 +24,7 @@ func TestLinksNoSDK(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "github.com/toolsearch/toolsearch/anthropic", "github.com/toolsearch/toolsearch/openai"} {
+		for _, banned := range []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "github.com/toolsearch/toolsearch/adapters/anthropic", "github.com/toolsearch/toolsearch/adapters/openai"} {
 			if dep == banned || strings.HasPrefix(dep, banned+"/") {
 				t.Errorf("package proxy depends on %s", dep)
 			}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 // requestServer is the catalog key of request tools that name no MCP

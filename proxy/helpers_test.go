@@ -18,7 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
 	"github.com/toolsearch/toolsearch/proxy"
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )

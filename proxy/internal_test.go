@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/messages"
+	"github.com/toolsearch/toolsearch/adapters/messages"
 )
 
 func TestFoldSystemMessages(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/messages"
+	"github.com/toolsearch/toolsearch/adapters/messages"
 )
 
 // level is what emulate mode does to a request for its upstream. The

@@ -90,7 +90,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/internal/httpguard"
 )
 
 // TokenHeader is the header that carries Config.Token. It is never

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/discovery"
-	"github.com/toolsearch/toolsearch/messages"
+	"github.com/toolsearch/toolsearch/adapters/messages"
+	"github.com/toolsearch/toolsearch/core/discovery"
 )
 
 // Types of the API's server-side search tools.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/discovery"
-	"github.com/toolsearch/toolsearch/messages"
+	"github.com/toolsearch/toolsearch/adapters/messages"
+	"github.com/toolsearch/toolsearch/core/discovery"
 	"github.com/toolsearch/toolsearch/proxy/internal/sse"
 )
 

@@ -20,8 +20,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
-	"github.com/toolsearch/toolsearch/discovery"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/core/discovery"
 	"github.com/toolsearch/toolsearch/proxy"
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )

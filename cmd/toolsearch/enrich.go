@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich"
-	"github.com/toolsearch/toolsearch/hints"
 )
 
 // Providers enrich can ask.

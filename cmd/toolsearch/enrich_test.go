@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
-	"github.com/toolsearch/toolsearch/hints"
 )
 
 // TestEnrichCommand runs enrich against a loopback stand-in for the

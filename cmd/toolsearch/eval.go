@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/evaluate"
+	"github.com/toolsearch/toolsearch/core/evaluate"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/internal/safefile"
-	"github.com/toolsearch/toolsearch/search"
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {

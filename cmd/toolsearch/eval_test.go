@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/evaluate"
+	"github.com/toolsearch/toolsearch/core/evaluate"
 )
 
 // evalQueries is a query file for plainCatalog with categories and one

@@ -5,9 +5,9 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 const hintsHelp = "hints `file` (JSON Lines of id, hints and digest, as toolsearch enrich writes) applied to the catalog before it is indexed"

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // TestImportVSCode imports VS Code files: JSON with comments and trailing

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/hints"
+	"github.com/toolsearch/toolsearch/core/hints"
 
-	"github.com/toolsearch/toolsearch/lint"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/lint"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -16,9 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tailscale/hujson"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redact"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/internal/httpguard"
 	"github.com/toolsearch/toolsearch/internal/redact"
 	"github.com/toolsearch/toolsearch/proxy"
 )

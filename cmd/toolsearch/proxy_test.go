@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
 	"github.com/toolsearch/toolsearch/proxy"
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )

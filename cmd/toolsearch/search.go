@@ -9,9 +9,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 // loadSnapshot reads the catalog file, or returns the embedded demo catalog

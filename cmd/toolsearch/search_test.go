@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 func TestMoreNote(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // selfExecutable is the running binary, symbolic links resolved.

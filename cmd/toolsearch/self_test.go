@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // selfCopies makes, in dir, a symbolic link to the test binary, a hard

@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolsearch/toolsearch/cluster"
-	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
-	"github.com/toolsearch/toolsearch/httpguard"
+	"github.com/toolsearch/toolsearch/gateway/cluster"
+	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/httpguard"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 

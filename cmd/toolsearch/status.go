@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolsearch/toolsearch/builtin"
-	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redact"
 )
 

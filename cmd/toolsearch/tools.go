@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 // serverTokens is one row of the tools report.

@@ -40,12 +40,12 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/toolsearch/toolsearch/anthropic"
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/deferral"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/adapters/anthropic"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/deferral"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 // config is what one run needs.

@@ -32,12 +32,12 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsearch/toolsearch/anthropic"
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/adapters/anthropic"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // maxRequests bounds one task's requests.

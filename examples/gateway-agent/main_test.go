@@ -17,8 +17,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
-	"github.com/toolsearch/toolsearch/config"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 type issueArgs struct {

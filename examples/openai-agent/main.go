@@ -41,12 +41,12 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/deferral"
-	"github.com/toolsearch/toolsearch/openai"
-	"github.com/toolsearch/toolsearch/openai/openaitest"
-	"github.com/toolsearch/toolsearch/search"
+	"github.com/toolsearch/toolsearch/adapters/openai"
+	"github.com/toolsearch/toolsearch/adapters/openai/openaitest"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/deferral"
+	"github.com/toolsearch/toolsearch/core/search"
 )
 
 // config is what one run needs.

@@ -11,10 +11,10 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/toolsearch/toolsearch/catalog/demo"
-	"github.com/toolsearch/toolsearch/deferral"
-	"github.com/toolsearch/toolsearch/openai"
-	"github.com/toolsearch/toolsearch/openai/openaitest"
+	"github.com/toolsearch/toolsearch/adapters/openai"
+	"github.com/toolsearch/toolsearch/adapters/openai/openaitest"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/deferral"
 )
 
 var tasks = []string{

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 // Dir returns the shared folder beside the repository root (the folder

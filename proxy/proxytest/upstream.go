@@ -26,7 +26,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/anthropic/anthropictest"
+	"github.com/toolsearch/toolsearch/adapters/anthropic/anthropictest"
 	"github.com/toolsearch/toolsearch/proxy/internal/sse"
 )
 

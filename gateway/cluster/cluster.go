@@ -1,0 +1,314 @@
+// Package cluster is what the replicas of one toolsearch service share,
+// through Redis (or Valkey): the catalog and search index their servers
+// make, by content digest, so that a replica that starts answers at once;
+// request rates and the number of open sessions, counted for the whole
+// service rather than per replica; and whether Redis can be reached.
+//
+// Redis is a shared cache and a set of counters here, never the only copy
+// of anything: when it cannot be reached, every operation fails at once
+// with ErrDown (no request waits on a dead server), the gateway serves from
+// its local state, and the Cluster logs the outage once and the return
+// once. A watcher pings Redis every second and rejoins as soon as it
+// answers.
+//
+// The keys, under the configured prefix P:
+//
+//	P:blob:<kind>:<digest>   a shared value: a 32-byte SHA-256 of the data, then the data
+//	P:rate:<bucket>          a rate bucket: its theoretical arrival time in µs (GCRA)
+//	P:sessions               the open sessions: a sorted set of leases, scored by expiry (ms)
+//
+// docs/scale.md says what is shared, what stays per replica, and how each
+// failure behaves.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/redact"
+)
+
+// ErrDown is returned, at once, by every operation while Redis cannot be
+// reached.
+var ErrDown = errors.New("cluster: Redis is unreachable")
+
+// How often the watcher pings Redis, and how long one command may take.
+var (
+	pingEvery      = time.Second
+	commandTimeout = 750 * time.Millisecond
+)
+
+// Cluster is one replica's connection to the state it shares. Make it with
+// Open, run its watcher with Run, and Close it at the end. Its methods are
+// safe for concurrent use.
+type Cluster struct {
+	rdb     *redis.Client
+	prefix  string
+	replica string
+	ttl     time.Duration
+	maxBlob int64
+	log     *slog.Logger
+	red     *redact.Redactor
+	addr    string // the URL without its password, for logs
+
+	up      atomic.Bool
+	mu      sync.Mutex
+	since   time.Time
+	lastErr string
+	onMu    sync.Mutex
+	on      []func(up bool)
+
+	leases leaseTable // the sessions this replica holds (sessions.go)
+	stats  stats
+}
+
+// Health is what /healthz says of the cluster.
+type Health struct {
+	// Replica is this replica's name.
+	Replica string `json:"replica"`
+	// Redis is "up" or "down".
+	Redis string `json:"redis"`
+	// Since is when Redis last went up or down.
+	Since time.Time `json:"since"`
+	// Error is why Redis is down (secrets hidden); empty while it is up.
+	Error string `json:"error,omitempty"`
+	// Addr is the Redis URL, its password hidden.
+	Addr string `json:"addr"`
+}
+
+// Open connects to the Redis of cfg and checks that it answers. A Redis
+// that does not answer yet is not an error: the Cluster starts down, says
+// so once, and joins when it answers. A URL that cannot be read is.
+func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, error) {
+	if !cfg.On() {
+		return nil, errors.New("cluster: no Redis URL is configured (toolsearch.cluster.redis)")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opt, err := redis.ParseURL(cfg.Redis)
+	if err != nil {
+		// go-redis's errors quote the URL: say only what is wrong.
+		return nil, fmt.Errorf("cluster: toolsearch.cluster.redis %s: %s", cfg.RedisRedacted(), redact.New(secretsOf(cfg)...).String(err.Error()))
+	}
+	if opt.Password == "" && cfg.Password != "" {
+		opt.Password = cfg.Password
+	}
+	if opt.TLSConfig != nil && opt.TLSConfig.MinVersion < tls.VersionTLS12 {
+		opt.TLSConfig.MinVersion = tls.VersionTLS12
+	}
+	opt.DialTimeout = commandTimeout
+	opt.ReadTimeout = commandTimeout
+	opt.WriteTimeout = commandTimeout
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1 // the caller falls back; a retry only doubles the wait
+	opt.DisableIdentity = true
+	opt.Protocol = 2
+	c := &Cluster{
+		rdb: redis.NewClient(opt), prefix: cfg.Prefix, replica: cfg.Replica, ttl: cfg.TTL, maxBlob: cfg.MaxBlobBytes,
+		log: log.With("replica", cfg.Replica), red: redact.New(secretsOf(cfg)...), addr: cfg.RedisRedacted(),
+	}
+	if c.prefix == "" {
+		c.prefix = config.DefaultClusterPrefix
+	}
+	if c.ttl <= 0 {
+		c.ttl = config.DefaultClusterTTL
+	}
+	if c.maxBlob <= 0 {
+		c.maxBlob = config.DefaultClusterMaxBlobBytes
+	}
+	c.leases.m = map[string]struct{}{}
+	clientLog.c.Store(c)
+	c.since = time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 2*commandTimeout)
+	defer cancel()
+	if err := c.rdb.Ping(pctx).Err(); err != nil {
+		c.lastErr = c.red.String(err.Error())
+		c.log.Warn("Redis does not answer; this replica serves from its local state until it does",
+			"redis", c.addr, "err", c.lastErr)
+	} else {
+		c.up.Store(true)
+		c.log.Info("sharing state with the other replicas through Redis", "redis", c.addr, "prefix", c.prefix)
+	}
+	return c, nil
+}
+
+// clientLog passes go-redis's own messages (reconnects and the like) to
+// the log of the last Cluster opened, at debug level: by default it
+// prints them itself.
+var clientLog = func() *redisLog {
+	l := &redisLog{}
+	redis.SetLogger(l)
+	return l
+}()
+
+type redisLog struct{ c atomic.Pointer[Cluster] }
+
+func (r *redisLog) Printf(ctx context.Context, format string, v ...any) {
+	if c := r.c.Load(); c != nil {
+		c.log.Debug("Redis client: " + c.red.String(fmt.Sprintf(format, v...)))
+	}
+}
+
+// secretsOf is what logs and errors about Redis must not show.
+func secretsOf(cfg config.Cluster) []string {
+	c := &config.Config{}
+	c.Gateway.Cluster = cfg
+	return c.Secrets()
+}
+
+// Replica is this replica's name (toolsearch.cluster.replica, or the host
+// name).
+func (c *Cluster) Replica() string { return c.replica }
+
+// Up reports whether Redis answered last time it was asked.
+func (c *Cluster) Up() bool { return c.up.Load() }
+
+// Health says whether Redis is up, since when and why not.
+func (c *Cluster) Health() Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := Health{Replica: c.replica, Redis: "down", Since: c.since, Addr: c.addr}
+	if c.up.Load() {
+		h.Redis = "up"
+	} else {
+		h.Error = c.lastErr
+	}
+	return h
+}
+
+// Status is Health, as /healthz shows it.
+func (c *Cluster) Status() any { return c.Health() }
+
+// OnChange registers f, called (in its own goroutine) each time Redis goes
+// down or comes back. A gateway uses the return to write again what a
+// restarted Redis lost.
+func (c *Cluster) OnChange(f func(up bool)) {
+	c.onMu.Lock()
+	c.on = append(c.on, f)
+	c.onMu.Unlock()
+}
+
+// Run pings Redis every second until ctx ends, marking it up or down.
+func (c *Cluster) Run(ctx context.Context) {
+	t := time.NewTicker(pingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		err := c.rdb.Ping(pctx).Err()
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.markDown(err)
+			continue
+		}
+		if c.markUp() {
+			c.refreshLeases(ctx) // a restarted Redis forgot them (sessions.go)
+		} else if c.leases.due(time.Now()) {
+			c.refreshLeases(ctx)
+		}
+	}
+}
+
+// Close closes the connections to Redis.
+func (c *Cluster) Close() error { return c.rdb.Close() }
+
+// key is prefix:parts...
+func (c *Cluster) key(parts ...string) string {
+	return c.prefix + ":" + strings.Join(parts, ":")
+}
+
+// ready returns ErrDown at once while Redis is down, and a context that
+// bounds one command otherwise.
+func (c *Cluster) ready(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if !c.up.Load() {
+		return nil, nil, ErrDown
+	}
+	cctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	return cctx, cancel, nil
+}
+
+// check classifies the error of a command: nil and redis.Nil are not
+// failures; an error Redis answered with is the command's own; any other
+// (connection refused, timeout, a closed connection) marks Redis down and
+// becomes ErrDown.
+func (c *Cluster) check(ctx context.Context, err error) error {
+	switch {
+	case err == nil, errors.Is(err, redis.Nil):
+		return err
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return err // the caller gave up
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !isConnError(err) {
+		return fmt.Errorf("cluster: Redis refused: %s", c.red.String(err.Error()))
+	}
+	c.markDown(err)
+	return fmt.Errorf("%w: %s", ErrDown, c.red.String(err.Error()))
+}
+
+func isConnError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "LOADING")
+}
+
+// markDown records that Redis failed; the first failure of an outage is
+// logged, the others are not.
+func (c *Cluster) markDown(err error) {
+	msg := c.red.String(err.Error())
+	c.mu.Lock()
+	c.lastErr = msg
+	was := c.up.Swap(false)
+	if was {
+		c.since = time.Now()
+	}
+	c.mu.Unlock()
+	if was {
+		c.stats.outages.Add(1)
+		c.log.Warn("Redis is unreachable; this replica serves from its local state (limits and session caps count per replica) until it returns",
+			"redis", c.addr, "err", msg)
+		c.notify(false)
+	}
+}
+
+// markUp records that Redis answered; it reports whether it was down.
+func (c *Cluster) markUp() bool {
+	c.mu.Lock()
+	was := c.up.Swap(true)
+	if !was {
+		c.since = time.Now()
+		c.lastErr = ""
+	}
+	c.mu.Unlock()
+	if !was {
+		c.log.Info("Redis is reachable again; sharing state with the other replicas", "redis", c.addr)
+		c.notify(true)
+	}
+	return !was
+}
+
+func (c *Cluster) notify(up bool) {
+	c.onMu.Lock()
+	fs := append([]func(bool){}, c.on...)
+	c.onMu.Unlock()
+	for _, f := range fs {
+		go f(up)
+	}
+}
