@@ -267,7 +267,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// A required word is in no tool of the block.
 			continue
 		}
-		f := factors{sum: float64(x.sum), coverage: 1, name: float64(x.name), mention: float64(x.mention), noLead: mask&1 == 0}
+		f := factors{sum: float64(x.sum), coverage: 1, name: float64(x.name), mention: float64(x.mention)}
 		if perIDF > 0 {
 			cov := float64(x.cov)
 			for m := x.named &^ mask; m != 0; m &= m - 1 {

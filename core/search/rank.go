@@ -764,9 +764,7 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 	if top.full() {
 		// Query coverage is at most 1 (and so is a hint's): skip a tool
 		// that cannot enter the top k even with all of it.
-		f := r.partial(da.acc, da.nameAcc, seg, i)
-		f.noLead = da.matched&1 == 0
-		if r.model.upper(f) < top.min() {
+		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i)) < top.min() {
 			return
 		}
 		if r.model.hinted() && !r.mayEnter(da, seg, i, top.min()) {

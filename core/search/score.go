@@ -72,9 +72,6 @@ type factors struct {
 	coverage float64 // C: the share of the query's idf covered, in [0, 1]
 	name     float64 // N: the share of the tool's name covered (capped at 1)
 	mention  float64 // M: how clearly the query names the tool's server
-	// noLead is set when the query's first group is not in the tool (or
-	// in any tool bounded): its hint lead L is then 0.
-	noLead bool
 }
 
 // scoreModel is the formula above with an index's weights.
@@ -154,15 +151,11 @@ func (m scoreModel) coverageFactor(x float64) float64 {
 // below the score it bounds. In an index with hints, a tool's hint
 // coverage is at most its coverage (a hint's words are the tool's), so
 // the hint coverage factor is bounded by f's coverage, and the hint lead
-// by 1, or by 0 under noLead (a hint's first term is the tool's).
+// by 1.
 func (m scoreModel) upper(f factors) float64 {
 	s := m.final(f) * boundSlack
 	if m.hinted() {
-		lead := 1.0
-		if f.noLead {
-			lead = 0
-		}
-		s *= m.hintFactor(f.coverage) * m.leadFactor(lead)
+		s *= m.hintFactor(f.coverage) * m.leadFactor(1)
 	}
 	return s
 }
