@@ -709,13 +709,6 @@ func clipText(s string, n int) string {
 	return s
 }
 
-// IsLoopback reports whether a listen address ("host:port") is a loopback
-// IP. A host name, "localhost" too, is false: it may resolve anywhere, so
-// it is judged by the address a listener binds (httpguard.IsLoopbackAddr).
-//
-// Deprecated: use httpguard.IsLoopbackListen, which this calls.
-func IsLoopback(addr string) bool { return httpguard.IsLoopbackListen(addr) }
-
 // apiErrorFrom returns an upstream error body as the API's error shape:
 // unchanged when it already is one, else wrapped.
 func apiErrorFrom(status int, body []byte) []byte {
