@@ -170,11 +170,17 @@ func (m *metrics) setSessions(n int) { m.sessions.Set(float64(n)) }
 
 // serveMetrics answers GET /metrics. The token gauges summed over sessions
 // are worked out here, at each scrape, rather than kept up to date on every
-// change of every session's tool list.
+// change of every session's tool list. The session count and the catalog's
+// tokens are set again from the same list and total, so that one scrape
+// is consistent: it never counts a session, or a catalog, whose tokens it
+// left out of the sums.
 func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	total := int(g.metrics.catalogTokens.Load())
+	g.metrics.catalogTok.Set(float64(total))
 	loaded, held := 0, 0
-	for _, s := range g.sessionList() {
+	list := g.sessionList()
+	g.metrics.setSessions(len(list))
+	for _, s := range list {
 		s.mu.Lock()
 		l := s.loadedTok
 		s.mu.Unlock()
