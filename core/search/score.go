@@ -101,28 +101,28 @@ func (ix *Index) model(n int) scoreModel {
 // final is the score of a tool with factors f, but for the hint factors
 // (hintFactor and leadFactor), which multiply it last in an index with
 // hints.
-func (m scoreModel) final(f factors) float64 {
+func (m *scoreModel) final(f factors) float64 {
 	return m.scaled(f, m.coverageFactor(f.coverage))
 }
 
 // hintFactor is the hint coverage factor 1 + h·H² for H = x.
-func (m scoreModel) hintFactor(x float64) float64 {
+func (m *scoreModel) hintFactor(x float64) float64 {
 	return 1 + m.hintCoverage*x*x
 }
 
 // leadFactor is the hint lead factor 1 + l·L for L = x.
-func (m scoreModel) leadFactor(x float64) float64 {
+func (m *scoreModel) leadFactor(x float64) float64 {
 	return 1 + m.hintLead*x
 }
 
 // hinted reports whether the hint factors take part in the score.
-func (m scoreModel) hinted() bool { return m.hintCoverage > 0 || m.hintLead > 0 }
+func (m *scoreModel) hinted() bool { return m.hintCoverage > 0 || m.hintLead > 0 }
 
 // scaled is the score of a tool with factors f whose coverage factor C^c
 // is k: the one place where the factors are multiplied. It is small
 // enough to inline, for bounding, which works out a score for every block
 // a query touches.
-func (m scoreModel) scaled(f factors, k float64) float64 {
+func (m *scoreModel) scaled(f factors, k float64) float64 {
 	return f.sum * k * (1 + m.nameCoverage*unitShare(f.name)) * (1 + m.serverMention*f.mention)
 }
 
@@ -139,7 +139,7 @@ func (ix *Index) hinted() bool {
 
 // coverageFactor is C^c for coverage x: x itself for the usual power of
 // 1, 1 for a power of 0 (coverage plays no part).
-func (m scoreModel) coverageFactor(x float64) float64 {
+func (m *scoreModel) coverageFactor(x float64) float64 {
 	if m.coordination == 1 {
 		return x
 	}
@@ -152,7 +152,7 @@ func (m scoreModel) coverageFactor(x float64) float64 {
 // coverage is at most its coverage (a hint's words are the tool's), so
 // the hint coverage factor is bounded by f's coverage, and the hint lead
 // by 1.
-func (m scoreModel) upper(f factors) float64 {
+func (m *scoreModel) upper(f factors) float64 {
 	s := m.final(f) * boundSlack
 	if m.hinted() {
 		s *= m.hintFactor(f.coverage) * m.leadFactor(1)
@@ -163,7 +163,7 @@ func (m scoreModel) upper(f factors) float64 {
 // scale is the largest factor C, N and M bounded by f can multiply a
 // tool's summed group scores by, widened like upper: a tool whose sum times
 // scale is below a score cannot reach it.
-func (m scoreModel) scale(f factors) float64 {
+func (m *scoreModel) scale(f factors) float64 {
 	f.sum = 1
 	return m.upper(f)
 }
