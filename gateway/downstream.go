@@ -695,6 +695,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 // refusal for want of a client capability (-32021, relayed as it came).
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
+	ctx = withPolling(ctx, req) // an upstream's SSE polling reaches the client (ssepoll.go)
 	t, err := g.resolveCall(ctx, name)
 	if err != nil {
 		g.metrics.call("", "unknown_tool", time.Since(start))

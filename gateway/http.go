@@ -101,6 +101,12 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 		"/mcp/search": config.ExposureSearch, "/mcp/dynamic": config.ExposureDynamic,
 	}
 	hs := g.httpSessionTable()
+	// events keeps what each session's event streams sent, so that a
+	// client whose stream ended (SSE polling, ssepoll.go, or a dropped
+	// connection) reconnects with Last-Event-ID and misses nothing. The
+	// library bounds it (10 MiB over all sessions, oldest dropped first)
+	// and forgets a session's events when the session ends.
+	events := mcp.NewMemoryEventStore(nil)
 	// versions answers the SDK's per-request protocol-version check for
 	// requests of existing sessions; it serves nothing.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, &mcp.ServerOptions{SupportedProtocolVersions: downstreamVersions})
@@ -118,7 +124,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			// The guard checks Host (with the allowed hosts) and bounds
 			// bodies before the SDK sees the request; sessions.go
 			// closes idle sessions.
-			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes})
+			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes, EventStore: events})
 		modern := g.statelessHandler(mode)
 		mux.Handle(path, checkIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// A 2026-07-28 request goes to the stateless handler, any

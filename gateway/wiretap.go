@@ -314,6 +314,9 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = &boundedJSONBody{rc: resp.Body, req: r, onOversize: t.onOversize}
 	case ct == "text/event-stream":
 		resp.Body = newBoundedSSEBody(resp.Body, r, t.onOversize)
+		if close := pollCloser(r.Context()); close != nil && r.Method == http.MethodPost {
+			resp.Body = newPollBody(resp.Body, close) // ssepoll.go
+		}
 	}
 	if !watch {
 		return resp, nil

@@ -150,14 +150,7 @@ func TestConformanceThroughGateway(t *testing.T) {
 // but cannot pass through any gateway built on the Go SDK's client, with the
 // reason. They are reported, not failed; one that starts to pass is reported
 // too, so the list does not outlive its reason.
-var clientLimits = map[string]string{
-	// test_reconnection ends its response stream with only a retry field and
-	// no event id, so no Last-Event-ID exists to resume with; the suite
-	// itself only checks the retry field, while the SDK's client (v1.8.0)
-	// reports "request terminated without response" for such a stream, as it
-	// does connected to everything-server directly.
-	"server-sse-polling/server-sse-retry-field": "the upstream's stream ends without an event id; the Go SDK client cannot resume it",
-}
+var clientLimits = map[string]string{}
 
 // gatewayGaps are checks that pass directly and not yet through the
 // gateway, with what is missing. They are reported, not failed, so that
