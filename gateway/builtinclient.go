@@ -12,13 +12,17 @@ package gateway
 //     tools work. Its first tools/list waits (up to rootsWait) for that
 //     first answer, so that a client which lists once sees the right list.
 //   - A 2026-07-28 client has no initialize and no roots, and its tool
-//     list must not vary per connection: its built-ins are decided from
-//     the configuration alone, the same for every such client.
+//     list must not vary per connection: it may vary only by what each
+//     request says. Over HTTP its clientInfo name (in the request's _meta)
+//     picks the shared server it is served by: one for the clients with
+//     tools of their own, by kind (ownToolsKind), and one for every other
+//     client, whose built-ins are decided from the configuration alone.
+//     Those lists then differ between clients of one endpoint, so they
+//     are private (era_cache.go).
 
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -38,15 +42,53 @@ var ownToolsClients = []string{"claude-code", "codex-mcp-client", "Visual Studio
 // hasOwnTools reports whether the client is known to have tools of its own
 // for what the built-in tools do.
 func (c *clientFacts) hasOwnTools() bool {
-	if c == nil || c.name == "" {
+	return c != nil && ownToolsKind(c.name) != ""
+}
+
+// ownToolsKind is the entry of ownToolsClients that a client of this
+// clientInfo name is (without its "*"), or "" for a client not known to
+// have tools of its own. There are as many kinds as entries, whatever
+// names clients send.
+func ownToolsKind(name string) string {
+	if name == "" {
+		return ""
+	}
+	for _, n := range ownToolsClients {
+		if p, ok := strings.CutSuffix(n, "*"); ok {
+			if strings.HasPrefix(name, p) {
+				return p
+			}
+		} else if name == n {
+			return n
+		}
+	}
+	return ""
+}
+
+// ownKindSep joins a shared server's key and the kind of client with
+// tools of its own that it serves (modernBuiltinKey).
+const ownKindSep = "+own:"
+
+// modernBuiltinKey is the key of the shared server that serves a
+// 2026-07-28 request of the client named name, given the key its
+// exposure gives: the same key, or for a client with tools of its own,
+// when that changes which built-in tools are shown, the key and its kind.
+func (g *Gateway) modernBuiltinKey(key, name string) string {
+	kind := ownToolsKind(name)
+	if kind == "" || !g.builtinsByClient() {
+		return key
+	}
+	return key + ownKindSep + kind
+}
+
+// builtinsByClient reports whether the built-in tools shown depend on
+// whether the client has tools of its own.
+func (g *Gateway) builtinsByClient() bool {
+	if g.builtin == nil {
 		return false
 	}
-	return slices.ContainsFunc(ownToolsClients, func(n string) bool {
-		if p, ok := strings.CutSuffix(n, "*"); ok {
-			return strings.HasPrefix(c.name, p)
-		}
-		return c.name == n
-	})
+	set := g.builtin.set
+	return !sameSet(set.Hidden(builtin.Client{}), set.Hidden(builtin.Client{Name: "a client", OwnTools: true}))
 }
 
 // rootsWait bounds how long a session's first tools/list waits for the
@@ -56,6 +98,10 @@ const rootsWait = 2 * time.Second
 // builtinClient is what Decide knows of the session's client. s.mu is
 // held.
 func (s *session) builtinClient() builtin.Client {
+	if s.ownKind != "" {
+		// A shared server of the clients of one kind (modernBuiltinKey).
+		return builtin.Client{Name: s.ownKind, OwnTools: true}
+	}
 	if s.modern() || s.facts == nil {
 		return builtin.Client{}
 	}

@@ -35,8 +35,8 @@ func callText(t testing.TB, cs *mcp.ClientSession, name string, args map[string]
 // that what a client is not shown it can neither find nor call. Claude
 // Code, Codex and VS Code (known by clientInfo) get only what the
 // configuration sets explicitly (web_fetch here); another client gets the
-// file tools in the configured roots; a client of MCP 2026-07-28 gets the
-// configuration's decision, whatever it calls itself.
+// file tools in the configured roots; so do clients of MCP 2026-07-28 over
+// HTTP, by the clientInfo name of each request.
 func TestBuiltinsPerClient(t *testing.T) {
 	t.Parallel()
 	ws := workspace(t)
@@ -98,24 +98,45 @@ func TestBuiltinsPerClient(t *testing.T) {
 			t.Errorf("claude-code called builtin__grep in full mode: %v", err)
 		}
 	})
-	t.Run("MCP 2026-07-28 goes by the configuration", func(t *testing.T) {
+	t.Run("MCP 2026-07-28 goes by each request's clientInfo", func(t *testing.T) {
 		t.Parallel()
 		srv := httptest.NewServer(g.Handler(""))
 		t.Cleanup(srv.Close)
-		for _, name := range []string{"claude-code", "inspector"} {
-			cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		for _, tc := range []struct {
+			client string
+			want   []string
+		}{
+			{"claude-code", []string{"builtin__web_fetch"}},
+			{"inspector", all},
+			{"Visual Studio Code - Insiders", []string{"builtin__web_fetch"}},
+			{"claude-code", []string{"builtin__web_fetch"}}, // again: the same list
+		} {
+			cl := mcp.NewClient(&mcp.Implementation{Name: tc.client, Version: "1"}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/full"}, &mcp.ClientSessionOptions{ProtocolVersion: perRequestVersion})
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			res, err := cs.ListTools(ctx, nil)
 			cancel()
+			closeSession(t, cs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			listed := listByName(t, cs)
-			closeSession(t, cs)
+			listed := map[string]bool{}
+			for _, tool := range res.Tools {
+				listed[tool.Name] = true
+			}
 			for _, tool := range all {
-				if _, ok := listed[tool]; !ok {
-					t.Errorf("2026-07-28 client %q lacks %s: the list must not depend on the client's name", name, tool)
+				if got, want := listed[tool], contains(tc.want, tool); got != want {
+					t.Errorf("2026-07-28 client %q: %s listed = %v, want %v", tc.client, tool, got, want)
 				}
+			}
+			// The list depends on the request's clientInfo: no shared
+			// cache may serve it to another client.
+			if res.CacheScope != "private" {
+				t.Errorf("2026-07-28 client %q: cacheScope %q, want private", tc.client, res.CacheScope)
 			}
 		}
 	})

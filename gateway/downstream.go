@@ -66,6 +66,10 @@ type session struct {
 	// byClient: a shared server whose exposure auto gave by the clients'
 	// names (clientmode.go); set before the server serves.
 	byClient bool
+	// ownKind: a shared server of the 2026-07-28 clients of one kind
+	// with tools of their own, whose built-ins it decides for
+	// (builtinclient.go).
+	ownKind string
 
 	subMu   sync.Mutex
 	subRefs map[string]int // shared: subscription streams per URI

@@ -115,13 +115,21 @@ func (g *Gateway) sharedSession(mode string) *session {
 		e.shared = map[string]*session{}
 	}
 	var s *session
-	if fixed, ok := strings.CutPrefix(mode, modernAutoPrefix); ok {
+	key, kind, _ := strings.Cut(mode, ownKindSep) // builtinclient.go
+	if fixed, ok := strings.CutPrefix(key, modernAutoPrefix); ok {
 		// Auto, decided by the client's name (clientmode.go).
 		s = g.makeSession(fixed, true)
 		s.reason = "auto: by the clientInfo name of each request (toolsearch.clients, or a client that defers MCP tools itself)"
 		s.byClient = true
 	} else {
-		s = g.makeSession(mode, true)
+		s = g.makeSession(key, true)
+	}
+	if kind != "" {
+		s.mu.Lock()
+		s.ownKind = kind
+		s.decideBuiltins()
+		s.mu.Unlock()
+		s.sync()
 	}
 	e.shared[mode] = s
 	return s

@@ -104,8 +104,11 @@ func (g *Gateway) listsPrivate(context.Context, mcp.Request) bool { return false
 // gives by the client's name (clientmode.go): a list that differs between
 // clients of the same endpoint and credentials is private, so that a
 // shared cache does not serve it to another client. (The tool list is the
-// only list that depends on the exposure.)
-func (s *session) toolsByClient() bool { return s.auto || s.byClient }
+// only list that depends on the exposure.) So is a shared server's list
+// when the built-in tools shown depend on the client (builtinclient.go).
+func (s *session) toolsByClient() bool {
+	return s.auto || s.byClient || (s.shared && s.g.builtinsByClient())
+}
 
 // setCacheable is the MCP library's resolver of cache fields
 // (ServerOptions.SetCacheable): list results get the upstreams' values

@@ -42,7 +42,9 @@ type sharedKeyCtx struct{}
 
 // statelessHandler is the handler of 2026-07-28 requests for one
 // exposure. On an auto endpoint each request is served by the shared
-// server of the exposure its own clientInfo name gives (modernAutoKey).
+// server of the exposure its own clientInfo name gives (modernAutoKey),
+// and a client with tools of its own by one that leaves out the built-in
+// tools it has (modernBuiltinKey).
 func (g *Gateway) statelessHandler(mode string) http.Handler {
 	sv := g.cfg.Gateway.Serve
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -66,10 +68,11 @@ func (g *Gateway) statelessHandler(mode string) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			hb, _ := peekBody(body) // routeModern has refused a body it cannot peek
 			if auto {
-				hb, _ := peekBody(body) // routeModern has refused a body it cannot peek
 				key = g.modernAutoKey(hb.client)
 			}
+			key = g.modernBuiltinKey(key, hb.client) // builtinclient.go
 			if id, err := g.fullParamHeaders(key, r.Header, body); err != nil {
 				writeJSONRPCErrorID(w, http.StatusBadRequest, id, mcp.CodeHeaderMismatch, err.Error())
 				return

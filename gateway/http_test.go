@@ -98,12 +98,14 @@ func TestHandlerSecurity(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			// An initialize over streamable HTTP answers in an event stream
-			// that stays open: read its first event only.
+			// that stays open: read up to its first event with data (after
+			// the priming event, whose data is empty).
 			var b strings.Builder
 			sc := bufio.NewScanner(resp.Body)
 			for sc.Scan() {
 				b.WriteString(sc.Text() + "\n")
-				if strings.HasPrefix(sc.Text(), "data:") || resp.Header.Get("Content-Type") != "text/event-stream" && b.Len() > 1<<16 {
+				data, isData := strings.CutPrefix(sc.Text(), "data:")
+				if isData && strings.TrimSpace(data) != "" || resp.Header.Get("Content-Type") != "text/event-stream" && b.Len() > 1<<16 {
 					break
 				}
 			}

@@ -24,8 +24,9 @@ import (
 //
 // Decide reads nothing but its arguments, so the same client facts and
 // configuration always give the same answer: a tool list of MCP
-// 2026-07-28, which must not vary per connection, is decided from the
-// configuration alone (a zero Client).
+// 2026-07-28, which must not vary per connection, is decided from what
+// each request says (its clientInfo name, for OwnTools) and the
+// configuration, never from the connection.
 
 // Client is what the caller knows of a client, for Decide.
 type Client struct {
