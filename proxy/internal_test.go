@@ -366,6 +366,11 @@ func TestEndpointDefinitionsNotOffered(t *testing.T) {
 			if slices.Contains(names, "exfiltrate") || strings.Contains(string(req.top.Get("tools")), "exfiltrate") {
 				t.Errorf("the endpoint's definition became a tool: %s", req.top.Get("tools"))
 			}
+			if tc.name == "inline tools by reference" && strings.Contains(string(req.top.Get("messages")), `"tool_definition"`) {
+				// The upstream refuses whole definitions: the compaction's
+				// goes, as its tool is not sent.
+				t.Errorf("a whole definition is left in the messages: %s", req.top.Get("messages"))
+			}
 		})
 	}
 }

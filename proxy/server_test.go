@@ -1,14 +1,19 @@
 package proxy_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/toolsearch/toolsearch/proxy"
+	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )
 
 // TestServerSideSearchGoSDK runs the whole search → load → call cycle of
@@ -196,4 +201,90 @@ func itoa(i int) string {
 
 func toolsJSON(t testing.TB, tools []sdk.ToolUnionParam) []byte {
 	return mustMarshal(t, tools)
+}
+
+// TestServerSideSearchInlineRefused: on an endpoint without tool search,
+// a request whose history holds a tool_addition with a whole definition
+// (inline tools) is refused by an upstream that does not know inline
+// tools either. The emulated search folds the system messages, the added
+// tool going into tools as an ordinary tool, and answers; the next
+// request of the model is folded at once.
+func TestServerSideSearchInlineRefused(t *testing.T) {
+	t.Parallel()
+	const typ = "tool_search_tool_bm25_20251119"
+	tools := []json.RawMessage{json.RawMessage(bashTool), json.RawMessage(`{"type":"` + typ + `","name":"tool_search_tool_bm25"}`)}
+	for _, d := range deferredTools {
+		tools = append(tools, json.RawMessage(d))
+	}
+	body := mustMarshal(t, map[string]any{
+		"model": "claude-standin", "max_tokens": 256, "tools": tools,
+		"messages": []json.RawMessage{
+			json.RawMessage(`{"role":"user","content":"post a message to the slack channel"}`),
+			json.RawMessage(`{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":` + slackDef + `}}]}`),
+		},
+	})
+	header := http.Header{"Anthropic-Beta": {betaToolChanges + "," + betaInlineTools}}
+	backend := brokenUpstream(t, "tool_search_tool_bm25")
+	var mu sync.Mutex
+	var seen [][]byte
+	front := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, b)
+		mu.Unlock()
+		if bytes.Contains(b, []byte(`"tool_definition"`)) {
+			proxytest.WriteError(w, http.StatusBadRequest, "invalid_request_error",
+				"messages.1.content.0: Input tag 'tool_definition' found using 'type' does not match any of the expected tags")
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, backend.URL+r.URL.Path, bytes.NewReader(b))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			proxytest.WriteError(w, http.StatusBadGateway, "api_error", err.Error())
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	})
+	_, url := startProxy(t, proxy.Config{Upstream: front, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
+	for turn := range 2 {
+		mu.Lock()
+		before := len(seen)
+		mu.Unlock()
+		status, _, out := postJSON(testCtx(t), t, url+"/v1/messages", header, body)
+		if status != http.StatusOK {
+			t.Fatalf("turn %d: status %d: %s", turn, status, out)
+		}
+		mu.Lock()
+		calls := slices.Clone(seen[before:])
+		mu.Unlock()
+		// The first turn costs one refused request; the second none.
+		if refused := len(calls) > 0 && bytes.Contains(calls[0], []byte(`"tool_definition"`)); refused != (turn == 0) {
+			t.Errorf("turn %d: first upstream request refused = %v", turn, refused)
+		}
+		last := calls[len(calls)-1]
+		for _, bad := range []string{`"tool_definition"`, `"tool_addition"`, `"role":"system"`, `"defer_loading"`} {
+			if bytes.Contains(last, []byte(bad)) {
+				t.Errorf("turn %d: the request that got through still carries %s: %s", turn, bad, last)
+			}
+		}
+		var sent struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(last, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(sent.Tools, func(x struct {
+			Name string `json:"name"`
+		}) bool {
+			return x.Name == "mcp__slack__post_message"
+		}) {
+			t.Errorf("turn %d: the added tool is not among the tools sent: %s", turn, last)
+		}
+	}
 }

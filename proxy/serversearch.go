@@ -268,8 +268,13 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			return
 		}
 		if status == http.StatusBadRequest && round == 0 && !fold && ms == nil {
-			// A first refusal of system messages: fold them and start over.
-			if rf, ok := messages.RefusalOf(string(body)); ok && rf.Below == messages.Classic {
+			// A first refusal of system messages or of what they carry:
+			// fold them and start over. Without tool search upstream an
+			// inline definition refused cannot be named by reference
+			// instead (that needs defer_loading), so it too is folded:
+			// the added tools go into tools.
+			if rf, ok := messages.RefusalOf(string(body)); ok && (rf.Below == messages.Classic || rf.Below == messages.ReferenceAdd) {
+				rf.Below = messages.Classic
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
 					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
 					req.applyToolChanges()

@@ -76,6 +76,52 @@ func TestRenderHistory(t *testing.T) {
 	}
 }
 
+// TestRenderCompaction: a compaction block's tool_changes under each
+// strategy. Inline keeps them; ReferenceAdd names a tool that is sent by
+// reference and leaves out one that is not (the API would refuse a
+// reference to a tool it lacks); a hidden tool goes under every strategy.
+func TestRenderCompaction(t *testing.T) {
+	t.Parallel()
+	compaction := `{"role":"assistant","content":[{"type":"compaction","content":"summary","tool_changes":[` +
+		`{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"slack_post","input_schema":{"type":"object"}}}},` +
+		`{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"unsent_tool","input_schema":{"type":"object"}}}},` +
+		`{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"hidden_tool","input_schema":{"type":"object"}}}},` +
+		`{"type":"tool_removal","tool":{"type":"tool_reference","name":"old_tool"}}]}]}`
+	conv := []string{`{"role":"user","content":"hi"}`, compaction, `{"role":"user","content":"go on"}`}
+	sent := func(n string) bool { return n == "slack_post" || n == "hidden_tool" }
+	hidden := func(n string) bool { return n == "hidden_tool" }
+	for _, tc := range []struct {
+		strat       messages.Strategy
+		want, never []string
+	}{
+		{strat: messages.Inline,
+			want:  []string{`"name":"slack_post","input_schema"`, `"name":"unsent_tool"`, `"old_tool"`},
+			never: []string{`"hidden_tool"`}},
+		{strat: messages.ReferenceAdd,
+			want:  []string{`{"tool":{"name":"slack_post","type":"tool_reference"},"type":"tool_addition"}`, `"old_tool"`, `"summary"`},
+			never: []string{`"tool_definition"`, `"unsent_tool"`, `"hidden_tool"`}},
+	} {
+		t.Run(tc.strat.String(), func(t *testing.T) {
+			t.Parallel()
+			out, changed := messages.RenderHistory(raws(t, conv...), tc.strat, sent, hidden)
+			if !changed {
+				t.Error("nothing changed, with a hidden tool in the compaction")
+			}
+			all := string(mustJoin(t, out))
+			for _, s := range tc.want {
+				if !strings.Contains(all, s) {
+					t.Errorf("rendered history lacks %s: %s", s, all)
+				}
+			}
+			for _, s := range tc.never {
+				if strings.Contains(all, s) {
+					t.Errorf("rendered history carries %s: %s", s, all)
+				}
+			}
+		})
+	}
+}
+
 // mustJoin joins messages as a JSON array, bytes as they are.
 func mustJoin(t testing.TB, msgs []json.RawMessage) []byte {
 	t.Helper()

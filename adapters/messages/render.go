@@ -32,8 +32,9 @@ func RenderHistory(raws []json.RawMessage, strat Strategy, sent, hidden func(str
 			continue
 		}
 		if roleOf(raw) == "assistant" {
-			// A compaction block's tool_changes: only hidden tools go.
-			out2, changed2 := withoutHiddenChanges(raw, hidden)
+			// A compaction block's tool_changes: hidden tools go, and
+			// under ReferenceAdd definitions are named by reference.
+			out2, changed2 := renderCompaction(raw, strat, sent, hidden)
 			out = append(out, out2)
 			changed = changed || changed2
 			continue
@@ -96,9 +97,12 @@ func RenderHistory(raws []json.RawMessage, strat Strategy, sent, hidden func(str
 	return out, changed
 }
 
-// withoutHiddenChanges returns an assistant message whose compaction
-// blocks' tool_changes add no hidden tool.
-func withoutHiddenChanges(raw json.RawMessage, hidden func(string) bool) (json.RawMessage, bool) {
+// renderCompaction returns an assistant message whose compaction blocks'
+// tool_changes add no hidden tool and, under ReferenceAdd, hold no whole
+// definition: a tool_definition names its tool by reference when the tool
+// is sent, and is left out otherwise (the API would refuse a reference to
+// a tool it does not have).
+func renderCompaction(raw json.RawMessage, strat Strategy, sent, hidden func(string) bool) (json.RawMessage, bool) {
 	obj, blocks, ok := contentArray(raw)
 	if !ok {
 		return raw, false
@@ -110,15 +114,25 @@ func withoutHiddenChanges(raw json.RawMessage, hidden func(string) bool) (json.R
 			continue
 		}
 		kept := make([]json.RawMessage, 0, len(rb.ToolChanges))
+		edited := false
 		for _, tc := range rb.ToolChanges {
 			var cb rawBlock
 			_ = json.Unmarshal(tc, &cb)
-			if c, ok := readChange(cb, ""); ok && !c.Remove && hidden(c.Name) {
+			c, ok := readChange(cb, "")
+			switch {
+			case ok && !c.Remove && hidden(c.Name):
+				edited = true
 				continue
+			case ok && strat == ReferenceAdd && c.Kind == TypeToolDefinition:
+				edited = true
+				if !sent(c.Name) {
+					continue
+				}
+				tc = mustMarshal(map[string]any{"type": cb.Type, "tool": map[string]any{"type": TypeToolReference, "name": c.Name}})
 			}
 			kept = append(kept, tc)
 		}
-		if len(kept) == len(rb.ToolChanges) {
+		if !edited {
 			continue
 		}
 		bo, err := parseObject(b)
