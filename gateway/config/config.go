@@ -273,6 +273,9 @@ type Gateway struct {
 	// Cluster is the state replicas share through Redis
 	// (gateway/config/cluster.go); its zero value is a gateway on its own.
 	Cluster Cluster
+	// Dashboard configures the live dashboard at /ui
+	// (gateway/config/dashboard.go).
+	Dashboard Dashboard
 }
 
 // Providers of background enrichment.
@@ -398,7 +401,8 @@ func Default() *Config {
 		Limits: Limits{MaxResults: DefaultMaxResults, ResultTokens: DefaultResultTokens,
 			StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout, MaxRestarts: DefaultMaxRestarts,
 			RestartCooldown: DefaultRestartCooldown, FirstListWait: DefaultFirstListWait},
-		Serve: DefaultServe(),
+		Serve:     DefaultServe(),
+		Dashboard: DefaultDashboard(),
 	}}
 }
 
@@ -493,6 +497,10 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		return nil, err
 	}
 	if err := parseCluster(cfg, top, lookup); err != nil {
+		err.File = path
+		return nil, err
+	}
+	if err := parseDashboard(cfg, top); err != nil {
 		err.File = path
 		return nil, err
 	}
