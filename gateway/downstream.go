@@ -184,6 +184,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 				_ = req.Session.Wait()
 				g.unregister(s)
 				g.dropSubscriptions(s)
+				s.feedClosed() // feed.go
 			}()
 		},
 	})
@@ -301,6 +302,9 @@ func (s *session) sync() {
 	v := g.cur.Load()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if g.feed != nil {
+		defer s.feedSession(v, false) // feed.go
+	}
 	if s.auto && s.mode == config.ExposureFull {
 		if m, reason := g.resolveModeFor(config.ExposureAuto, s.facts); m != config.ExposureFull {
 			if s.modern() && m == config.ExposureDynamic {
@@ -501,7 +505,7 @@ func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if res := s.refusedBuiltin(req.Params.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
-	return s.g.callTool(ctx, req, req.Params.Name, req.Params.Arguments)
+	return s.callTool(ctx, req, req.Params.Name, req.Params.Arguments) // feed.go
 }
 
 func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -521,7 +525,7 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if res := s.refusedBuiltin(args.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
-	return s.g.callTool(ctx, req, args.Name, args.Arguments)
+	return s.callTool(ctx, req, args.Name, args.Arguments) // feed.go
 }
 
 func orEmpty(b json.RawMessage) json.RawMessage {
@@ -575,7 +579,11 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if max <= 0 {
 		max = g.cfg.Gateway.Limits.MaxResults
 	}
+	start := time.Now()
 	res, err := g.searchMany(ctx, args.Query, args.Queries, max, s.visibleFunc())
+	if g.feed != nil {
+		s.feedSearch(args, res, err, start) // feed.go
+	}
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {
 			return toolError("%v", err), nil
@@ -634,6 +642,9 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 				}
 			}
 		}
+	}
+	if g.feed != nil {
+		s.feedLoadedOut(mode, found, out.Tools) // feed.go
 	}
 	if mode == config.ExposureDynamic && len(found) > 0 {
 		s.loadAndAwaitRelist(ctx, found) // relist.go

@@ -61,6 +61,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"slices"
 	"sort"
@@ -100,6 +101,13 @@ type Options struct {
 	// lazy server is) until its first call: its cached tools answer. The
 	// command line's search, tools and lint read a configuration so.
 	CacheFresh time.Duration
+	// Feed, when set, is told what happens as it happens: searches,
+	// loads, calls, sessions and server states (feed.go). Nil costs
+	// nothing.
+	Feed Feed
+	// UI, when set, is served at /ui behind the same guard as /mcp (the
+	// dashboard, package gateway/dashboard).
+	UI http.Handler
 }
 
 // Status is the visible state of one upstream server.
@@ -258,6 +266,12 @@ type Gateway struct {
 	cluster      Cluster
 	sharedLoads  atomic.Int64
 	reshareIndex atomic.Bool
+
+	// feed and ui are Options.Feed and Options.UI; feedMu orders the
+	// server states told to the feed (feed.go).
+	feed   Feed
+	ui     http.Handler
+	feedMu sync.Mutex
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -288,6 +302,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
+		feed: opts.Feed, ui: opts.UI,
 	}
 	if g.version == "" {
 		g.version = "dev"
@@ -442,6 +457,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	for _, k := range g.keys() {
 		g.launch(ctx, ups[k])
 	}
+	g.feedServers() // feed.go
 }
 
 // launch runs u under its own context, a child of ctx, so that a reload
@@ -626,6 +642,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	g.indexChanged()
 	g.kickEnrich() // enrich.go
 	g.metrics.setTokens(g.visibleTokens(nv))
+	g.feedServers() // feed.go
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
 		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)
 	}

@@ -162,6 +162,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 	}
 	mux.HandleFunc("/healthz", g.serveHealth)
 	mux.HandleFunc("/metrics", g.serveMetrics)
+	g.uiHandler(mux) // the dashboard, when there is one (feed.go)
 	return httpguard.New(g.clusterLimit(g.countPosts(mux)), httpguard.Options{
 		Token: sv.AuthToken, OpenPaths: []string{"/healthz"},
 		AllowedOrigins: sv.AllowedOrigins, AllowedHosts: sv.AllowedHosts,

@@ -147,6 +147,7 @@ func (u *upstream) setState(s State, err error) {
 		u.log.Info("upstream " + string(s))
 	}
 	u.g.metrics.setState(u.cfg.Key, string(s))
+	u.g.feedServers() // feed.go
 	if s == StateReady || s == StateFailed || s == StateIdle || s == StateStopped {
 		u.settleOne.Do(func() { close(u.settled) })
 	}

@@ -1,0 +1,314 @@
+package gateway
+
+// The event feed: what a dashboard (package gateway/dashboard) learns of
+// the gateway as it happens. A gateway without a Feed builds no event and
+// takes no lock for one: every hook starts with g.feed == nil.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
+)
+
+// Feed receives what happens in the gateway, as it happens. Its methods
+// are called on the gateway's request paths, some with a session's lock
+// held: they must return at once and must not call back into the gateway.
+// Every text in an event may come from an upstream server or a model
+// (tool names, descriptions, queries, stderr): whoever shows it escapes
+// it.
+type Feed interface {
+	// Searched is a search_tools call answered (or refused).
+	Searched(SearchEvent)
+	// Loaded is tool definitions given to a client after a search: added
+	// to its tool list (dynamic exposure) or returned with their schemas.
+	Loaded(LoadEvent)
+	// Called is a tool call finished, with its outcome.
+	Called(CallEvent)
+	// SessionChanged is a client session opened, changed (its exposure or
+	// its tool list) or closed.
+	SessionChanged(SessionEvent)
+	// ServersChanged is the state of every upstream server, sent whenever
+	// one of them changes.
+	ServersChanged([]ServerView)
+}
+
+// SearchEvent is one search_tools call.
+type SearchEvent struct {
+	Time time.Time
+	// Session is the gateway's number for the session (never its MCP
+	// session id, which is a credential of the client's).
+	Session string
+	Client  string
+	Query   string
+	Queries []string
+	// Form is how the query was read: keyword, regex, select, ...
+	Form string
+	// Results are the names of the tools found, best first.
+	Results []string
+	Total   int
+	// Error says why the search was refused ("" when it was answered).
+	Error    string
+	Duration time.Duration
+}
+
+// LoadEvent is tool definitions given to a client after a search.
+type LoadEvent struct {
+	Time    time.Time
+	Session string
+	Tools   []string
+	// How: "tool list" (added to the client's tools, dynamic exposure) or
+	// "schemas" (returned in the search result).
+	How string
+}
+
+// CallEvent is one finished tool call.
+type CallEvent struct {
+	Time    time.Time
+	Session string
+	Client  string
+	// Tool is the name the client called; Server the server it went to
+	// ("" when the name matched no tool).
+	Tool   string
+	Server string
+	// Outcome is ok, tool_error, input_required or error (a protocol
+	// error).
+	Outcome  string
+	Duration time.Duration
+	// Arguments and Result are set only when toolsearch.dashboard
+	// recordArguments is on; each is cut at maxRecorded bytes, with the
+	// configuration's secrets replaced.
+	Arguments string
+	Result    string
+}
+
+// SessionEvent is the state of one client session.
+type SessionEvent struct {
+	Time time.Time
+	// Session is the gateway's number for the session.
+	Session  string
+	Client   string
+	Protocol string
+	// Shared marks the server of every 2026-07-28 client of one exposure
+	// (no session of their own).
+	Shared   bool
+	Exposure string
+	Why      string
+	Closed   bool
+	// FullTokens is what the full tool list would cost the client;
+	// SentTokens what its tool list costs.
+	FullTokens int
+	SentTokens int
+}
+
+// ServerView is one upstream server as a dashboard shows it.
+type ServerView struct {
+	Status
+	// Deferral is whether the server's tools are deferred behind search
+	// ("deferred", "listed" or "always loaded"), and DeferralWhy why.
+	Deferral    string
+	DeferralWhy string
+	// Stderr is the last lines the server wrote to stderr, with the
+	// configuration's secrets replaced.
+	Stderr string
+}
+
+// maxRecorded bounds the arguments and the result a CallEvent records.
+const maxRecorded = 4096
+
+// stderrLines is how many lines of stderr a ServerView keeps.
+const stderrLines = 20
+
+// uiHandler serves the dashboard's pages at /ui (Options.UI).
+func (g *Gateway) uiHandler(mux *http.ServeMux) {
+	if g.ui == nil {
+		return
+	}
+	mux.Handle("/ui", g.ui)
+	mux.Handle("/ui/", g.ui)
+}
+
+// feedSearch tells the feed of a search.
+func (s *session) feedSearch(args searchArgs, res search.Result, err error, start time.Time) {
+	g := s.g
+	ev := SearchEvent{Time: time.Now(), Query: args.Query, Queries: args.Queries, Duration: time.Since(start)}
+	ev.Session, ev.Client = s.feedID()
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	if err == nil {
+		v := g.cur.Load()
+		ev.Form, ev.Total = string(res.Form), res.Total
+		for _, h := range res.Hits {
+			ev.Results = append(ev.Results, v.exposedName(h.Tool))
+		}
+	}
+	g.feed.Searched(ev)
+}
+
+// feedLoadedOut tells the feed of the definitions a search gave the
+// client: in dynamic exposure the tools found join its tool list, in the
+// others the result carries the schemas of those in out.Tools.
+func (s *session) feedLoadedOut(mode string, found []*catalog.Tool, out []searchToolOut) {
+	ev := LoadEvent{Time: time.Now(), How: "schemas"}
+	if mode == config.ExposureDynamic {
+		ev.How = "tool list"
+		v := s.g.cur.Load()
+		for _, t := range found {
+			ev.Tools = append(ev.Tools, v.exposedName(t))
+		}
+	} else {
+		for _, t := range out {
+			ev.Tools = append(ev.Tools, t.Name)
+		}
+	}
+	if len(ev.Tools) == 0 {
+		return
+	}
+	ev.Session, _ = s.feedID()
+	s.g.feed.Loaded(ev)
+}
+
+// callTool is Gateway.callTool, told to the feed.
+func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	g := s.g
+	if g.feed == nil {
+		return g.callTool(ctx, req, name, args)
+	}
+	start := time.Now()
+	res, err := g.callTool(ctx, req, name, args)
+	ev := CallEvent{Time: time.Now(), Tool: name, Duration: time.Since(start), Outcome: "ok"}
+	ev.Session, ev.Client = s.feedID()
+	if t, rerr := g.resolve(name); rerr == nil {
+		ev.Server = t.Server
+	}
+	switch {
+	case err != nil:
+		ev.Outcome = "error"
+	case res == nil:
+	case res.NeedsInput() || res.InputRequests != nil:
+		ev.Outcome = "input_required"
+	case res.IsError:
+		ev.Outcome = "tool_error"
+	}
+	if g.cfg.Gateway.Dashboard.RecordArguments {
+		ev.Arguments = g.recorded(string(orEmpty(args)))
+		switch {
+		case err != nil:
+			ev.Result = g.recorded(err.Error())
+		case res != nil:
+			if b, merr := json.Marshal(res); merr == nil {
+				ev.Result = g.recorded(string(b))
+			}
+		}
+	}
+	g.feed.Called(ev)
+	return res, err
+}
+
+// recorded is s as a CallEvent keeps it: secrets replaced, cut short.
+func (g *Gateway) recorded(s string) string {
+	s = g.Redact(s)
+	if len(s) > maxRecorded {
+		s = strings.ToValidUTF8(s[:maxRecorded], "") + "…"
+	}
+	return s
+}
+
+// feedID is how the feed names the session and its client.
+func (s *session) feedID() (id, client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.feedIDLocked()
+}
+
+func (s *session) feedIDLocked() (id, client string) {
+	id = fmt.Sprint(s.seq)
+	if s.shared {
+		return id, "clients of MCP 2026-07-28 (" + s.mode + ")"
+	}
+	return id, s.client
+}
+
+// feedSession tells the feed of the session's state. s.mu is held.
+func (s *session) feedSession(v *view, closed bool) {
+	if !s.shared && s.ss == nil {
+		return // not initialized yet
+	}
+	ev := SessionEvent{Time: time.Now(), Protocol: s.era, Shared: s.shared, Exposure: s.mode, Why: s.reason,
+		Closed: closed, FullTokens: s.g.visibleTokens(v), SentTokens: s.loadedTok}
+	ev.Session, ev.Client = s.feedIDLocked()
+	s.g.feed.SessionChanged(ev)
+}
+
+// feedClosed tells the feed a session ended.
+func (s *session) feedClosed() {
+	if s.g.feed == nil {
+		return
+	}
+	v := s.g.cur.Load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.feedSession(v, true)
+}
+
+// feedServers tells the feed the state of every upstream server. The
+// lock keeps two changes from arriving in the wrong order.
+func (g *Gateway) feedServers() {
+	if g.feed == nil {
+		return
+	}
+	g.feedMu.Lock()
+	defer g.feedMu.Unlock()
+	mode, why := g.resolveMode(g.cfg.Gateway.Exposure)
+	v := g.cur.Load()
+	ups := g.ups()
+	var out []ServerView
+	for _, st := range g.Statuses() {
+		sv := ServerView{Status: st}
+		u := ups[st.Key]
+		if u != nil && u.stderr != nil {
+			lines := strings.Split(u.stderr.String(), "\n")
+			if len(lines) > stderrLines {
+				lines = lines[len(lines)-stderrLines:]
+			}
+			sv.Stderr = g.Redact(strings.Join(lines, "\n"))
+		}
+		sv.Deferral, sv.DeferralWhy = deferralOf(u, v, mode, why)
+		out = append(out, sv)
+	}
+	g.feed.ServersChanged(out)
+}
+
+// deferralOf says whether a server's tools are deferred, and why, under
+// the configured exposure as a client without a rule of its own gets it.
+func deferralOf(u *upstream, v *view, mode, why string) (string, string) {
+	if u != nil && u.cfg.AlwaysLoad {
+		return "always loaded", "the server is configured with alwaysLoad: its tools are in every tool list"
+	}
+	if u != nil {
+		if srv, ok := v.snap.Server(u.cfg.Key); ok && len(srv.Tools) > 0 && allAlwaysLoad(srv.Tools) {
+			return "always loaded", "every tool of the server asks to be always loaded (" + catalog.MetaAlwaysLoad + ")"
+		}
+	}
+	if mode == config.ExposureFull {
+		return "listed", "exposure full: " + why
+	}
+	return "deferred", "exposure " + mode + ": " + why
+}
+
+func allAlwaysLoad(tools []*catalog.Tool) bool {
+	for _, t := range tools {
+		if !t.AlwaysLoad {
+			return false
+		}
+	}
+	return true
+}
