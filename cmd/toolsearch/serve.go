@@ -18,6 +18,7 @@ import (
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/cluster"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/dashboard"
 	"github.com/toolsearch/toolsearch/internal/httpguard"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
@@ -42,7 +43,8 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 	f := &serveFlags{fs: fs}
 	f.configPath = configFlag(fs)
 	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
-		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth")
+		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth; the live dashboard is at /ui "+
+		"(toolsearch.dashboard turns it off)")
 	f.exposure = fs.String("exposure", "", "what clients see: auto (decided per client: full for one that defers tools itself, like Claude Code; else by size), "+
 		"full, search or dynamic (overrides the file; MCP 2026-07-28 clients get search for dynamic)")
 	f.threshold = fs.String("threshold", "", "auto's switch point in percent of the context window, e.g. 10 (overrides the file)")
@@ -195,6 +197,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer shared.Close()
 		opts.Cluster = shared
 	}
+	var dash *dashboard.Dashboard
+	if ln != nil && cfg.Gateway.Dashboard.Enabled {
+		// The live dashboard at /ui (docs/dashboard.md).
+		dash = dashboard.New(dashboard.FromConfig(cfg.Gateway.Dashboard))
+		opts.Feed, opts.UI = dash, dash
+	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
@@ -249,7 +257,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 
 	srv := g.HTTPServer(cfg.Gateway.Exposure)
-	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", strings.Join(append(g.Endpoints(cfg.Gateway.Exposure), "/healthz", "/metrics"), " "),
+	endpoints := append(g.Endpoints(cfg.Gateway.Exposure), "/healthz", "/metrics")
+	if dash != nil {
+		endpoints = append(endpoints, "/ui")
+		// Its event streams end first: the HTTP server's shutdown does
+		// not wait for them.
+		defer dash.Close()
+		srv.RegisterOnShutdown(dash.Close)
+	}
+	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", strings.Join(endpoints, " "),
 		"max_sessions", cfg.Gateway.Serve.MaxSessions,
 		"auth", cfg.Gateway.Serve.AuthToken != "", "allowed_origins", strings.Join(cfg.Gateway.Serve.AllowedOrigins, ","),
 		"rate_limit", rateText(cfg.Gateway.Serve.RateLimit), "session_rate_limit", rateText(cfg.Gateway.Serve.SessionRateLimit))

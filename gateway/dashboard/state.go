@@ -1,0 +1,296 @@
+package dashboard
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// State is what the pages show, as /ui/api/state answers it.
+type State struct {
+	// Seq moves at every change; the event stream sends it.
+	Seq             uint64    `json:"seq"`
+	Now             time.Time `json:"now"`
+	Keep            int       `json:"keep"`
+	Retention       string    `json:"retention"`
+	RecordArguments bool      `json:"recordArguments"`
+	Servers         []Server  `json:"servers"`
+	Sessions        []Session `json:"sessions"`
+	// Searches are newest first; Misses are the queries that led to no
+	// call, most frequent first; Calls the calls no search led to.
+	Searches []Search `json:"searches"`
+	Misses   []Miss   `json:"misses"`
+	Calls    []Call   `json:"calls"`
+	Economy  Economy  `json:"economy"`
+}
+
+// Server is one upstream server.
+type Server struct {
+	Name        string    `json:"name"`
+	Transport   string    `json:"transport"`
+	State       string    `json:"state"`
+	Since       time.Time `json:"since"`
+	Protocol    string    `json:"protocol"`
+	Tools       int       `json:"tools"`
+	Tokens      int       `json:"tokens"`
+	Restarts    int       `json:"restarts"`
+	FromCache   bool      `json:"fromCache"`
+	Deferral    string    `json:"deferral"`
+	DeferralWhy string    `json:"deferralWhy"`
+	Error       string    `json:"error"`
+	Stderr      string    `json:"stderr"`
+}
+
+// Session is one client session.
+type Session struct {
+	ID         string     `json:"id"`
+	Client     string     `json:"client"`
+	Protocol   string     `json:"protocol"`
+	Shared     bool       `json:"shared"`
+	Exposure   string     `json:"exposure"`
+	Why        string     `json:"why"`
+	Open       bool       `json:"open"`
+	Opened     time.Time  `json:"opened"`
+	Closed     *time.Time `json:"closed,omitempty"`
+	FullTokens int        `json:"fullTokens"`
+	SentTokens int        `json:"sentTokens"`
+	Searches   int        `json:"searches"`
+	Calls      int        `json:"calls"`
+}
+
+// Search outcomes.
+const (
+	OutcomeCalled  = "called"
+	OutcomeNoCall  = "no call"
+	OutcomeWaiting = "waiting"
+	OutcomeRefused = "refused"
+)
+
+// missAfter is how long a search with no call waits before it counts
+// as a miss, when nothing else happened in its session since.
+const missAfter = 2 * time.Minute
+
+// Search is one search and what followed it.
+type Search struct {
+	Time       time.Time `json:"time"`
+	Session    string    `json:"session"`
+	Client     string    `json:"client"`
+	Query      string    `json:"query"`
+	Queries    []string  `json:"queries,omitempty"`
+	Form       string    `json:"form"`
+	Results    []string  `json:"results"`
+	Total      int       `json:"total"`
+	Error      string    `json:"error,omitempty"`
+	DurationMS float64   `json:"durationMs"`
+	Loaded     []string  `json:"loaded"`
+	Called     []Call    `json:"called"`
+	// Outcome is called, no call, waiting (recent, nothing after it yet)
+	// or refused.
+	Outcome string `json:"outcome"`
+}
+
+// Call is one tool call.
+type Call struct {
+	Time       time.Time `json:"time"`
+	Session    string    `json:"session"`
+	Tool       string    `json:"tool"`
+	Server     string    `json:"server"`
+	Outcome    string    `json:"outcome"`
+	DurationMS float64   `json:"durationMs"`
+	// Arguments and Result are empty unless recordArguments is on.
+	Arguments string `json:"arguments,omitempty"`
+	Result    string `json:"result,omitempty"`
+}
+
+// Miss is a query that led to no call, with how often it was asked.
+type Miss struct {
+	Query   string    `json:"query"`
+	Form    string    `json:"form"`
+	Count   int       `json:"count"`
+	Last    time.Time `json:"last"`
+	Results []string  `json:"results"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// Economy is the context economy over time: at each change, the tokens
+// the open sessions' full tool lists would have cost against what their
+// lists cost.
+type Economy struct {
+	Points []Point `json:"points"`
+	// Full and Sent are the sums over the sessions shown.
+	Full int `json:"full"`
+	Sent int `json:"sent"`
+}
+
+// Point is the open sessions' tokens at one time.
+type Point struct {
+	Time     time.Time `json:"time"`
+	Full     int       `json:"full"`
+	Sent     int       `json:"sent"`
+	Sessions int       `json:"sessions"`
+}
+
+// maxListed bounds the searches and calls a state lists (the ring may
+// keep more, for the misses and the plot).
+const maxListed = 500
+
+// State returns what the pages show now.
+func (d *Dashboard) State() State {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.expire()
+	now := d.opts.Now()
+	st := State{Seq: d.seq, Now: now, Keep: d.opts.Keep, Retention: d.opts.Retention.String(),
+		RecordArguments: d.opts.RecordArguments,
+		Servers:         []Server{}, Sessions: []Session{}, Searches: []Search{}, Misses: []Miss{}, Calls: []Call{},
+		Economy: Economy{Points: []Point{}}}
+	for _, s := range d.servers {
+		st.Servers = append(st.Servers, Server{Name: s.Key, Transport: s.Transport, State: string(s.State), Since: s.Since,
+			Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Restarts: s.Restarts, FromCache: s.FromCache,
+			Deferral: s.Deferral, DeferralWhy: s.DeferralWhy, Error: s.Error, Stderr: s.Stderr})
+	}
+	for id, r := range d.sessions {
+		s := Session{ID: id, Client: r.last.Client, Protocol: r.last.Protocol, Shared: r.last.Shared,
+			Exposure: r.last.Exposure, Why: r.last.Why, Open: r.closedAt.IsZero(), Opened: r.opened,
+			FullTokens: r.last.FullTokens, SentTokens: r.last.SentTokens, Searches: r.searches, Calls: r.calls}
+		if !s.Open {
+			c := r.closedAt
+			s.Closed = &c
+		}
+		st.Sessions = append(st.Sessions, s)
+		st.Economy.Full += s.FullTokens
+		st.Economy.Sent += s.SentTokens
+	}
+	slices.SortFunc(st.Sessions, func(a, b Session) int {
+		return cmp.Or(cmp.Compare(b.Opened.UnixNano(), a.Opened.UnixNano()), strings.Compare(a.ID, b.ID))
+	})
+	d.follow(&st, now)
+	return st
+}
+
+// follow reads the events in order: each search with the loads and calls
+// that followed it in its session, the misses, and the plot's points.
+func (d *Dashboard) follow(st *State, now time.Time) {
+	var searches []*Search
+	bySession := map[string][]*Search{} // in order
+	closed := map[string]bool{}
+	var calls []Call
+	cur := map[string][2]int{} // open session → full, sent
+	for _, e := range d.events.all() {
+		switch {
+		case e.Search != nil:
+			ev := e.Search
+			s := &Search{Time: ev.Time, Session: ev.Session, Client: ev.Client, Query: ev.Query, Queries: ev.Queries,
+				Form: ev.Form, Results: orNone(ev.Results), Total: ev.Total, Error: ev.Error,
+				DurationMS: ms(ev.Duration), Loaded: []string{}, Called: []Call{}}
+			searches = append(searches, s)
+			bySession[ev.Session] = append(bySession[ev.Session], s)
+		case e.Load != nil:
+			if ss := bySession[e.Load.Session]; len(ss) > 0 {
+				last := ss[len(ss)-1]
+				last.Loaded = append(last.Loaded, e.Load.Tools...)
+			}
+		case e.Call != nil:
+			ev := e.Call
+			c := Call{Time: ev.Time, Session: ev.Session, Tool: ev.Tool, Server: ev.Server, Outcome: ev.Outcome,
+				DurationMS: ms(ev.Duration), Arguments: ev.Arguments, Result: ev.Result}
+			if s := ledTo(bySession[ev.Session], ev.Tool); s != nil {
+				s.Called = append(s.Called, c)
+			} else {
+				calls = append(calls, c)
+			}
+		case e.Session != nil:
+			ev := e.Session
+			if ev.Closed {
+				closed[ev.Session] = true
+				delete(cur, ev.Session)
+			} else {
+				cur[ev.Session] = [2]int{ev.FullTokens, ev.SentTokens}
+			}
+			p := Point{Time: ev.Time, Sessions: len(cur)}
+			for _, v := range cur {
+				p.Full += v[0]
+				p.Sent += v[1]
+			}
+			st.Economy.Points = append(st.Economy.Points, p)
+		}
+	}
+	misses := map[string]*Miss{}
+	for id, ss := range bySession {
+		for i, s := range ss {
+			switch {
+			case s.Error != "":
+				s.Outcome = OutcomeRefused
+			case len(s.Called) > 0:
+				s.Outcome = OutcomeCalled
+			case i < len(ss)-1 || closed[id] || now.Sub(s.Time) >= missAfter || d.sessionClosed(id):
+				s.Outcome = OutcomeNoCall
+			default:
+				s.Outcome = OutcomeWaiting
+			}
+			if s.Outcome != OutcomeNoCall && s.Outcome != OutcomeRefused {
+				continue
+			}
+			q := queryText(s)
+			key := strings.ToLower(strings.Join(strings.Fields(q), " "))
+			m := misses[key]
+			if m == nil {
+				m = &Miss{Query: q}
+				misses[key] = m
+			}
+			m.Count++
+			if !s.Time.Before(m.Last) {
+				m.Last, m.Form, m.Results, m.Error = s.Time, s.Form, s.Results, s.Error
+			}
+		}
+	}
+	for _, m := range misses {
+		st.Misses = append(st.Misses, *m)
+	}
+	slices.SortFunc(st.Misses, func(a, b Miss) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), b.Last.Compare(a.Last), strings.Compare(a.Query, b.Query))
+	})
+	for i := len(searches) - 1; i >= 0 && len(st.Searches) < maxListed; i-- {
+		st.Searches = append(st.Searches, *searches[i])
+	}
+	for i := len(calls) - 1; i >= 0 && len(st.Calls) < maxListed; i-- {
+		st.Calls = append(st.Calls, calls[i])
+	}
+}
+
+// sessionClosed reports whether the session is known closed. d.mu is
+// held.
+func (d *Dashboard) sessionClosed(id string) bool {
+	r := d.sessions[id]
+	return r != nil && !r.closedAt.IsZero()
+}
+
+// ledTo returns the latest of the session's searches that found tool.
+func ledTo(searches []*Search, tool string) *Search {
+	for i := len(searches) - 1; i >= 0; i-- {
+		if slices.Contains(searches[i].Results, tool) {
+			return searches[i]
+		}
+	}
+	return nil
+}
+
+// queryText is a search's query and queries as one line.
+func queryText(s *Search) string {
+	parts := []string{}
+	if s.Query != "" {
+		parts = append(parts, s.Query)
+	}
+	parts = append(parts, s.Queries...)
+	return strings.Join(parts, " | ")
+}
+
+func orNone(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
