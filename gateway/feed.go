@@ -118,7 +118,20 @@ type ServerView struct {
 	// Stderr is the last lines the server wrote to stderr, with the
 	// configuration's secrets replaced.
 	Stderr string
+	// ToolList is the server's tools clients may see, by the names they
+	// see, each with the start of its description (at most
+	// maxListedTools).
+	ToolList []ToolView
 }
+
+// ToolView is one tool of a ServerView.
+type ToolView struct {
+	Name        string
+	Description string
+}
+
+// maxListedTools bounds the tools a ServerView lists.
+const maxListedTools = 500
 
 // maxRecorded bounds the arguments and the result a CallEvent records.
 const maxRecorded = 4096
@@ -282,6 +295,16 @@ func (g *Gateway) feedServers() {
 			sv.Stderr = g.Redact(strings.Join(lines, "\n"))
 		}
 		sv.Deferral, sv.DeferralWhy = deferralOf(u, v, mode, why)
+		if srv, ok := v.snap.Server(st.Key); ok {
+			for _, t := range srv.Tools {
+				if len(sv.ToolList) == maxListedTools {
+					break
+				}
+				if g.Visible(t) {
+					sv.ToolList = append(sv.ToolList, ToolView{Name: v.exposedName(t), Description: excerpt(t.Description)})
+				}
+			}
+		}
 		out = append(out, sv)
 	}
 	g.feed.ServersChanged(out)
@@ -303,6 +326,18 @@ func deferralOf(u *upstream, v *view, mode, why string) (string, string) {
 	}
 	return "deferred", "exposure " + mode + ": " + why
 }
+
+// excerpt is the start of a description, on one line: at most
+// excerptRunes runes.
+func excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > excerptRunes {
+		s = string(r[:excerptRunes]) + "…"
+	}
+	return s
+}
+
+const excerptRunes = 240
 
 func allAlwaysLoad(tools []*catalog.Tool) bool {
 	for _, t := range tools {

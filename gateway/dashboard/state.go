@@ -40,6 +40,14 @@ type Server struct {
 	DeferralWhy string    `json:"deferralWhy"`
 	Error       string    `json:"error"`
 	Stderr      string    `json:"stderr"`
+	ToolList    []Tool    `json:"toolList"`
+}
+
+// Tool is one tool of a server: the name clients see and the start of
+// its description.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 // Session is one client session.
@@ -146,9 +154,13 @@ func (d *Dashboard) State() State {
 		Servers:         []Server{}, Sessions: []Session{}, Searches: []Search{}, Misses: []Miss{}, Calls: []Call{},
 		Economy: Economy{Points: []Point{}}}
 	for _, s := range d.servers {
-		st.Servers = append(st.Servers, Server{Name: s.Key, Transport: s.Transport, State: string(s.State), Since: s.Since,
+		sv := Server{Name: s.Key, Transport: s.Transport, State: string(s.State), Since: s.Since,
 			Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Restarts: s.Restarts, FromCache: s.FromCache,
-			Deferral: s.Deferral, DeferralWhy: s.DeferralWhy, Error: s.Error, Stderr: s.Stderr})
+			Deferral: s.Deferral, DeferralWhy: s.DeferralWhy, Error: s.Error, Stderr: s.Stderr, ToolList: []Tool{}}
+		for _, t := range s.ToolList {
+			sv.ToolList = append(sv.ToolList, Tool{Name: t.Name, Description: t.Description})
+		}
+		st.Servers = append(st.Servers, sv)
 	}
 	for id, r := range d.sessions {
 		s := Session{ID: id, Client: r.last.Client, Protocol: r.last.Protocol, Shared: r.last.Shared,

@@ -69,7 +69,10 @@
       el("td", {}, el("b", {}, s.name), el("div", { class: "why" }, s.transport)),
       el("td", {}, badge(s.state), el("div", { class: "why" }, ago(s.since))),
       el("td", { class: "hide-narrow" }, s.protocol || "—"),
-      el("td", { class: "num" }, num(s.tools)),
+      el("td", { class: "num" }, num(s.tools),
+        s.toolList.length ? el("details", { class: "toollist" }, el("summary", {}, "list"),
+          el("ul", { class: "tools" }, s.toolList.map((t) => el("li", {}, el("code", {}, t.name), " ",
+            el("span", { class: "why desc" }, t.description))))) : null),
       el("td", { class: "num" }, num(s.tokens)),
       el("td", {}, s.deferral, el("div", { class: "why" }, s.deferralWhy)),
       el("td", { class: "num hide-narrow" }, num(s.restarts)),
@@ -196,7 +199,7 @@
       el("td", {}, badge(s.exposure)),
       el("td", { class: "num" }, num(s.fullTokens)),
       el("td", { class: "num" }, num(s.sentTokens)),
-      el("td", { style: null }, bars(s.fullTokens, s.sentTokens, maxFull))));
+      el("td", { class: "barcell" }, bars(s.fullTokens, s.sentTokens, maxFull))));
     return [
       el("h2", {}, "Context economy"),
       el("div", { class: "cards" },
