@@ -34,6 +34,8 @@ func FuzzParseSettings(f *testing.F) {
 		{"a", `null`, `null`},
 		{"cc", `{"command": "x"}`, `{"clients": {"claude-code": "search", "my-agent": "AUTO"}, "limits": {"firstListWait": "2s"}}`},
 		{"cc", `{"command": "x"}`, `{"clients": {"": "full"}, "limits": {"firstListWait": -3}}`},
+		{"d", `{"command": "x"}`, `{"dashboard": {"enabled": false, "keep": 10, "retention": "5m", "recordArguments": true}}`},
+		{"d", `{"command": "x"}`, `{"dashboard": {"keep": -1, "retention": 0}}`},
 	} {
 		f.Add(s.key, s.server, s.settings)
 	}
@@ -73,6 +75,9 @@ func FuzzParseSettings(f *testing.F) {
 		}
 		if l.FirstListWait < 0 || l.FirstListWait > time.Minute {
 			t.Fatalf("firstListWait %v accepted", l.FirstListWait)
+		}
+		if d := gw.Dashboard; d.Keep < 1 || d.Keep > MaxDashboardKeep || d.Retention <= 0 || d.Retention > MaxDuration {
+			t.Fatalf("dashboard %+v accepted", d)
 		}
 		for name, e := range gw.Clients {
 			if strings.TrimSpace(name) == "" {

@@ -164,9 +164,12 @@ func (d *Dashboard) SessionChanged(ev gateway.SessionEvent) {
 			return
 		}
 	}
-	r.last = ev
 	if ev.Closed {
+		// What the session was stays shown.
 		r.closedAt = ev.Time
+		r.last.Closed, r.last.Time = true, ev.Time
+	} else {
+		r.last = ev
 	}
 	d.add(event{Time: ev.Time, Session: &ev})
 }

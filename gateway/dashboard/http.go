@@ -66,7 +66,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/ui/events":
 		d.stream(w, r)
 	default:
-		http.Error(w, fmt.Sprintf("no dashboard page at %s: the pages are %s", clip(p), strings.Join(Pages, ", ")), http.StatusNotFound)
+		http.Error(w, "no dashboard page here: the pages are "+strings.Join(Pages, ", "), http.StatusNotFound)
 	}
 }
 
@@ -119,18 +119,18 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	var sent uint64
-	for {
+	for first := true; ; first = false {
 		d.mu.Lock()
 		seq, changed := d.seq, d.changed
 		d.mu.Unlock()
-		if seq != sent || sent == 0 {
+		if first || seq != sent {
 			if _, err := fmt.Fprintf(w, "retry: 2000\nevent: state\ndata: {\"seq\":%d}\n\n", seq); err != nil {
 				return
 			}
 			if rc.Flush() != nil {
 				return
 			}
-			sent = max(seq, 1)
+			sent = seq
 		}
 		select {
 		case <-changed:
@@ -151,12 +151,4 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// clip shortens a path for an error message.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

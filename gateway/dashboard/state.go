@@ -93,9 +93,11 @@ type Search struct {
 	DurationMS float64   `json:"durationMs"`
 	Loaded     []string  `json:"loaded"`
 	Called     []Call    `json:"called"`
-	// Outcome is called, no call, waiting (recent, nothing after it yet)
-	// or refused.
+	// Outcome is called, no call, waiting (recent, nothing after it yet
+	// in its session) or refused.
 	Outcome string `json:"outcome"`
+
+	seq uint64 // the event's
 }
 
 // Call is one tool call.
@@ -188,14 +190,16 @@ func (d *Dashboard) follow(st *State, now time.Time) {
 	bySession := map[string][]*Search{} // in order
 	closed := map[string]bool{}
 	var calls []Call
-	cur := map[string][2]int{} // open session → full, sent
+	cur := map[string][2]int{}     // open session → full, sent
+	lastAct := map[string]uint64{} // session → the seq of its latest search or call
 	for _, e := range d.events.all() {
 		switch {
 		case e.Search != nil:
 			ev := e.Search
 			s := &Search{Time: ev.Time, Session: ev.Session, Client: ev.Client, Query: ev.Query, Queries: ev.Queries,
 				Form: ev.Form, Results: orNone(ev.Results), Total: ev.Total, Error: ev.Error,
-				DurationMS: ms(ev.Duration), Loaded: []string{}, Called: []Call{}}
+				DurationMS: ms(ev.Duration), Loaded: []string{}, Called: []Call{}, seq: e.Seq}
+			lastAct[ev.Session] = e.Seq
 			searches = append(searches, s)
 			bySession[ev.Session] = append(bySession[ev.Session], s)
 		case e.Load != nil:
@@ -207,6 +211,7 @@ func (d *Dashboard) follow(st *State, now time.Time) {
 			ev := e.Call
 			c := Call{Time: ev.Time, Session: ev.Session, Tool: ev.Tool, Server: ev.Server, Outcome: ev.Outcome,
 				DurationMS: ms(ev.Duration), Arguments: ev.Arguments, Result: ev.Result}
+			lastAct[ev.Session] = e.Seq
 			if s := ledTo(bySession[ev.Session], ev.Tool); s != nil {
 				s.Called = append(s.Called, c)
 			} else {
@@ -230,13 +235,13 @@ func (d *Dashboard) follow(st *State, now time.Time) {
 	}
 	misses := map[string]*Miss{}
 	for id, ss := range bySession {
-		for i, s := range ss {
+		for _, s := range ss {
 			switch {
 			case s.Error != "":
 				s.Outcome = OutcomeRefused
 			case len(s.Called) > 0:
 				s.Outcome = OutcomeCalled
-			case i < len(ss)-1 || closed[id] || now.Sub(s.Time) >= missAfter || d.sessionClosed(id):
+			case lastAct[id] > s.seq || closed[id] || now.Sub(s.Time) >= missAfter || d.sessionClosed(id):
 				s.Outcome = OutcomeNoCall
 			default:
 				s.Outcome = OutcomeWaiting
