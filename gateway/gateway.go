@@ -47,6 +47,11 @@
 // servers added start, removed ones stop, changed ones restart, and the
 // others keep running and keep their sessions; serve calls it on SIGHUP.
 //
+// A Feed (Options.Feed, feed.go) is told of every search, load, call,
+// session change and server state, for the dashboard at /ui (package
+// gateway/dashboard, served through Options.UI); a gateway without one
+// builds no event.
+//
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
 // place, Gateway.visible, for every listing, search and call.

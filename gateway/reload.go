@@ -306,6 +306,7 @@ func unappliedSettings(a, b config.Gateway) []string {
 		{"enrich", a.Enrich == b.Enrich},
 		{"clients", reflect.DeepEqual(a.Clients, b.Clients)},
 		{"cluster", reflect.DeepEqual(a.Cluster, b.Cluster)},
+		{"dashboard", a.Dashboard == b.Dashboard},
 	}
 	var out []string
 	for _, s := range settings {
