@@ -416,3 +416,42 @@ func TestEventStreamsBounded(t *testing.T) {
 		t.Errorf("stream %d answered %d, want 503 with Retry-After", maxStreams+1, resp.StatusCode)
 	}
 }
+
+// fill tells d n searches, each followed by a call, in 10 sessions.
+func fill(d *Dashboard, c *clock, n int) {
+	for i := range 10 {
+		open(d, c, fmt.Sprint(i))
+	}
+	for i := range n {
+		sess := fmt.Sprint(i % 10)
+		c.add(time.Millisecond)
+		d.Searched(gateway.SearchEvent{Time: c.now(), Session: sess, Query: fmt.Sprint("query ", i), Form: "keyword",
+			Results: []string{"a__one", "b__two", "c__three", "d__four", "e__five"}, Total: 5})
+		d.Called(gateway.CallEvent{Time: c.now(), Session: sess, Tool: "b__two", Outcome: "ok"})
+	}
+}
+
+// BenchmarkSearched is what one search costs the gateway with the
+// dashboard on (the ring full).
+func BenchmarkSearched(b *testing.B) {
+	d, c := newClocked(config1000, time.Hour)
+	fill(d, c, config1000)
+	ev := gateway.SearchEvent{Session: "1", Query: "send an email", Form: "keyword", Results: []string{"mail__send"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.Time = c.now()
+		d.Searched(ev)
+	}
+}
+
+// BenchmarkState is one /ui/api/state with the default keep, full.
+func BenchmarkState(b *testing.B) {
+	d, c := newClocked(config1000, time.Hour)
+	fill(d, c, config1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = d.State()
+	}
+}
+
+const config1000 = 1000

@@ -39,6 +39,9 @@ func TestThroughTheGateway(t *testing.T) {
 			if got := call(t, cs, "call_tool", map[string]any{"name": note, "arguments": map[string]any{"text": argumentCanary}}); !strings.Contains(got, argumentCanary) {
 				t.Fatalf("keep_note answered %q", got)
 			}
+			// A secret of the configuration in a call's arguments is never
+			// shown, recorded or not.
+			call(t, cs, "call_tool", map[string]any{"name": note, "arguments": map[string]any{"text": upstreamSecret}})
 			if got := search(t, cs, "zzqx frobnicate quux"); len(got) != 0 {
 				t.Fatalf("a nonsense query found %v", got)
 			}
@@ -66,15 +69,15 @@ func TestThroughTheGateway(t *testing.T) {
 			}
 			sess := st.Sessions[0]
 			if sess.Client != "e2e-client 1.0" || sess.Exposure != "search" || sess.Why == "" || !sess.Open ||
-				sess.Searches != 3 || sess.Calls != 1 || sess.Protocol != "2025-11-25" {
-				t.Errorf("session %+v: want e2e-client in search exposure, with 3 searches and 1 call", sess)
+				sess.Searches != 3 || sess.Calls != 2 || sess.Protocol != "2025-11-25" {
+				t.Errorf("session %+v: want e2e-client in search exposure, with 3 searches and 2 calls", sess)
 			}
 			if sess.FullTokens <= 0 || sess.SentTokens <= 0 {
 				t.Errorf("session tokens full %d sent %d: want both counted", sess.FullTokens, sess.SentTokens)
 			}
 			// Searches, newest first: what each found, loaded and called.
 			last, miss, hit := st.Searches[0], st.Searches[1], st.Searches[2]
-			if hit.Query != "keep a short note in the notebook" || hit.Outcome != dashboard.OutcomeCalled || len(hit.Called) != 1 ||
+			if hit.Query != "keep a short note in the notebook" || hit.Outcome != dashboard.OutcomeCalled || len(hit.Called) != 2 ||
 				hit.Called[0].Tool != note || hit.Called[0].Outcome != "ok" || !slices.Contains(hit.Loaded, note) || hit.Form == "" {
 				t.Errorf("the first search %+v: want it to have loaded and called %s", hit, note)
 			}
@@ -92,6 +95,12 @@ func TestThroughTheGateway(t *testing.T) {
 			}
 			// Arguments and results: absent unless recorded.
 			_, _, body := r.get(t, "/ui/api/state", nil)
+			if strings.Contains(body, upstreamSecret) {
+				t.Error("the state shows a secret of the configuration that a call carried")
+			}
+			if tc.record && !strings.Contains(hit.Called[1].Arguments, "[REDACTED]") {
+				t.Errorf("recorded arguments %q: want the secret replaced", hit.Called[1].Arguments)
+			}
 			if got := strings.Contains(body, argumentCanary); got != tc.record {
 				t.Errorf("the state holds the call's argument: %v, want %v", got, tc.record)
 			}
