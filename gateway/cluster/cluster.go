@@ -2,7 +2,10 @@
 // through Redis (or Valkey): the catalog and search index their servers
 // make, by content digest, so that a replica that starts answers at once;
 // request rates and the number of open sessions, counted for the whole
-// service rather than per replica; and whether Redis can be reached.
+// service rather than per replica; the state of each MCP session, so that
+// another replica takes it over when the one holding it dies, and the
+// messages for a session's event stream held by another replica; and
+// whether Redis can be reached.
 //
 // Redis is a shared cache and a set of counters here, never the only copy
 // of anything: when it cannot be reached, every operation fails at once
@@ -16,6 +19,8 @@
 //	P:blob:<kind>:<digest>   a shared value: a 32-byte SHA-256 of the data, then the data
 //	P:rate:<bucket>          a rate bucket: its theoretical arrival time in µs (GCRA)
 //	P:sessions               the open sessions: a sorted set of leases, scored by expiry (ms)
+//	P:session:<name>         one MCP session's saved state, sealed with its id (sessionstate.go)
+//	P:stream:<name>          a pub/sub channel: messages for one session's event stream (streams.go)
 //
 // docs/scale.md says what is shared, what stays per replica, and how each
 // failure behaves.
@@ -68,8 +73,9 @@ type Cluster struct {
 	onMu    sync.Mutex
 	on      []func(up bool)
 
-	leases leaseTable // the sessions this replica holds (sessions.go)
-	stats  stats
+	leases  leaseTable // the sessions this replica holds (sessions.go)
+	streams streamHub  // the event streams it holds (streams.go)
+	stats   stats
 }
 
 // Health is what /healthz says of the cluster.
@@ -228,7 +234,10 @@ func (c *Cluster) Run(ctx context.Context) {
 }
 
 // Close closes the connections to Redis.
-func (c *Cluster) Close() error { return c.rdb.Close() }
+func (c *Cluster) Close() error {
+	c.closeStreams()
+	return c.rdb.Close()
+}
 
 // key is prefix:parts...
 func (c *Cluster) key(parts ...string) string {

@@ -17,6 +17,9 @@ type stats struct {
 	blobHits, blobMisses, blobPuts atomic.Int64
 	limited                        atomic.Int64 // requests a shared bucket refused
 	outages                        atomic.Int64 // times Redis went down
+	// MCP sessions' saved states and stream messages
+	sessionSaves, sessionLoads, sessionRefused      atomic.Int64
+	streamPublished, streamDelivered, streamRefused atomic.Int64
 }
 
 // WriteMetrics writes the cluster's metrics in the Prometheus text format,
@@ -37,4 +40,10 @@ func (c *Cluster) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "toolsearch_cluster_shared_reads_total{replica=%s,result=\"miss\"} %d\n", r, c.stats.blobMisses.Load())
 	p("toolsearch_cluster_shared_writes_total", "counter", "Shared values written.", c.stats.blobPuts.Load(), "")
 	p("toolsearch_cluster_rate_limited_total", "counter", "Requests a service-wide rate bucket refused.", c.stats.limited.Load(), "")
+	p("toolsearch_cluster_session_saves_total", "counter", "MCP session states saved for another replica to take over.", c.stats.sessionSaves.Load(), "")
+	p("toolsearch_cluster_session_loads_total", "counter", "Saved MCP session states read back to take a session over.", c.stats.sessionLoads.Load(), "")
+	p("toolsearch_cluster_session_refused_total", "counter", "Saved MCP session states refused: altered, or not made for the session id shown.", c.stats.sessionRefused.Load(), "")
+	p("toolsearch_cluster_stream_published_total", "counter", "Messages published for a session's event stream held by another replica.", c.stats.streamPublished.Load(), "")
+	p("toolsearch_cluster_stream_delivered_total", "counter", "Messages received for an event stream this replica holds.", c.stats.streamDelivered.Load(), "")
+	p("toolsearch_cluster_stream_refused_total", "counter", "Stream messages dropped because they did not open for their session (forged).", c.stats.streamRefused.Load(), "")
 }

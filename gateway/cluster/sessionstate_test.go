@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/toolsearch/toolsearch/internal/redistest"
+)
+
+// TestSessionState: a state saved by one replica opens on another for the
+// same id only; the id never shows in Redis; an altered, moved or forged
+// value is refused; delete and TTL work.
+func TestSessionState(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	a, _ := open(t, srv.URL(0), "a", "ss")
+	b, lb := open(t, srv.URL(0), "b", "ss")
+	ctx := context.Background()
+	const id, other = "SESSIONIDSECRET1", "SESSIONIDSECRET2"
+	state := []byte(`{"mode":"dynamic","loaded":["echo/echo"]}`)
+	if err := a.SaveSession(ctx, id, state, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "ss:session:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %v (%v), want one session key", keys, err)
+	}
+	raw, _ := rdb.Get(ctx, keys[0]).Bytes()
+	if strings.Contains(keys[0], id) || bytes.Contains(raw, []byte(id)) || bytes.Contains(raw, []byte("dynamic")) {
+		t.Errorf("Redis shows the session id or the state in clear: %s = %q", keys[0], raw)
+	}
+	if ttl := rdb.TTL(ctx, keys[0]).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("TTL %v, want within a minute", ttl)
+	}
+	got, err := b.LoadSession(ctx, id)
+	if err != nil || !bytes.Equal(got, state) {
+		t.Fatalf("b loads %q, %v; want %q", got, err, state)
+	}
+	if got, err := b.LoadSession(ctx, other); got != nil || err != nil {
+		t.Errorf("an unknown id loads %q, %v; want nothing", got, err)
+	}
+
+	// Attacks on the stored value: each must be refused, never opened.
+	flipped := append([]byte(nil), raw...)
+	flipped[len(flipped)-1] ^= 1
+	_ = a.SaveSession(ctx, other, []byte(`{"mode":"full"}`), time.Minute)
+	otherKey := a.sessionKey(other)
+	otherRaw, _ := rdb.Get(ctx, otherKey).Bytes()
+	cases := []struct {
+		name string
+		val  []byte
+	}{
+		{"one bit flipped", flipped},
+		{"cut short", raw[:len(raw)/2]},
+		{"empty-ish", []byte("x")},
+		{"another session's state moved here", otherRaw},
+		{"sealed for the right key by someone without the id", seal("GUESSEDID", keys[0], []byte(`{"mode":"full"}`))},
+		{"too large", bytes.Repeat([]byte("y"), maxSessionBytes+100)},
+	}
+	for _, c := range cases {
+		if err := rdb.Set(ctx, keys[0], c.val, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.LoadSession(ctx, id)
+		if !errors.Is(err, ErrBadSession) || got != nil {
+			t.Errorf("%s: loads %q, %v; want ErrBadSession", c.name, got, err)
+		}
+	}
+	if lb.count("refusing a saved session state") == 0 {
+		t.Errorf("the refusals were not logged:\n%s", lb.String())
+	}
+	if err := a.SaveSession(ctx, id, bytes.Repeat([]byte("z"), maxSessionBytes+1), time.Minute); err == nil {
+		t.Error("a state over the bound was saved")
+	}
+	if err := a.DeleteSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.LoadSession(ctx, id); got != nil || err != nil {
+		t.Errorf("after delete: %q, %v", got, err)
+	}
+	if err := a.SaveSession(ctx, "", state, time.Minute); err == nil {
+		t.Error("a state without an id was saved")
+	}
+}
+
+// TestStreams: a message published for a session reaches the replica
+// subscribed to its stream, and only for that session; a message someone
+// without the id publishes on the channel is dropped; after stop nothing
+// is received and publishing counts no receiver.
+func TestStreams(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	a, _ := open(t, srv.URL(0), "a", "st")
+	b, lb := open(t, srv.URL(0), "b", "st")
+	ctx := context.Background()
+	msgs, stop, err := b.SubscribeStream(ctx, "S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, stop2, err := b.SubscribeStream(ctx, "S2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop2()
+	recv := func(ch <-chan []byte) []byte {
+		select {
+		case m := <-ch:
+			return m
+		case <-time.After(5 * time.Second):
+			return nil
+		}
+	}
+	// The SUBSCRIBE may still be on its way: publish until one lands.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := a.PublishStream(ctx, "S1", []byte(`{"method":"notifications/tools/list_changed"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no replica received the message")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := recv(msgs); string(got) != `{"method":"notifications/tools/list_changed"}` {
+		t.Fatalf("received %q", got)
+	}
+	// Forged on the right channel, in clear and sealed with a wrong id.
+	ch := a.streamChannel("S1")
+	rdb.Publish(ctx, ch, `{"method":"notifications/resources/updated"}`)
+	rdb.Publish(ctx, ch, seal("S3", ch, []byte(`{"method":"forged"}`)))
+	_, _ = a.PublishStream(ctx, "S1", []byte("after the forgeries"))
+	if got := recv(msgs); string(got) != "after the forgeries" {
+		t.Errorf("received %q, want only the genuine message", got)
+	}
+	select {
+	case m := <-others:
+		t.Errorf("another session's stream received %q", m)
+	default:
+	}
+	if lb.count("dropping a stream message that does not open") != 2 {
+		t.Errorf("want two forged messages dropped and logged:\n%s", lb.String())
+	}
+	stop()
+	stop() // safe twice
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		n, _ := a.PublishStream(ctx, "S1", []byte("late"))
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still subscribed after stop")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Messages for one MCP session's event stream (the GET stream of
+// 2025-11-25 sessions) travel between replicas over Redis pub/sub, on the
+// channel P:stream:<hashed session id>: a replica that has a message for
+// a session's stream but does not hold the stream publishes it, and the
+// replica that holds it, subscribed while the stream is open, sends it on.
+// Each message is sealed as a saved session state is (sessionstate.go):
+// only a replica shown the session id can read it, and a message anyone
+// else publishes on the channel fails to open and is dropped.
+//
+// One Redis connection carries every subscription of a replica. Pub/sub
+// delivers at most once: a message published while no replica is
+// subscribed, or while Redis is down, is lost, as a message to a closed
+// stream is in a single gateway.
+
+// streamHub is a replica's one pub/sub connection and who listens on it.
+type streamHub struct {
+	mu   sync.Mutex
+	ps   *redis.PubSub
+	subs map[string]map[*streamSub]struct{} // channel → listeners
+}
+
+type streamSub struct {
+	id string
+	ch chan []byte
+}
+
+// streamBuffer is how many messages a listener may fall behind by; more
+// are dropped (a stream whose client does not read is not waited on).
+const streamBuffer = 64
+
+func (c *Cluster) streamChannel(id string) string { return c.key("stream", sessionName(id)) }
+
+// PublishStream sends msg to the replica holding session id's event
+// stream. It returns how many replicas received it: 0 when none holds it.
+func (c *Cluster) PublishStream(ctx context.Context, id string, msg []byte) (int, error) {
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	ch := c.streamChannel(id)
+	n, err := c.rdb.Publish(cctx, ch, seal(id, ch, msg)).Result()
+	if err = c.check(cctx, err); err != nil {
+		return 0, err
+	}
+	c.stats.streamPublished.Add(1)
+	return int(n), nil
+}
+
+// SubscribeStream receives the messages published for session id's event
+// stream until stop is called. While Redis is down it fails with ErrDown;
+// a subscription made before an outage resumes when Redis returns.
+func (c *Cluster) SubscribeStream(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error) {
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cancel()
+	h := &c.streams
+	ch := c.streamChannel(id)
+	sub := &streamSub{id: id, ch: make(chan []byte, streamBuffer)}
+	h.mu.Lock()
+	if h.ps == nil {
+		h.ps = c.rdb.Subscribe(context.Background())
+		h.subs = map[string]map[*streamSub]struct{}{}
+		go c.dispatch(h.ps.Channel(redis.WithChannelSize(256)))
+	}
+	first := len(h.subs[ch]) == 0
+	if first {
+		h.subs[ch] = map[*streamSub]struct{}{}
+	}
+	h.subs[ch][sub] = struct{}{}
+	ps := h.ps
+	h.mu.Unlock()
+	if first {
+		if err := c.check(cctx, ps.Subscribe(cctx, ch)); err != nil {
+			c.dropListener(ch, sub)
+			return nil, nil, err
+		}
+	}
+	var once sync.Once
+	return sub.ch, func() { once.Do(func() { c.dropListener(ch, sub) }) }, nil
+}
+
+// dropListener removes sub; the last listener of a channel unsubscribes.
+func (c *Cluster) dropListener(ch string, sub *streamSub) {
+	h := &c.streams
+	h.mu.Lock()
+	delete(h.subs[ch], sub)
+	last := h.subs[ch] != nil && len(h.subs[ch]) == 0
+	if last {
+		delete(h.subs, ch)
+	}
+	ps := h.ps
+	h.mu.Unlock()
+	if last && ps != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		_ = ps.Unsubscribe(ctx, ch)
+		cancel()
+	}
+}
+
+// dispatch hands each message to the listeners of its channel, opened
+// with the session id of each; one that does not open is dropped.
+func (c *Cluster) dispatch(in <-chan *redis.Message) {
+	h := &c.streams
+	for m := range in {
+		h.mu.Lock()
+		var subs []*streamSub
+		for s := range h.subs[m.Channel] {
+			subs = append(subs, s)
+		}
+		h.mu.Unlock()
+		for _, s := range subs {
+			data, err := unseal(s.id, m.Channel, []byte(m.Payload))
+			if err != nil {
+				c.stats.streamRefused.Add(1)
+				c.log.Warn("dropping a stream message that does not open for its session (forged)", "session", sessionName(s.id)[:12])
+				continue
+			}
+			select {
+			case s.ch <- data:
+				c.stats.streamDelivered.Add(1)
+			default:
+				c.log.Debug("dropping a stream message: its stream is not read", "session", sessionName(s.id)[:12])
+			}
+		}
+	}
+}
+
+// closeStreams ends the pub/sub connection.
+func (c *Cluster) closeStreams() {
+	h := &c.streams
+	h.mu.Lock()
+	ps := h.ps
+	h.ps = nil
+	h.mu.Unlock()
+	if ps != nil {
+		_ = ps.Close()
+	}
+}
