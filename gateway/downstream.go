@@ -104,6 +104,9 @@ type session struct {
 	builtinOff map[string]bool
 	roots      []string
 	rootsDone  chan struct{}
+	// share is set for a session kept in the cluster, before it serves
+	// (sessionshare.go).
+	share *sessionShare
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -204,7 +207,8 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			return res, err
 		}
 	})
-	s.server.AddReceivingMiddleware(s.eraMiddleware) // era.go; outermost
+	s.server.AddReceivingMiddleware(s.shareMiddleware) // sessionshare.go
+	s.server.AddReceivingMiddleware(s.eraMiddleware)   // era.go; outermost
 	s.mu.Lock()
 	s.decideBuiltins() // builtinclient.go
 	s.mu.Unlock()

@@ -697,7 +697,11 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 	var wg sync.WaitGroup
 	for s, uri := range targets {
 		wg.Go(func() {
-			_ = s.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{Meta: p.Meta, URI: uri})
+			up := &mcp.ResourceUpdatedNotificationParams{Meta: p.Meta, URI: uri}
+			if s.resourceUpdated(ctx, up) { // a session the cluster keeps (sessionshare.go)
+				return
+			}
+			_ = s.server.ResourceUpdated(ctx, up)
 		})
 	}
 	wg.Wait()

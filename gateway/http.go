@@ -132,6 +132,11 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			if g.routeModern(w, r, modern) {
 				return
 			}
+			// With a cluster that keeps sessions, the gateway serves
+			// them itself (sessionshare.go).
+			if g.serveShared(w, r, mode, hs) {
+				return
+			}
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 				if r.Method != http.MethodGet {
 					// An open event stream does not keep a session

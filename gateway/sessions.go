@@ -35,6 +35,7 @@ type httpSessions struct {
 	mu        sync.Mutex
 	open      int                     // reserved or live
 	byID      map[string]*httpSession // live, by session id
+	adopting  map[string]*sync.Mutex  // session ids being taken over (sessionshare.go)
 	refused   int                     // refusals since the last logged one
 	refusedAt time.Time               // when a refusal was last logged
 }
@@ -44,6 +45,7 @@ type httpSession struct {
 	t      *httpSessions
 	s      *session
 	ss     *mcp.ServerSession
+	tr     *streamTransport // the gateway's own transport of a shared session (sessionshare.go); nil otherwise
 	mu     sync.Mutex
 	active int       // requests in progress
 	last   time.Time // when the last one ended (or the session began)
@@ -138,7 +140,13 @@ func (t *httpSessions) opened(s *session, lease func()) {
 		t.release()
 		return
 	}
-	hs := &httpSession{t: t, s: s, ss: ss, last: time.Now()}
+	t.track(s, ss, lease, nil)
+}
+
+// track follows a live session until it ends; tr is its transport when
+// the gateway serves it itself (sessionshare.go).
+func (t *httpSessions) track(s *session, ss *mcp.ServerSession, lease func(), tr *streamTransport) *httpSession {
+	hs := &httpSession{t: t, s: s, ss: ss, tr: tr, last: time.Now()}
 	hs.mu.Lock()
 	hs.timer = time.AfterFunc(t.initTimeout, hs.check)
 	hs.mu.Unlock()
@@ -157,6 +165,37 @@ func (t *httpSessions) opened(s *session, lease func()) {
 		lease()
 		t.release()
 	}()
+	return hs
+}
+
+// lookup returns the live session of id, nil when this replica has none.
+func (t *httpSessions) lookup(id string) *httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+// lockID serializes taking over the session id (sessionshare.go).
+func (t *httpSessions) lockID(id string) (unlock func()) {
+	t.mu.Lock()
+	if t.adopting == nil {
+		t.adopting = map[string]*sync.Mutex{}
+	}
+	m := t.adopting[id]
+	if m == nil {
+		m = &sync.Mutex{}
+		t.adopting[id] = m
+	}
+	t.mu.Unlock()
+	m.Lock()
+	return func() {
+		t.mu.Lock()
+		if t.adopting[id] == m {
+			delete(t.adopting, id)
+		}
+		t.mu.Unlock()
+		m.Unlock()
+	}
 }
 
 // busy marks a request of the session id in progress; the function it
@@ -213,6 +252,9 @@ func (hs *httpSession) check() {
 
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
 	t.g.metrics.sessionExpired(reason)
-	t.g.log.Debug("closing an MCP session", "session", hs.ss.ID(), "why", why)
+	t.g.log.Debug("closing an MCP session", "why", why)
+	if hs.tr != nil && reason == expiredIdle {
+		t.g.forgetShared(hs.ss.ID())
+	}
 	_ = hs.ss.Close()
 }
