@@ -61,6 +61,9 @@ func (g *Gateway) httpSessionTable() *httpSessions {
 		if t.max <= 0 {
 			t.max = math.MaxInt
 		}
+		if st := g.sessionStore(); st != nil {
+			st.OnSessionEnded(t.endedElsewhere) // sessionshare.go
+		}
 		g.httpSess = t
 	})
 	return g.httpSess
@@ -253,8 +256,5 @@ func (hs *httpSession) check() {
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
 	t.g.metrics.sessionExpired(reason)
 	t.g.log.Debug("closing an MCP session", "why", why)
-	if hs.tr != nil && reason == expiredIdle {
-		t.g.forgetShared(hs.ss.ID())
-	}
 	_ = hs.ss.Close()
 }

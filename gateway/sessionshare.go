@@ -57,9 +57,12 @@ type SessionStore interface {
 	// it (nil when there is none, an error when it is not valid for id).
 	SaveSession(ctx context.Context, id string, state []byte, ttl time.Duration) error
 	LoadSession(ctx context.Context, id string) ([]byte, error)
-	// TouchSession renews the TTL; DeleteSession forgets the session.
+	// TouchSession renews the TTL. DeleteSession forgets the session and
+	// tells the other replicas, whose OnSessionEnded functions are called
+	// with a check of which session it was.
 	TouchSession(ctx context.Context, id string, ttl time.Duration) error
 	DeleteSession(ctx context.Context, id string) error
+	OnSessionEnded(f func(ended func(id string) bool))
 	// PublishStream sends a message for the session's event stream to
 	// the replica holding it and says how many received it;
 	// SubscribeStream receives them until stop is called.
@@ -124,6 +127,8 @@ type sessionShare struct {
 	logLevel   mcp.LoggingLevel
 	subs       []string // subscribed URIs, in order
 	streamAt   string   // the replica holding the event stream
+
+	ended atomic.Bool // its client closed it: nothing more is saved
 
 	saveMu sync.Mutex
 	last   []byte    // the state last saved
@@ -216,7 +221,7 @@ func (s *session) saveShared() {
 	sh.saveMu.Lock()
 	defer sh.saveMu.Unlock()
 	data, ok := s.sharedState()
-	if !ok {
+	if !ok || sh.ended.Load() {
 		return
 	}
 	ttl := g.cfg.Gateway.Serve.SessionIdleTimeout
@@ -368,7 +373,9 @@ func (t *streamTransport) relay(ctx context.Context, msgs <-chan []byte) {
 }
 
 // streamAt records which replica holds the session's event stream ("" when
-// it closed here) and saves it.
+// it closed here). An opened stream is saved at once; a closed one with
+// the next change, since a client that closes its session closes its
+// stream first, and the saved state must not outlive the session.
 func (s *session) streamAt(replica string) {
 	sh := s.share
 	sh.mu.Lock()
@@ -376,7 +383,9 @@ func (s *session) streamAt(replica string) {
 		sh.streamAt = replica
 	}
 	sh.mu.Unlock()
-	s.saveShared()
+	if replica != "" {
+		s.saveShared()
+	}
 }
 
 func (g *Gateway) replicaName() string {
@@ -446,6 +455,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 		hsn.tr.ServeHTTP(w, r)
 	case http.MethodDelete:
 		defer hs.busy(id)()
+		hsn.s.share.ended.Store(true)
 		g.forgetShared(id)
 		_ = hsn.ss.Close()
 		w.WriteHeader(http.StatusNoContent)
@@ -637,13 +647,32 @@ func (s *session) restore(saved *savedSession) {
 	s.sync()
 }
 
-// forgetShared removes a session that ended from the cluster: its client
-// closed it, or it was idle too long. (A replica that stops leaves its
-// sessions there, for another replica to take over.)
+// forgetShared removes a session its client closed (DELETE) from the
+// cluster, and so from every replica holding it. A session that is idle
+// here may be busy on another replica, and a replica that stops leaves
+// its sessions for another to take over: both leave the saved state to
+// its TTL.
 func (g *Gateway) forgetShared(id string) {
 	if st := g.sessionStore(); st != nil {
 		if err := st.DeleteSession(context.Background(), id); err != nil {
 			g.log.Debug("could not remove an ended MCP session from the cluster", "err", err)
 		}
+	}
+}
+
+// endedElsewhere closes this replica's copies of a session another
+// replica ended (its client closed it there).
+func (t *httpSessions) endedElsewhere(ended func(id string) bool) {
+	t.mu.Lock()
+	var gone []*httpSession
+	for id, hs := range t.byID {
+		if hs.tr != nil && ended(id) {
+			gone = append(gone, hs)
+		}
+	}
+	t.mu.Unlock()
+	for _, hs := range gone {
+		hs.s.share.ended.Store(true)
+		_ = hs.ss.Close()
 	}
 }

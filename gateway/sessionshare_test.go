@@ -410,4 +410,13 @@ func TestClusterStreamOnAnotherReplica(t *testing.T) {
 	if gets.Load() == 0 {
 		t.Error("no GET went to b")
 	}
+	// The client closes the session (DELETE, on a): b's copy closes too,
+	// and the saved state is gone.
+	closeSession(t, c.cs)
+	waitFor(t, "b's copy of the session closed", 10*time.Second, func() bool {
+		return f.b.g.httpSessionTable().lookup(id) == nil && f.a.g.httpSessionTable().lookup(id) == nil
+	})
+	if keys, _ := f.rdb.Keys(context.Background(), "strm:session:*").Result(); len(keys) != 0 {
+		t.Errorf("saved states outlive the session: %v", keys)
+	}
 }

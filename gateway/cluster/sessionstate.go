@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -145,12 +146,50 @@ func (c *Cluster) TouchSession(ctx context.Context, id string, ttl time.Duration
 	return c.check(cctx, c.rdb.PExpire(cctx, c.sessionKey(id), ttl).Err())
 }
 
-// DeleteSession removes session id's saved state: the session ended.
+// DeleteSession removes session id's saved state, the session having
+// ended, and tells the other replicas (P:ended), so that those holding it
+// too (for its event stream) close it.
 func (c *Cluster) DeleteSession(ctx context.Context, id string) error {
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	return c.check(cctx, c.rdb.Del(cctx, c.sessionKey(id)).Err())
+	name := sessionName(id)
+	ch := c.key("ended")
+	msg := append([]byte(name+":"), seal(id, ch, []byte(name))...)
+	_, err = c.rdb.Pipelined(cctx, func(p redisPipe) error {
+		p.Del(cctx, c.sessionKey(id))
+		p.Publish(cctx, ch, msg)
+		return nil
+	})
+	return c.check(cctx, err)
+}
+
+// OnSessionEnded registers f, called for each session another replica
+// ended (DeleteSession) with ended, which reports whether it was session
+// id. The message names the session by its hash and proves it with the
+// id's seal: one published by anyone without the id ends nothing.
+func (c *Cluster) OnSessionEnded(f func(ended func(id string) bool)) {
+	h := &c.streams
+	h.mu.Lock()
+	h.onEnded = append(h.onEnded, f)
+	first := len(h.onEnded) == 1
+	h.mu.Unlock()
+	if first {
+		c.ensureSubscribed(c.key("ended"))
+	}
+}
+
+// endedCheck reads a P:ended message into the check OnSessionEnded's
+// functions get.
+func (c *Cluster) endedCheck(channel, payload string) func(id string) bool {
+	name, sealed, ok := strings.Cut(payload, ":")
+	return func(id string) bool {
+		if !ok || sessionName(id) != name {
+			return false
+		}
+		got, err := unseal(id, channel, []byte(sealed))
+		return err == nil && string(got) == name
+	}
 }

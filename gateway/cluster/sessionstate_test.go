@@ -167,3 +167,61 @@ func TestStreams(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSessionEnded: a session one replica deletes is reported ended to
+// the others, for its id only; a message published without the id ends
+// nothing.
+func TestSessionEnded(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	a, _ := open(t, srv.URL(0), "a", "se")
+	b, _ := open(t, srv.URL(0), "b", "se")
+	ctx := context.Background()
+	got := make(chan []string, 8)
+	a.OnSessionEnded(func(ended func(string) bool) {
+		var ids []string
+		for _, id := range []string{"S1", "S2", "S3"} {
+			if ended(id) {
+				ids = append(ids, id)
+			}
+		}
+		got <- ids
+	})
+	_ = b.SaveSession(ctx, "S2", []byte("{}"), time.Minute)
+	// P:ended is subscribed in the background: delete until it lands.
+	var ids []string
+	deadline := time.Now().Add(5 * time.Second)
+	for ids == nil {
+		if err := b.DeleteSession(ctx, "S2"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ids = <-got:
+		case <-time.After(100 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("a was not told the session ended")
+			}
+		}
+	}
+	if strings.Join(ids, ",") != "S2" {
+		t.Errorf("a was told %v ended, want S2", ids)
+	}
+	if n, _ := rdb.Exists(ctx, b.sessionKey("S2")).Result(); n != 0 {
+		t.Error("the state outlived DeleteSession")
+	}
+	// Forged: the right name, no valid seal; then garbage.
+	rdb.Publish(ctx, "se:ended", sessionName("S1")+":forged")
+	rdb.Publish(ctx, "se:ended", "garbage")
+	for range 2 {
+		select {
+		case ids := <-got:
+			if len(ids) != 0 {
+				t.Errorf("a forged message ended %v", ids)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the forged messages were not seen")
+		}
+	}
+}

@@ -23,9 +23,10 @@ import (
 
 // streamHub is a replica's one pub/sub connection and who listens on it.
 type streamHub struct {
-	mu   sync.Mutex
-	ps   *redis.PubSub
-	subs map[string]map[*streamSub]struct{} // channel → listeners
+	mu      sync.Mutex
+	ps      *redis.PubSub
+	subs    map[string]map[*streamSub]struct{} // channel → listeners
+	onEnded []func(ended func(id string) bool) // sessionstate.go
 }
 
 type streamSub struct {
@@ -69,11 +70,7 @@ func (c *Cluster) SubscribeStream(ctx context.Context, id string) (msgs <-chan [
 	ch := c.streamChannel(id)
 	sub := &streamSub{id: id, ch: make(chan []byte, streamBuffer)}
 	h.mu.Lock()
-	if h.ps == nil {
-		h.ps = c.rdb.Subscribe(context.Background())
-		h.subs = map[string]map[*streamSub]struct{}{}
-		go c.dispatch(h.ps.Channel(redis.WithChannelSize(256)))
-	}
+	c.startHub()
 	first := len(h.subs[ch]) == 0
 	if first {
 		h.subs[ch] = map[*streamSub]struct{}{}
@@ -89,6 +86,29 @@ func (c *Cluster) SubscribeStream(ctx context.Context, id string) (msgs <-chan [
 	}
 	var once sync.Once
 	return sub.ch, func() { once.Do(func() { c.dropListener(ch, sub) }) }, nil
+}
+
+// startHub opens the pub/sub connection on first use. h.mu is held.
+func (c *Cluster) startHub() {
+	h := &c.streams
+	if h.ps == nil {
+		h.ps = c.rdb.Subscribe(context.Background())
+		h.subs = map[string]map[*streamSub]struct{}{}
+		go c.dispatch(h.ps.Channel(redis.WithChannelSize(256)))
+	}
+}
+
+// ensureSubscribed subscribes the hub to P:ended. Should Redis be down,
+// go-redis subscribes when it reconnects.
+func (c *Cluster) ensureSubscribed(ch string) {
+	h := &c.streams
+	h.mu.Lock()
+	c.startHub()
+	ps := h.ps
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	_ = ps.Subscribe(ctx, ch)
 }
 
 // dropListener removes sub; the last listener of a channel unsubscribes.
@@ -113,7 +133,18 @@ func (c *Cluster) dropListener(ch string, sub *streamSub) {
 // with the session id of each; one that does not open is dropped.
 func (c *Cluster) dispatch(in <-chan *redis.Message) {
 	h := &c.streams
+	ended := c.key("ended")
 	for m := range in {
+		if m.Channel == ended {
+			h.mu.Lock()
+			fs := append([]func(func(string) bool){}, h.onEnded...)
+			h.mu.Unlock()
+			check := c.endedCheck(m.Channel, m.Payload)
+			for _, f := range fs {
+				f(check)
+			}
+			continue
+		}
 		h.mu.Lock()
 		var subs []*streamSub
 		for s := range h.subs[m.Channel] {
