@@ -79,34 +79,52 @@ func openFDs() int {
 	return len(ents)
 }
 
-// runLoad starts the gateway over the two npm servers, warms it up with one
-// session, measures, runs sessions × ops, closes every session, and checks
-// errors and resource growth.
+// runLoad starts the gateway over the two npm servers and drives it with
+// sessions × ops.
 func runLoad(t *testing.T, sessions, ops int) {
-	srvURL, health, httpTransport := startGateway(t)
+	drive(t, "gateway", startGateway(t), sessions, ops)
+}
 
-	seed(t, srvURL, httpTransport, sessions)
+// target is what the sessions of a run connect to: one gateway, or the
+// replicas of one service behind a load balancer.
+type target struct {
+	endpoint string          // the MCP endpoint the clients are given
+	health   []string        // each gateway's /healthz
+	tr       *http.Transport // the connections' pool
+	hc       *http.Client    // how the clients reach endpoint (through tr)
+}
+
+// stats is what drive measured, for comparing runs.
+type stats struct {
+	p50, p99 time.Duration
+}
+
+// drive warms the target up with one session, measures, runs sessions ×
+// ops, closes every session, and checks errors and resource growth.
+func drive(t *testing.T, name string, tg target, sessions, ops int) stats {
+	t.Helper()
+	seed(t, tg, sessions)
 
 	// A warm-up session, so that what the first session sets up once (the
 	// HTTP client's pools, the SDK's caches, the upstreams' first answers)
 	// is in the baseline.
-	if errs := runSessions(t, srvURL, httpTransport, 1, 20, nil); errs.count.Load() != 0 {
-		t.Fatalf("warm-up: %d errors, first: %s", errs.count.Load(), errs.first())
+	if errs := runSessions(t, tg, 1, 20, nil); errs.count.Load() != 0 {
+		t.Fatalf("%s: warm-up: %d errors, first: %s", name, errs.count.Load(), errs.first())
 	}
-	httpTransport.CloseIdleConnections()
-	waitSessions(t, health, 0)
+	tg.tr.CloseIdleConnections()
+	waitSessions(t, tg.health, 0)
 	before := measure()
 
 	lat := make([][]time.Duration, sessions)
 	var peak atomic.Uint64
 	stopSampling := sampleHeap(&peak)
 	start := time.Now()
-	errs := runSessions(t, srvURL, httpTransport, sessions, ops, lat)
+	errs := runSessions(t, tg, sessions, ops, lat)
 	elapsed := time.Since(start)
 	stopSampling()
 
-	httpTransport.CloseIdleConnections()
-	waitSessions(t, health, 0)
+	tg.tr.CloseIdleConnections()
+	waitSessions(t, tg.health, 0)
 	after := settle(before)
 
 	var all []time.Duration
@@ -115,15 +133,17 @@ func runLoad(t *testing.T, sessions, ops int) {
 	}
 	slices.Sort(all)
 	total := sessions * ops
-	t.Logf("%d sessions × %d operations = %d in %v (%.0f ops/s); %d completed, %d errors",
+	var st stats
+	t.Logf("%s: %d sessions × %d operations = %d in %v (%.0f ops/s); %d completed, %d errors", name,
 		sessions, ops, total, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(), len(all), errs.count.Load())
 	if len(all) > 0 {
-		t.Logf("latency: p50 %v, p90 %v, p99 %v, max %v",
+		st = stats{p50: pct(all, 50), p99: pct(all, 99)}
+		t.Logf("%s: latency: p50 %v, p90 %v, p99 %v, max %v", name,
 			pct(all, 50), pct(all, 90), pct(all, 99), all[len(all)-1])
 	}
-	t.Logf("heap: %.1f MiB before, %.1f MiB peak during, %.1f MiB after (after GC)",
+	t.Logf("%s: heap: %.1f MiB before, %.1f MiB peak during, %.1f MiB after (after GC)", name,
 		mib(before.heap), mib(peak.Load()), mib(after.heap))
-	t.Logf("goroutines: %d before, %d after; open fds: %d before, %d after",
+	t.Logf("%s: goroutines: %d before, %d after; open fds: %d before, %d after", name,
 		before.goroutines, after.goroutines, before.fds, after.fds)
 
 	if n := errs.count.Load(); n != 0 {
@@ -140,23 +160,35 @@ func runLoad(t *testing.T, sessions, ops int) {
 		t.Errorf("open file descriptors grew from %d to %d after every session closed (tolerance %d)",
 			before.fds, after.fds, fdSlack)
 	}
+	return st
 }
 
 // startGateway writes a config of the two npm servers, starts the gateway
-// in process, waits until both are ready, and serves it over httptest. It
-// returns the search-exposure endpoint, the health endpoint and the HTTP
-// transport the sessions use.
-func startGateway(t *testing.T) (endpoint, health string, tr *http.Transport) {
+// in process, waits until both are ready, and serves it over httptest.
+// The target is its search-exposure endpoint.
+func startGateway(t *testing.T) target {
 	t.Helper()
 	dir := t.TempDir()
+	base := serveGateway(t, writeLoadConfig(t, dir, nil), filepath.Join(dir, "state"), nil)
+	tr := newTransport(t)
+	return target{endpoint: base + "/mcp/search", health: []string{base + "/healthz"}, tr: tr, hc: &http.Client{Transport: tr}}
+}
+
+// writeLoadConfig writes the config of the two npm servers, the memory
+// server's file in dir, with cluster as toolsearch.cluster when not nil.
+func writeLoadConfig(t *testing.T, dir string, cluster map[string]any) string {
+	t.Helper()
+	gw := map[string]any{"limits": map[string]any{"startTimeout": "60s"}}
+	if cluster != nil {
+		gw["cluster"] = cluster
+	}
 	doc := map[string]any{
 		"mcpServers": map[string]any{
 			"everything": map[string]any{"command": npmBin(t, "mcp-server-everything")},
 			"memory": map[string]any{"command": npmBin(t, "mcp-server-memory"),
 				"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 		},
-		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state"),
-			"limits": map[string]any{"startTimeout": "60s"}},
+		"toolsearch": gw,
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -166,11 +198,20 @@ func startGateway(t *testing.T) (endpoint, health string, tr *http.Transport) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// serveGateway starts a gateway of the config at path with the state
+// directory stateDir (and the cluster c, when not nil), waits until its
+// servers are ready, and serves it over httptest; it returns the base URL.
+func serveGateway(t *testing.T, path, stateDir string, c gateway.Cluster) string {
+	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.New(cfg, gateway.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Gateway.StateDir = stateDir
+	g, err := gateway.New(cfg, gateway.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Cluster: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,9 +229,13 @@ func startGateway(t *testing.T) (endpoint, health string, tr *http.Transport) {
 			srv.CloseClientConnections()
 		}
 	})
-	tr = &http.Transport{MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second}
+	return srv.URL
+}
+
+func newTransport(t *testing.T) *http.Transport {
+	tr := &http.Transport{MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
-	return srv.URL + "/mcp/search", srv.URL + "/healthz", tr
+	return tr
 }
 
 // waitReady waits until every named upstream is ready.
@@ -237,17 +282,16 @@ func (e *errorLog) first() string {
 	return strings.Join(e.msgs, "; ")
 }
 
-// runSessions runs n sessions of ops operations each, concurrently, over
-// tr, and returns their errors. When lat is not nil, lat[i] receives session i's
+// runSessions runs n sessions of ops operations each, concurrently,
+// against tg, and returns their errors. When lat is not nil, lat[i] receives session i's
 // operation latencies.
-func runSessions(t *testing.T, endpoint string, tr *http.Transport, n, ops int, lat [][]time.Duration) *errorLog {
+func runSessions(t *testing.T, tg target, n, ops int, lat [][]time.Duration) *errorLog {
 	t.Helper()
 	errs := &errorLog{}
-	hc := &http.Client{Transport: tr}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			d := runSession(endpoint, hc, i, ops, errs)
+			d := runSession(tg.endpoint, tg.hc, i, ops, errs)
 			if lat != nil {
 				lat[i] = d
 			}
@@ -301,7 +345,7 @@ func entityName(i int) string { return fmt.Sprintf("loadtest-session-%d", i) }
 // one call before the run: server-memory rewrites its whole file at each
 // change, and concurrent changes can lose one another there, so the run
 // itself only reads from it.
-func seed(t *testing.T, endpoint string, tr *http.Transport, n int) {
+func seed(t *testing.T, tg target, n int) {
 	t.Helper()
 	ents := make([]any, n)
 	for i := range n {
@@ -310,7 +354,7 @@ func seed(t *testing.T, endpoint string, tr *http.Transport, n int) {
 	cl := mcp.NewClient(&mcp.Implementation{Name: "toolsearch-loadtest-seed", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout+opTimeout)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: tr}}, nil)
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tg.endpoint, HTTPClient: tg.hc}, nil)
 	if err != nil {
 		t.Fatalf("seed: connect: %v", err)
 	}
@@ -382,8 +426,16 @@ func resultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// waitSessions waits until the gateway's /healthz reports n open sessions.
-func waitSessions(t *testing.T, health string, n int) {
+// waitSessions waits until every gateway's /healthz reports n open
+// sessions.
+func waitSessions(t *testing.T, healths []string, n int) {
+	t.Helper()
+	for _, h := range healths {
+		waitSessionsOf(t, h, n)
+	}
+}
+
+func waitSessionsOf(t *testing.T, health string, n int) {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	defer client.CloseIdleConnections()
@@ -405,7 +457,7 @@ func waitSessions(t *testing.T, health string, n int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Errorf("the gateway reports %d open sessions %v after the clients closed them, want %d", got, settleTimeout, n)
+	t.Errorf("the gateway at %s reports %d open sessions %v after the clients closed them, want %d", health, got, settleTimeout, n)
 }
 
 // settle measures until goroutines and fds are back within tolerance of
