@@ -452,6 +452,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 		hsn.tr.serveStream(w, r, hsn.s)
 	case http.MethodPost:
 		defer hs.busy(id)()
+		hsn.s.refreshShared(r.Context())
 		hsn.tr.ServeHTTP(w, r)
 	case http.MethodDelete:
 		defer hs.busy(id)()
@@ -674,5 +675,37 @@ func (t *httpSessions) endedElsewhere(ended func(id string) bool) {
 	for _, hs := range gone {
 		hs.s.share.ended.Store(true)
 		_ = hs.ss.Close()
+	}
+}
+
+// refreshShared brings a dynamic session's discovered set up to date with
+// the saved state, which another replica serving the same session (a load
+// balancer that is not sticky) may have changed since this replica last
+// saved or read it. Other sessions have nothing another replica changes.
+func (s *session) refreshShared(ctx context.Context) {
+	sh, st := s.share, s.g.sessionStore()
+	s.mu.Lock()
+	dynamic := s.mode == config.ExposureDynamic
+	s.mu.Unlock()
+	if sh == nil || st == nil || !dynamic || s.serverSession() == nil {
+		return
+	}
+	sh.saveMu.Lock()
+	defer sh.saveMu.Unlock()
+	data, err := st.LoadSession(ctx, sh.id)
+	if err != nil || data == nil || bytes.Equal(data, sh.last) {
+		return
+	}
+	var saved savedSession
+	if json.Unmarshal(data, &saved) != nil || len(saved.Loaded) > maxDynamicTools {
+		return
+	}
+	s.mu.Lock()
+	changed := !slices.Equal(s.loaded, saved.Loaded)
+	s.loaded = slices.Clone(saved.Loaded)
+	s.mu.Unlock()
+	sh.last, sh.lastAt = data, time.Now()
+	if changed {
+		s.sync()
 	}
 }

@@ -420,3 +420,31 @@ func TestClusterStreamOnAnotherReplica(t *testing.T) {
 		t.Errorf("saved states outlive the session: %v", keys)
 	}
 }
+
+// TestClusterSessionNotSticky: every request of a dynamic session goes to
+// the next replica. What a search on one replica found is listed and
+// callable on the other.
+func TestClusterSessionNotSticky(t *testing.T) {
+	t.Parallel()
+	f := newShareFixture(t, "rr")
+	rt := &router{}
+	var n atomic.Int64
+	rt.route(func(*http.Request) string {
+		if n.Add(1)%2 == 0 {
+			return f.hostB
+		}
+		return f.hostA
+	})
+	c := connectShared(t, f.hostA, rt)
+	for i, q := range []string{"weather of a city", "select:fwd__progress3", "select:fwd__touch"} {
+		sharedCall(t, c.cs, &mcp.CallToolParams{Name: searchToolName, Arguments: map[string]any{"query": q}})
+		// Two lists, so that one of them reaches each replica.
+		first, second := toolNames(t, c.cs), toolNames(t, c.cs)
+		if !slices.Equal(first, second) || len(first) != 3+i {
+			t.Fatalf("after search %d the replicas list %v and %v", i+1, first, second)
+		}
+	}
+	if got := sharedCall(t, c.cs, &mcp.CallToolParams{Name: "alpha__alpha_weather", Arguments: map[string]any{"city": "Rome"}}); got != "sunny at alpha" {
+		t.Errorf("call: %q", got)
+	}
+}
