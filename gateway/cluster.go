@@ -15,6 +15,10 @@ package gateway
 //   - request rates (clusterLimit) and the cap on open sessions
 //     (httpSessions.reserve): a client that spreads its requests over
 //     the replicas gets the allowance of one gateway;
+//   - MCP 2025-11-25 sessions, when the Cluster is also a SessionStore
+//     (sessionshare.go): any replica takes a session over from its saved
+//     state, and messages for a client's event stream reach the replica
+//     that holds it;
 //   - /healthz says whether the cluster is reachable, and /metrics
 //     carries the replica's name on every sample.
 //

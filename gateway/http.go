@@ -85,6 +85,10 @@ type sessionKey struct{}
 // and the body bound. While the gateway drains (Drain), a request that
 // would open a new MCP session is answered 503.
 //
+// With a cluster that keeps sessions (sessionshare.go), the gateway serves
+// 2025-11-25 sessions itself, saving each in the cluster, so that any
+// replica takes over a session whose replica died.
+//
 // Sessions are bounded (sessions.go): at most maxSessions open at once (a
 // new one beyond is answered 503 with Retry-After), closed when their
 // client has not sent notifications/initialized within sessionInitTimeout,
