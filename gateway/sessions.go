@@ -75,9 +75,20 @@ func (g *Gateway) httpSessionTable() *httpSessions {
 // counts this replica's sessions only. lease gives the cluster's place
 // back (a no-op without one).
 func (t *httpSessions) reserve(ctx context.Context) (lease func(), ok bool) {
+	return t.reserveFor(ctx, "")
+}
+
+// reserveFor is reserve for the session id of a cluster that keeps
+// sessions, which counts it once however many replicas hold it
+// (sessionshare.go).
+func (t *httpSessions) reserveFor(ctx context.Context, id string) (lease func(), ok bool) {
 	lease = func() {}
 	if c := t.g.cluster; c != nil && t.max < math.MaxInt {
-		release, ok, err := c.ReserveSession(ctx, t.max)
+		reserve := c.ReserveSession
+		if st := t.g.sessionStore(); st != nil && id != "" {
+			reserve = func(ctx context.Context, max int) (func(), bool, error) { return st.ReserveSessionFor(ctx, id, max) }
+		}
+		release, ok, err := reserve(ctx, t.max)
 		switch {
 		case err == nil && !ok:
 			return nil, false

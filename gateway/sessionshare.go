@@ -63,6 +63,9 @@ type SessionStore interface {
 	TouchSession(ctx context.Context, id string, ttl time.Duration) error
 	DeleteSession(ctx context.Context, id string) error
 	OnSessionEnded(f func(ended func(id string) bool))
+	// ReserveSessionFor is Cluster.ReserveSession for session id: the
+	// replicas holding the same session count it once.
+	ReserveSessionFor(ctx context.Context, id string, max int) (release func(), ok bool, err error)
 	// PublishStream sends a message for the session's event stream to
 	// the replica holding it and says how many received it;
 	// SubscribeStream receives them until stop is called.
@@ -501,13 +504,13 @@ func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string
 		http.Error(w, shuttingDown, http.StatusServiceUnavailable)
 		return
 	}
-	lease, ok := hs.reserve(r.Context())
+	id := rand.Text()
+	lease, ok := hs.reserveFor(r.Context(), id)
 	if !ok {
 		hs.refuse(w)
 		return
 	}
 	s := g.newSession(mode)
-	id := rand.Text()
 	tr := newStreamTransport(g, id)
 	s.share = &sessionShare{id: id, endpoint: mode, tr: tr}
 	ss, err := s.server.Connect(r.Context(), tr, nil)
@@ -547,7 +550,7 @@ func (g *Gateway) adopt(ctx context.Context, id, mode string, hs *httpSessions) 
 		g.log.Warn("not taking over an MCP session whose saved state is not usable", "err", err)
 		return nil, false
 	}
-	lease, ok := hs.reserve(ctx)
+	lease, ok := hs.reserveFor(ctx, id)
 	if !ok {
 		return nil, true
 	}

@@ -448,3 +448,43 @@ func TestClusterSessionNotSticky(t *testing.T) {
 		t.Errorf("call: %q", got)
 	}
 }
+
+// TestClusterSessionCountsOnce: under a cap of 2 for the service, a
+// session that both replicas hold (every request to the next one) counts
+// once: one more session opens, a third is refused.
+func TestClusterSessionCountsOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "once",
+		map[string]any{"http": map[string]any{"maxSessions": 2}, "exposure": "search"})
+	a := newReplica(t, path, "a", false, false)
+	b := newReplica(t, path, "b", false, false)
+	hostA, _ := serveKillable(t, a.g.Handler(""))
+	hostB, _ := serveKillable(t, b.g.Handler(""))
+	rt := &router{}
+	var n atomic.Int64
+	rt.route(func(r *http.Request) string {
+		if n.Add(1)%2 == 0 {
+			return hostB
+		}
+		return hostA
+	})
+	c := connectShared(t, hostA, rt)
+	toolNames(t, c.cs)
+	toolNames(t, c.cs)
+	if a.g.httpSessionTable().lookup(c.cs.ID()) == nil || b.g.httpSessionTable().lookup(c.cs.ID()) == nil {
+		t.Fatal("the session is not held by both replicas")
+	}
+	direct := &router{}
+	direct.route(func(*http.Request) string { return hostA })
+	connectShared(t, hostA, direct) // the second session of the service
+	cl := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + hostB + "/mcp"}, legacySession); err == nil {
+		_ = cs.Close()
+		t.Error("a third session opened under a cap of 2")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("the third session: %v, want 503", err)
+	}
+}

@@ -20,12 +20,13 @@ import (
 var leaseTTL = 30 * time.Second
 
 // reserveScript drops expired leases, then adds ARGV[1] expiring in ARGV[3]
-// ms if fewer than ARGV[2] remain. It returns 1 when it added it.
+// ms if fewer than ARGV[2] remain, or if ARGV[1] is there already (a
+// session another replica holds too). It returns 1 when it added it.
 var reserveScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   return 0
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
@@ -86,16 +87,32 @@ func (c *Cluster) ReserveSession(ctx context.Context, max int) (release func(), 
 	return l.Release, true, nil
 }
 
+// ReserveSessionFor is ReserveSession for the MCP session id, whose lease
+// is named after it: the replicas that hold the same session (one took it
+// over from another, or each holds a copy behind a load balancer that is
+// not sticky) count it once.
+func (c *Cluster) ReserveSessionFor(ctx context.Context, id string, max int) (release func(), ok bool, err error) {
+	l, ok, err := c.reserve(ctx, "s/"+sessionName(id), max)
+	if !ok {
+		return nil, ok, err
+	}
+	return l.Release, true, nil
+}
+
 // Reserve is ReserveSession, returning the Lease itself.
 func (c *Cluster) Reserve(ctx context.Context, max int) (l *Lease, ok bool, err error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return c.reserve(ctx, c.replica+"/"+hex.EncodeToString(b[:]), max)
+}
+
+// reserve takes the lease named id.
+func (c *Cluster) reserve(ctx context.Context, id string, max int) (l *Lease, ok bool, err error) {
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer cancel()
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	id := c.replica + "/" + hex.EncodeToString(b[:])
 	// The lease is in the table before Redis has it, so that a renewal
 	// running meanwhile cannot miss it.
 	c.leases.mu.Lock()
