@@ -439,6 +439,12 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 		return true
 	}
 	hsn := hs.lookup(id)
+	if hsn == nil && g.Draining() {
+		// A replica that stops takes no session over: another will.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, shuttingDown, http.StatusServiceUnavailable)
+		return true
+	}
 	if hsn == nil {
 		var refused bool
 		if hsn, refused = g.adopt(r.Context(), id, mode, hs); refused {
