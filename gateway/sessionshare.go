@@ -127,9 +127,10 @@ type sessionShare struct {
 	mu         sync.Mutex
 	initParams *mcp.InitializeParams
 	negotiated string
-	logLevel   mcp.LoggingLevel
-	subs       []string // subscribed URIs, in order
-	streamAt   string   // the replica holding the event stream
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+	logLevel mcp.LoggingLevel
+	subs     []string // subscribed URIs, in order
+	streamAt string   // the replica holding the event stream
 
 	ended atomic.Bool // its client closed it: nothing more is saved
 
