@@ -138,7 +138,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			}
 			// With a cluster that keeps sessions, the gateway serves
 			// them itself (sessionshare.go).
-			if g.serveShared(w, r, mode, hs) {
+			if g.serveShared(w, r, mode, hs, events) {
 				return
 			}
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {

@@ -36,6 +36,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"slices"
 	"strings"
@@ -256,8 +257,37 @@ type streamTransport struct {
 	gets    atomic.Int32   // event streams open on this replica
 }
 
-func newStreamTransport(g *Gateway, id string) *streamTransport {
-	return &streamTransport{StreamableServerTransport: &mcp.StreamableServerTransport{SessionID: id}, g: g, id: id}
+func newStreamTransport(g *Gateway, id string, events mcp.EventStore) *streamTransport {
+	tr := &mcp.StreamableServerTransport{SessionID: id}
+	if events != nil {
+		tr.EventStore = takenOverEvents{events}
+	}
+	return &streamTransport{StreamableServerTransport: tr, g: g, id: id}
+}
+
+// takenOverEvents is the replica's event store (what lets a stream that
+// ended resume with Last-Event-ID), for sessions another replica may have
+// started: an event stream that reconnects here with the Last-Event-ID of
+// another replica's stream resumes from now (what it missed there is
+// lost), where the store alone would refuse the replay and so break the
+// client's session.
+type takenOverEvents struct{ mcp.EventStore }
+
+func (e takenOverEvents) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+	inner := e.EventStore.After(ctx, sessionID, streamID, index)
+	if streamID != "" {
+		return inner // a call's stream: its replica had the call
+	}
+	return func(yield func([]byte, error) bool) {
+		for data, err := range inner {
+			if err != nil {
+				return // unknown here: nothing to replay
+			}
+			if !yield(data, nil) {
+				return
+			}
+		}
+	}
 }
 
 // Connect connects the library's transport and wraps its connection.
@@ -402,7 +432,7 @@ func (g *Gateway) replicaName() string {
 // serveShared serves a request of the 2025-11-25 era when the cluster keeps
 // sessions; it reports false, having done nothing, when it does not (the
 // library's handler serves the request then).
-func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode string, hs *httpSessions) bool {
+func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode string, hs *httpSessions, events mcp.EventStore) bool {
 	if g.sessionStore() == nil {
 		return false
 	}
@@ -415,7 +445,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 		switch r.Method {
 		case http.MethodPost:
 			if checkPost(w, r) {
-				g.openShared(w, r, mode, hs)
+				g.openShared(w, r, mode, hs, events)
 			}
 		case http.MethodGet, http.MethodDelete:
 			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
@@ -448,7 +478,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 	}
 	if hsn == nil {
 		var refused bool
-		if hsn, refused = g.adopt(r.Context(), id, mode, hs); refused {
+		if hsn, refused = g.adopt(r.Context(), id, mode, hs, events); refused {
 			hs.refuse(w)
 			return true
 		}
@@ -505,7 +535,7 @@ func accepts(r *http.Request, types ...string) bool {
 }
 
 // openShared serves the request that opens a session (initialize).
-func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string, hs *httpSessions) {
+func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string, hs *httpSessions, events mcp.EventStore) {
 	if g.Draining() {
 		w.Header().Set("Retry-After", "5")
 		http.Error(w, shuttingDown, http.StatusServiceUnavailable)
@@ -518,7 +548,7 @@ func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string
 		return
 	}
 	s := g.newSession(mode)
-	tr := newStreamTransport(g, id)
+	tr := newStreamTransport(g, id, events)
 	s.share = &sessionShare{id: id, endpoint: mode, tr: tr}
 	ss, err := s.server.Connect(r.Context(), tr, nil)
 	if err != nil {
@@ -538,7 +568,7 @@ func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string
 // adopt takes over a session another replica held, from its saved state.
 // It returns nil when there is none to take over (or its state is not
 // valid for the id), and refused when the session cap is reached.
-func (g *Gateway) adopt(ctx context.Context, id, mode string, hs *httpSessions) (hsn *httpSession, refused bool) {
+func (g *Gateway) adopt(ctx context.Context, id, mode string, hs *httpSessions, events mcp.EventStore) (hsn *httpSession, refused bool) {
 	unlock := hs.lockID(id)
 	defer unlock()
 	if hsn := hs.lookup(id); hsn != nil {
@@ -562,7 +592,7 @@ func (g *Gateway) adopt(ctx context.Context, id, mode string, hs *httpSessions) 
 		return nil, true
 	}
 	s := g.newSession(mode)
-	tr := newStreamTransport(g, id)
+	tr := newStreamTransport(g, id, events)
 	s.share = &sessionShare{id: id, endpoint: mode, tr: tr, initParams: saved.State.InitializeParams,
 		negotiated: saved.State.NegotiatedProtocolVersion, logLevel: saved.State.LogLevel, last: data, lastAt: time.Now()}
 	s.restore(saved)
