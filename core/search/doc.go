@@ -16,7 +16,10 @@
 // tool covers, the share of its name the query covers, how clearly the
 // query names its server and, for a tool with search hints, the share of
 // the query its best-matching hint covers and whether one of its hints
-// starts with the query's first term (the hint lead). Hints are short
+// starts with the query's first term (the hint lead), and, for a request
+// that learns from use (Request.Learned), how strongly the tool was called
+// after queries like this one, a bounded factor of at most 1 +
+// Weights.Learned (learn.go). Hints are short
 // texts of their own: in the hints field each is normalised by its own
 // length (against the average hint's), not as one long text, and the
 // tool's hint terms are kept with the hints they occur in and the hints

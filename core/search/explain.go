@@ -33,9 +33,15 @@ type Breakdown struct {
 	// weight l: the factor is 1 + l·L. The weight is 0 when no tool of
 	// the index has hints.
 	HintLead, HintLeadWeight float64
+	// Learned is U, the tool's learned share for the query (how strongly
+	// it was called after queries like this one), and LearnedWeight its
+	// weight u: the factor is 1 + u·U. The weight is 0 when the search
+	// learns nothing.
+	Learned, LearnedWeight float64
 	// Score is the product: Sum · Coverage^CoveragePower · (1 +
 	// NameWeight·NameShare) · (1 + MentionWeight·Mention) · (1 +
-	// HintWeight·HintShare²) · (1 + HintLeadWeight·HintLead).
+	// HintWeight·HintShare²) · (1 + HintLeadWeight·HintLead) · (1 +
+	// LearnedWeight·Learned).
 	Score float64
 }
 
@@ -74,6 +80,9 @@ func (b *Breakdown) String() string {
 	}
 	if b.HintLeadWeight > 0 {
 		fmt.Fprintf(&sb, " × lead (1 + %.2f×%.2f)", b.HintLeadWeight, b.HintLead)
+	}
+	if b.LearnedWeight > 0 {
+		fmt.Fprintf(&sb, " × learned (1 + %.2f×%.3f)", b.LearnedWeight, b.Learned)
 	}
 	for _, t := range b.Terms {
 		fmt.Fprintf(&sb, "\n  %s", t.Word)
@@ -160,6 +169,9 @@ func (r *ranking) breakdown(seg *segment, doc uint32, matched uint64) *Breakdown
 	}
 	if b.HintLeadWeight > 0 {
 		b.HintLead = r.hintLead(seg, int(doc))
+	}
+	if r.learned != nil {
+		b.Learned, b.LearnedWeight = r.learned[seg.docs[doc].tool.ID()], r.ix.w.Learned
 	}
 	b.Score = r.final(acc, nameAcc, matched, seg, int(doc))
 	return b

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 )
@@ -79,6 +80,12 @@ func BuildUnmerged(snap *catalog.Snapshot, w Weights) *Index {
 // checked and a description of each bound that fell short. A query that
 // does not parse, or an index that is not one segment, checks nothing.
 func (ix *Index) BoundViolations(q string) (checked int, bad []string) {
+	return ix.BoundViolationsLearned(q, nil)
+}
+
+// BoundViolationsLearned is BoundViolations for a query that learns from
+// learned.
+func (ix *Index) BoundViolationsLearned(q string, learned Learner) (checked int, bad []string) {
 	if !ix.prunable() {
 		return 0, nil
 	}
@@ -88,7 +95,7 @@ func (ix *Index) BoundViolations(q string) (checked int, bad []string) {
 	if err != nil || len(pq.groups) == 0 {
 		return 0, nil
 	}
-	r := ix.newRanking(pq, Request{MaxResults: 5}, nil, s)
+	r := ix.newRanking(pq, Request{MaxResults: 5, Learned: learned}, nil, s)
 	seg := ix.segs[0]
 	b := &s.blk
 	b.size((len(seg.docs) + blockSize - 1) >> blockShift)
@@ -135,3 +142,7 @@ func (ix *Index) QueryTerms(q string) []string {
 	}
 	return out
 }
+
+// FixtureIndex is the small fixture catalog of the package's own tests
+// and its index.
+func FixtureIndex(t testing.TB) (*catalog.Snapshot, *Index) { return fixtureIndex(t) }

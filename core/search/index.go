@@ -92,6 +92,11 @@ type Weights struct {
 	// that term's weight (1 for the term itself, Synonym for a synonym;
 	// see score.go).
 	HintLead float64
+	// Learned multiplies the score of a tool by (1 + Learned × U), U
+	// being its learned share for the query (Request.Learned; see
+	// score.go), so a tool gains at most that factor from learning. It
+	// plays no part in the index itself, only in queries that learn.
+	Learned float64
 }
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
@@ -111,6 +116,7 @@ var DefaultWeights = Weights{
 	HintRest:        1,
 	HintCoverage:    1.5,
 	HintLead:        0.5,
+	Learned:         1,
 }
 
 // posting records one document's use of a term in 8 bytes: the

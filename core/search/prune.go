@@ -279,7 +279,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// raised to.
 			f.coverage = min(1, cov*perIDF)
 		}
-		if model.coordination == 1 && !model.hinted() {
+		if model.coordination == 1 && !model.hinted() && model.learned == 0 {
 			// The usual power and no hints, inline: scaled is final
 			// without the call.
 			x.bound = roundUp32(model.scaled(f, f.coverage) * boundSlack)

@@ -105,6 +105,11 @@ type Request struct {
 	// found otherwise (select:, an exact name, a server prefix, a regex)
 	// always say briefly how.
 	Explain bool
+	// Learned, when set, gives what ranking learned from use: a keyword
+	// hit's score is multiplied by 1 + Weights.Learned × its learned
+	// share (learn.go). It plays no part in select:, exact names, server
+	// prefixes and regular expressions; nil ranks as without learning.
+	Learned Learner
 }
 
 // Hit is one tool found.

@@ -538,6 +538,9 @@ type ranking struct {
 	most float64
 	// words are the query's groups other than action classes'.
 	words uint64
+	// learned is, per tool ID, the tool's learned share U for the query
+	// (learn.go); nil when the query learns nothing.
+	learned map[string]float64
 }
 
 // coverages fills cov (of 1<<len(idf) entries) with the summed idf of
@@ -609,6 +612,9 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	*r = ranking{ix: ix, model: ix.model(len(pq.groups)), pq: pq, req: req, v: v, filtered: req.Visible != nil || len(req.Servers) > 0,
 		groups: s.rgroups[:0], gidf: s.gidf[:0], order: s.order[:0]}
 	defer func() { s.rgroups, s.gidf, s.order = r.groups, r.gidf, r.order }()
+	if req.Learned != nil && ix.w.Learned > 0 {
+		r.learn() // learn.go
+	}
 	r.mentions, r.byGroup, r.namedBy, r.mentioned = ix.serverMentions(pq, s)
 	var required uint64
 	for _, m := range pq.required {
@@ -782,6 +788,9 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 func (r *ranking) mayEnter(da *docAcc, seg *segment, i int, min float64) bool {
 	f := r.factors(da.acc, da.nameAcc, da.matched, seg, i)
 	s := r.model.final(f) * r.model.hintFactor(f.coverage) * r.model.leadFactor(r.hintLead(seg, i))
+	if r.learned != nil {
+		s *= r.learnedFactor(seg, i)
+	}
 	return s*boundSlack >= min
 }
 
@@ -799,6 +808,9 @@ func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i in
 	s := r.model.final(r.factors(acc, nameAcc, matched, seg, i))
 	if r.model.hinted() {
 		s *= r.model.hintFactor(r.hintShare(matched, seg, i)) * r.model.leadFactor(r.hintLead(seg, i))
+	}
+	if r.learned != nil {
+		s *= r.learnedFactor(seg, i)
 	}
 	return s
 }

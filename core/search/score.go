@@ -10,7 +10,7 @@ import "math"
 // A query is analysed into groups, one per distinct term: the term itself
 // and its synonyms (see rank.go). For a tool t of server s:
 //
-//	score(t) = S · C^c · (1 + a·N) · (1 + m·M) · (1 + h·H²) · (1 + l·L)
+//	score(t) = S · C^c · (1 + a·N) · (1 + m·M) · (1 + h·H²) · (1 + l·L) · (1 + u·U)
 //
 //	S = Σ over groups g of  max over members x of g found in t of
 //	        w(x) · sat(x, t) · (1 − named(g, s))
@@ -40,6 +40,9 @@ import "math"
 //	L = the largest weight(x) over members x of the query's first group
 //	    that are the first term of one of t's search hints, at most 1;
 //	    0 for a tool without hints      (hint lead, l = Weights.HintLead)
+//	U = t's learned share: how strongly t was called after queries like
+//	    this one (package usage), in [0, 1]; 0 when the request learns
+//	    nothing (Request.Learned nil)   (learned, u = Weights.Learned)
 //
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
@@ -56,7 +59,12 @@ import "math"
 // invoices"), and a hint with the query's words in another part of it
 // ("which invoices did we archive in March") asks something else about
 // them;
-// bounds take 1 for it. H and L are looked up in the tool's hint terms
+// bounds take 1 for it. U is given by the request per tool, and bounds
+// take the largest U of the query's tools for it, so that a query that
+// learned nothing is bounded (and ranked) exactly as before. The factor
+// is at most 1 + u: learning can never lift a tool that does not match
+// the query, nor above a tool named exactly or by select:, which are not
+// ranked by this score. H and L are looked up in the tool's hint terms
 // apart from the other factors, and their factors are left out
 // altogether in an index where no tool has hints, which then ranks as it
 // would without them.
@@ -81,6 +89,10 @@ type scoreModel struct {
 	serverMention float64
 	hintCoverage  float64 // 0 when the index has no hints
 	hintLead      float64 // 0 when the index has no hints
+	// learned is u times the largest learned share among the query's
+	// tools: 1 + learned bounds every tool's learned factor. 0 when the
+	// request learns nothing.
+	learned float64
 }
 
 // model returns the index's score model for a query of n groups. A long
@@ -157,6 +169,9 @@ func (m *scoreModel) upper(f factors) float64 {
 	if m.hinted() {
 		s *= m.hintFactor(f.coverage) * m.leadFactor(1)
 	}
+	if m.learned > 0 {
+		s *= 1 + m.learned
+	}
 	return s
 }
 
@@ -227,6 +242,7 @@ func (w Weights) sanitized() Weights {
 	w.HintRest = min(1, safe(w.HintRest))
 	w.HintCoverage = safe(w.HintCoverage)
 	w.HintLead = safe(w.HintLead)
+	w.Learned = safe(w.Learned)
 	return w
 }
 
