@@ -9,11 +9,12 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/evaluate"
 	"github.com/toolsearch/toolsearch/core/search"
+	learnusage "github.com/toolsearch/toolsearch/core/usage"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("eval", "--catalog FILE --queries FILE [--hints FILE] [-k 5] [--part K/N] [--json] [--misses]", stderr)
+	fs := newFlags("eval", "--catalog FILE --queries FILE [--hints FILE] [-k 5] [--part K/N] [--learn] [--json] [--misses]", stderr)
 	catPath := fs.String("catalog", "", catalogHelp)
 	hintsPath := fs.String("hints", "", hintsHelp)
 	qPath := fs.String("queries", "", "query `file` (JSON Lines: id, query, gold, style, category)")
@@ -21,6 +22,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	partFlag := fs.String("part", "", "evaluate only part `K/N` of the queries: those whose id hashes (FNV-1a) to K-1 mod N")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	misses := fs.Bool("misses", false, "list the queries not answered at rank 1, and those the engine refused")
+	learn := fs.Bool("learn", false, "simulate learning from use: per style, record the gold tools of every second query as called\n"+
+		"after it, then measure the other queries with learning off and on (hit@1, hit@5, NDCG@10); -k and --misses do not apply")
 	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
 		return code
@@ -68,6 +71,22 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "toolsearch eval: --part %s holds none of the %d queries of %s\n", part, all, *qPath)
 			return exitUsage
 		}
+	}
+	if *learn {
+		lr, err := evaluate.SimulateLearning(ctx, search.Build(snap), qs, learnusage.Options{})
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch eval: --learn: %v\n", err)
+			return exitNoResult
+		}
+		if *asJSON {
+			writeJSON(stdout, lr)
+			return exitOK
+		}
+		if part.N > 0 {
+			fmt.Fprintf(stdout, "part %s of the queries\n", part)
+		}
+		printLearnTable(stdout, lr)
+		return exitOK
 	}
 	rep, err := evaluate.Run(ctx, search.Build(snap), qs, *k)
 	if err != nil {
@@ -149,4 +168,27 @@ func printTable(w io.Writer, by string, groups map[string]evaluate.Scores, all e
 		row(name, groups[name])
 	}
 	row("all", all)
+}
+
+// printLearnTable writes a learning simulation: per style, then for all
+// measured queries, each figure with learning off, on, and the change.
+func printLearnTable(w io.Writer, lr evaluate.LearnReport) {
+	fmt.Fprintf(w, "learned from %d queries (%d entries); measured with learning off / on:\n", lr.Learned, lr.Entries)
+	names := make([]string, 0, len(lr.ByStyleOff))
+	width := len("style")
+	for name := range lr.ByStyleOff {
+		names = append(names, name)
+		width = max(width, len(name))
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "%-*s %5s  %-21s  %-21s  %-21s\n", width, "style", "n", "hit@1 off/on (Δ)", "hit@5 off/on (Δ)", "NDCG@10 off/on (Δ)")
+	cell := func(off, on float64) string { return fmt.Sprintf("%.3f/%.3f (%+.3f)", off, on, on-off) }
+	row := func(name string, off, on evaluate.LearnScores) {
+		fmt.Fprintf(w, "%-*s %5d  %-21s  %-21s  %-21s\n", width, name, off.N, cell(off.HitAt1, on.HitAt1),
+			cell(off.HitAt5, on.HitAt5), cell(off.NDCGAt10, on.NDCGAt10))
+	}
+	for _, name := range names {
+		row(name, lr.ByStyleOff[name], lr.ByStyleOn[name])
+	}
+	row("all", lr.Off, lr.On)
 }

@@ -41,12 +41,21 @@ func TestEvalTables(t *testing.T) {
 		{name: "part not a fraction", args: []string{"--part", "half"}, code: exitUsage, stderr: []string{`part "half": want K/N`}},
 		{name: "part zero", args: []string{"--part", "1/0"}, code: exitUsage, stderr: []string{"N is 0"}},
 		{name: "k too large", args: []string{"-k", "51"}, code: exitUsage, stderr: []string{"-k is 51"}},
+		// Per style, a learns from c and b from nothing; d is measured.
+		{name: "learn", args: []string{"--learn"}, code: exitOK,
+			stdout: []string{"learned from 3 queries", "hit@1 off/on (Δ)", "NDCG@10 off/on (Δ)", "task", "all"}, absent: []string{"exact "}},
+		{name: "learn, part", args: []string{"--learn", "--part", "1/1"}, code: exitOK, stdout: []string{"part 1/1 of the queries", "learned from 3"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			code, out, errs := runCLI(t, append([]string{"eval", "--catalog", cat, "--queries", queries}, tc.args...)...)
 			checkCLI(t, code, tc.code, out, errs, tc.stdout, tc.stderr)
+			for _, a := range tc.absent {
+				if strings.Contains(out, a) {
+					t.Errorf("stdout has %q:\n%s", a, out)
+				}
+			}
 		})
 	}
 }

@@ -146,6 +146,11 @@ type Report struct {
 // A query the engine refuses is counted as an error and scored 0; only a
 // cancelled ctx (or a k out of range) fails the run.
 func Run(ctx context.Context, ix *search.Index, qs []Query, k int) (Report, error) {
+	return run(ctx, ix, qs, k, nil)
+}
+
+// run is Run with every search learning from learned (nil: none).
+func run(ctx context.Context, ix *search.Index, qs []Query, k int, learned search.Learner) (Report, error) {
 	if k < 1 || k > search.MaxMaxResults {
 		return Report{}, fmt.Errorf("k is %d; it must be between 1 and %d", k, search.MaxMaxResults)
 	}
@@ -170,7 +175,7 @@ func Run(ctx context.Context, ix *search.Index, qs []Query, k int) (Report, erro
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
 		}
-		res, err := ix.Search(ctx, search.Request{Query: q.Query, MaxResults: k})
+		res, err := ix.Search(ctx, search.Request{Query: q.Query, MaxResults: k, Learned: learned})
 		if err != nil && !errors.Is(err, search.ErrBadQuery) {
 			// Not a refusal of the query: the context ended.
 			return Report{}, fmt.Errorf("query %s: %w", q.ID, err)

@@ -372,3 +372,9 @@ func (s *Store) Changed() bool {
 	defer s.mu.Unlock()
 	return s.changed
 }
+
+// SharesNow is Shares at the current time: as a method value it is a
+// search.Learner.
+func (s *Store) SharesNow(terms []string, idf func(string) float64) map[string]float64 {
+	return s.Shares(terms, idf, time.Now())
+}
