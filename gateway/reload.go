@@ -307,6 +307,7 @@ func unappliedSettings(a, b config.Gateway) []string {
 		{"clients", reflect.DeepEqual(a.Clients, b.Clients)},
 		{"cluster", reflect.DeepEqual(a.Cluster, b.Cluster)},
 		{"dashboard", a.Dashboard == b.Dashboard},
+		{"learning", a.Learning == b.Learning},
 	}
 	var out []string
 	for _, s := range settings {

@@ -276,6 +276,9 @@ type Gateway struct {
 	// Dashboard configures the live dashboard at /ui
 	// (gateway/config/dashboard.go).
 	Dashboard Dashboard
+	// Learning is ranking that learns from use (gateway/config/learning.go);
+	// its zero value is off.
+	Learning Learning
 }
 
 // Providers of background enrichment.
@@ -716,6 +719,9 @@ type rawGateway struct {
 }
 
 func parseGateway(g *Gateway, raw json.RawMessage) error {
+	if err := parseLearning(g, raw); err != nil { // learning.go
+		return err
+	}
 	errAt := func(field string, err error) error { return &Error{Field: "toolsearch." + field, Err: err} }
 	var rg rawGateway
 	if err := json.Unmarshal(raw, &rg); err != nil {

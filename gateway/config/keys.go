@@ -81,6 +81,7 @@ func documentKeys() *keySet {
 	gateway := merge(merge(schemaOf(reflect.TypeFor[rawGateway]()), schemaOf(reflect.TypeFor[rawServe]())),
 		schemaOf(reflect.TypeFor[rawClusterTop]()))
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawDashboardTop]()))
+	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawLearningTop]()))
 	gateway.keys["builtins"] = nil // read, and checked, by package builtin
 	servers := &keySet{each: server}
 	return &keySet{open: true, keys: map[string]*keySet{
