@@ -82,6 +82,7 @@ type session struct {
 	ss         *mcp.ServerSession
 	tools      map[string][]byte // exposed name → what was registered
 	loaded     []string          // dynamic: IDs of found tools, oldest first
+	lastSearch *pendingSearch    // the search a call may follow (learning.go)
 	searchDesc string
 	hasCall    bool
 	resources  map[string]string // exposed URI → signature
@@ -509,6 +510,7 @@ func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if res := s.refusedBuiltin(req.Params.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
+	s.noteCall(req.Params.Name) // learning.go
 	return s.callTool(ctx, req, req.Params.Name, req.Params.Arguments) // feed.go
 }
 
@@ -529,6 +531,7 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if res := s.refusedBuiltin(args.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
+	s.noteCall(args.Name) // learning.go
 	return s.callTool(ctx, req, args.Name, args.Arguments) // feed.go
 }
 
@@ -650,6 +653,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if g.feed != nil {
 		s.feedLoadedOut(mode, found, out.Tools) // feed.go
 	}
+	s.noteSearch(args.Query, args.Queries, res) // learning.go
 	if mode == config.ExposureDynamic && len(found) > 0 {
 		s.loadAndAwaitRelist(ctx, found) // relist.go
 	}

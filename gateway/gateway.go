@@ -277,6 +277,10 @@ type Gateway struct {
 	feed   Feed
 	ui     http.Handler
 	feedMu sync.Mutex
+
+	// learn is what ranking learned from use (learning.go), nil when
+	// learning is off.
+	learn *learning
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -312,6 +316,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.version == "" {
 		g.version = "dev"
 	}
+	g.openLearning() // learning.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}
 	if opts.Static == nil {
@@ -453,6 +458,9 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.run = ctx
 	g.startBuiltins(ctx) // built-in tools (builtin.go)
 	g.startEnrich(ctx)   // background enrichment, when configured (enrich.go)
+	if g.learn != nil {
+		g.wg.Go(func() { g.saveLearningLoop(ctx) }) // learning.go
+	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -751,7 +759,7 @@ func (g *Gateway) searchMany(ctx context.Context, query string, queries []string
 		}
 		return v.index.Search(ctx, req)
 	}
-	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible}, queries, one)
+	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}, queries, one)
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
 }

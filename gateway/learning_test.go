@@ -1,0 +1,239 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/core/usage"
+)
+
+// learningGateway starts a gateway with learning on over the echo test
+// server, its state in dir, and waits for the server.
+func learningGateway(t *testing.T, dir string) *Gateway {
+	t.Helper()
+	path := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{
+		"stateDir": dir, "learning": map[string]any{"enabled": true, "halfLife": "24h"},
+		"builtins": map[string]any{"lsp": false},
+	})
+	g := startGateway(t, path)
+	if g.learn == nil {
+		t.Fatal("learning is off")
+	}
+	waitState(t, g, "echo", 30*time.Second, StateReady)
+	return g
+}
+
+// learnedEntries are the gateway's learned entries now.
+func learnedEntries(g *Gateway) []usage.Entry {
+	return g.learn.store.Load().Entries(time.Now())
+}
+
+// strengthOf is the learned strength of (terms of q → tool) in g.
+func strengthOf(g *Gateway, q, tool string) float64 {
+	terms := strings.Join(sortedTerms(g, q), " ")
+	for _, e := range learnedEntries(g) {
+		if e.Tool == tool && strings.Join(e.Terms, " ") == terms {
+			return e.Strength
+		}
+	}
+	return 0
+}
+
+func sortedTerms(g *Gateway, q string) []string {
+	ts := g.cur.Load().index.Terms(q)
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// TestLearningRecordsTheCallAfterASearch follows one session: only the
+// first call of a tool its last search returned, within the window, is
+// recorded, with the query's terms and the tool's ID and nothing of the
+// call's arguments; the record is saved and read back by the next
+// gateway.
+func TestLearningRecordsTheCallAfterASearch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	g := learningGateway(t, dir)
+	g.learn.window = time.Second // set before any session
+	srv := serveHTTP(t, g.Handler(""))
+	c := connectHTTP(t, srv.URL+"/mcp/search", nil)
+	const secret = "s3cret-argument-9f2c"
+	callEcho := func() {
+		t.Helper()
+		if out, isErr := c.call(t, callToolName, map[string]any{"name": "echo", "arguments": map[string]any{"text": secret}}); isErr {
+			t.Fatalf("echo: %s", out)
+		}
+	}
+	q := "echo the text back unchanged"
+	steps := []struct {
+		name  string
+		do    func()
+		query string // the entry checked
+		tool  string
+		want  float64 // its strength after the step (to 1e-3)
+	}{
+		{"a call with no search before it", callEcho, q, "echo/echo", 0},
+		{"the call after a search", func() {
+			if names := c.search(t, q); !slices.Contains(names, "echo") {
+				t.Fatalf("search %q found %v", q, names)
+			}
+			callEcho()
+		}, q, "echo/echo", 1},
+		{"a second call after the same search", callEcho, q, "echo/echo", 1},
+		{"a call of a tool the search did not return", func() {
+			if names := c.search(t, "deploy to production"); slices.Contains(names, "echo") {
+				t.Fatalf("the search returned echo: %v", names)
+			}
+			callEcho()
+		}, "deploy to production", "echo/echo", 0},
+		{"then one it returned", func() {
+			if out, isErr := c.call(t, callToolName, map[string]any{"name": "deploy", "arguments": map[string]any{}}); isErr {
+				t.Fatalf("deploy: %s", out)
+			}
+		}, "deploy to production", "echo/deploy", 1},
+		{"a call after the window", func() {
+			c.search(t, q)
+			time.Sleep(1200 * time.Millisecond)
+			callEcho()
+		}, q, "echo/echo", 1},
+		{"a select: teaches nothing", func() {
+			c.searchWith(t, map[string]any{"query": "select:echo"})
+			callEcho()
+		}, q, "echo/echo", 1},
+	}
+	for _, st := range steps {
+		st.do()
+		if got := strengthOf(g, st.query, st.tool); got < st.want-1e-3 || got > st.want+1e-3 {
+			t.Fatalf("%s: %s after %q has strength %v, want %v (entries %+v)", st.name, st.tool, st.query, got, st.want, learnedEntries(g))
+		}
+	}
+	if n := len(learnedEntries(g)); n != 2 {
+		t.Fatalf("%d entries, want 2: %+v", n, learnedEntries(g))
+	}
+	if err := g.saveLearning(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, usage.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) || !strings.Contains(string(data), "echo/deploy") {
+		t.Fatalf("the saved record holds the call's argument, or lacks the tool:\n%s", data)
+	}
+	// The next gateway on the same state directory starts with it.
+	g2, err := New(g.cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2.learn == nil || g2.learn.store.Load().Len() != 2 {
+		t.Fatalf("a new gateway read %v", g2.learn)
+	}
+}
+
+// TestLearningPoisonIsBounded is a client that searches and calls one
+// tool over and over to push it up for everyone. The bound it meets: a
+// tool it pushes scores at most 1 + Weights.Learned times (twice) what it
+// would score without learning, only on queries it matches anyway, and
+// never above a tool named exactly.
+func TestLearningPoisonIsBounded(t *testing.T) {
+	t.Parallel()
+	g := learningGateway(t, t.TempDir())
+	srv := serveHTTP(t, g.Handler(""))
+	hostile := connectHTTP(t, srv.URL+"/mcp/search", nil)
+	const pushed = "echo/slow"
+	for range 40 {
+		names := hostile.search(t, "work for a while, echo the text")
+		if !slices.Contains(names, "slow") {
+			t.Fatalf("the search did not return slow: %v", names)
+		}
+		if out, isErr := hostile.call(t, callToolName, map[string]any{"name": "slow", "arguments": map[string]any{"millis": 0}}); isErr {
+			t.Fatalf("slow: %s", out)
+		}
+	}
+	if s := strengthOf(g, "work for a while, echo the text", pushed); s < 39 {
+		t.Fatalf("the pushed tool has strength %v after 40 calls", s)
+	}
+	ctx := context.Background()
+	bound := 1 + search.DefaultWeights.Learned
+	for _, q := range []string{"work for a while, echo the text", "echo the text", "report progress while working", "delete every record", "echo"} {
+		learned, err := g.Search(ctx, q, search.MaxMaxResults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := g.cur.Load().index.Search(ctx, search.Request{Query: q, MaxResults: search.MaxMaxResults, Visible: g.Visible})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[string]float64{}
+		for _, h := range plain.Hits {
+			before[h.Tool.ID()] = h.Score
+		}
+		for _, h := range learned.Hits {
+			b, ok := before[h.Tool.ID()]
+			if !ok {
+				t.Fatalf("%q: learning brought in %s, which the query does not match", q, h.Tool.ID())
+			}
+			if h.Score > b*bound*(1+1e-9) {
+				t.Fatalf("%q: %s scores %v with learning, %v without: above the bound ×%v", q, h.Tool.ID(), h.Score, b, bound)
+			}
+			if h.Tool.ID() == pushed && q == "work for a while, echo the text" && !(h.Score > b*1.5) {
+				t.Fatalf("%q: the pushed tool scores %v with learning, %v without: learning is not in effect", q, h.Score, b)
+			}
+		}
+		if q == "echo" && (len(learned.Hits) == 0 || learned.Hits[0].Tool.ID() != "echo/echo") {
+			t.Fatalf("the exact name echo is not first: %v", learned.Hits)
+		}
+	}
+}
+
+// TestLearningRefusedFileLeftAlone checks that a corrupt record leaves
+// learning off, the gateway working and the file as it was.
+func TestLearningRefusedFileLeftAlone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := []byte(`{"format":"toolsearch-usage","version":1,"entries":[{"terms":["b","a"],"tool":"x/y","weight":1,"at":1}]}`)
+	p := filepath.Join(dir, usage.FileName)
+	if err := os.WriteFile(p, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{
+		"stateDir": dir, "learning": map[string]any{"enabled": true}})
+	g := startGateway(t, path)
+	if g.learn != nil {
+		t.Fatal("learning is on over a refused file")
+	}
+	waitState(t, g, "echo", 30*time.Second, StateReady)
+	if res, err := g.Search(context.Background(), "echo the text", 5); err != nil || len(res.Hits) == 0 {
+		t.Fatalf("search: %v, %v", res, err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(bad) {
+		t.Fatalf("the refused file was changed:\n%s", got)
+	}
+}
+
+// TestLearningDynamicExposure checks that in dynamic exposure the call of
+// a found tool by its own name, once the search added it to the list, is
+// recorded.
+func TestLearningDynamicExposure(t *testing.T) {
+	t.Parallel()
+	g := learningGateway(t, t.TempDir())
+	srv := serveHTTP(t, g.Handler(""))
+	c := connectHTTP(t, srv.URL+"/mcp/dynamic", nil)
+	q := "deploy to production"
+	if names := c.search(t, q); !slices.Contains(names, "deploy") {
+		t.Fatalf("search %q found %v", q, names)
+	}
+	waitFor(t, "deploy in the tool list", 10*time.Second, func() bool { return slices.Contains(c.toolNames(t), "deploy") })
+	if out, isErr := c.call(t, "deploy", map[string]any{}); isErr {
+		t.Fatalf("deploy: %s", out)
+	}
+	if s := strengthOf(g, q, "echo/deploy"); s < 0.999 {
+		t.Fatalf("deploy after %q has strength %v, want 1", q, s)
+	}
+}
