@@ -11,6 +11,7 @@
 //	tools       where the tokens of a tool list go, per server
 //	eval        hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set
 //	lint        how findable each tool is, and what makes it hard to find
+//	usage       show or reset what ranking learned from the tools called after searches
 //	enrich      ask a model for search hints for each tool, once per definition
 //	serve       the MCP gateway: one server in front of all of yours, with tool search
 //	status      start every configured server and show its state, protocol version, tools and tokens
@@ -64,6 +65,7 @@ func init() {
 		{"tools", "show per server its tools, tokens, share of the total and what deferring saves", runTools},
 		{"eval", "measure hit@1, hit@k, MRR, NDCG@k and recall@k of the search over a query set", runEval},
 		{"lint", "tell tool authors how findable their tools are", runLint},
+		{"usage", "show or reset what ranking learned from the tools called after searches", runUsage},
 		{"enrich", "ask a model to write search hints for each tool, once per definition", runEnrich},
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
 		{"status", "start every configured server and show its state, protocol version, tools and tokens", runStatus},
