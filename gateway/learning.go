@@ -31,7 +31,14 @@ import (
 // The record is kept in the state directory's usage.json. A gateway saves
 // what it recorded since its last save by merging it into the file as it
 // is then, so that gateways sharing a state directory (one per client, as
-// stdio clients start them) add up rather than overwrite each other.
+// stdio clients start them) add up rather than overwrite each other. With
+// toolsearch.cluster on, the replicas share one record in Redis the same
+// way (a shared value of kind "usage"), and each keeps its file as well:
+// a replica starts from the shared record when there is one, and merges
+// into it at each save. Two replicas saving at the same instant may lose
+// one's batch (the merge is a read and a write, not a transaction), and
+// the shared record lives for toolsearch.cluster.ttl after it was last
+// read or written, as every shared value does.
 
 // learnWindow is how long after a search a call still counts as chosen
 // from its results.
@@ -39,6 +46,12 @@ const learnWindow = 2 * time.Minute
 
 // learnSaveEvery is how often new records are saved.
 const learnSaveEvery = 30 * time.Second
+
+// sharedUsage and sharedUsageName name the record replicas share.
+const (
+	sharedUsage     = "usage"
+	sharedUsageName = "learned"
+)
 
 // learning is the gateway's learned record.
 type learning struct {
@@ -78,13 +91,7 @@ func (g *Gateway) openLearning() {
 	if dir := g.cfg.Gateway.StateDir; dir != "" {
 		l.path = filepath.Join(dir, usage.FileName)
 	}
-	var s *usage.Store
-	var err error
-	if l.path != "" {
-		s, err = usage.Load(l.path, l.opt)
-	} else {
-		s, err = usage.New(l.opt)
-	}
+	s, err := g.loadLearned(context.Background(), l)
 	if err != nil {
 		g.log.Error("learning is off for this run: "+err.Error(), "fix", "toolsearch usage reset clears the file")
 		return
@@ -92,6 +99,32 @@ func (g *Gateway) openLearning() {
 	l.store.Store(s)
 	g.learn = l
 	g.log.Info("learning from use", "entries", s.Len(), "file", l.path, "halfLife", l.opt.HalfLife)
+}
+
+// loadLearned reads the record to start from or merge into: the shared
+// one when the cluster has it, else the state directory's file, else an
+// empty one. A shared record that is refused is logged and passed over
+// (the next save replaces it); a refused file is an error.
+func (g *Gateway) loadLearned(ctx context.Context, l *learning) (*usage.Store, error) {
+	if g.cluster != nil {
+		cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
+		data, err := g.cluster.GetBlob(cctx, sharedUsage, sharedUsageName)
+		cancel()
+		switch {
+		case err != nil:
+			g.log.Warn("the shared learned usage could not be read; using the state directory's", "err", err)
+		case data != nil:
+			s, err := usage.Decode(data, l.opt, time.Now())
+			if err == nil {
+				return s, nil
+			}
+			g.log.Warn("the shared learned usage is refused; the next save replaces it", "err", err)
+		}
+	}
+	if l.path != "" {
+		return usage.Load(l.path, l.opt)
+	}
+	return usage.New(l.opt)
 }
 
 // learned is the Learner searches rank with, nil when learning is off.
@@ -175,7 +208,7 @@ func (l *learning) record(g *Gateway, terms []string, tool string, at time.Time)
 // records made while it is written are added to the merged record after.
 func (g *Gateway) saveLearning() error {
 	l := g.learn
-	if l == nil || l.path == "" {
+	if l == nil || (l.path == "" && g.cluster == nil) {
 		return nil
 	}
 	l.mu.Lock()
@@ -190,7 +223,8 @@ func (g *Gateway) saveLearning() error {
 		l.new = append(batch, l.new...)
 		l.mu.Unlock()
 	}
-	merged, err := usage.Load(l.path, l.opt)
+	ctx := context.Background() // a save at shutdown outlives the run
+	merged, err := g.loadLearned(ctx, l)
 	if err != nil {
 		requeue()
 		return err
@@ -201,9 +235,31 @@ func (g *Gateway) saveLearning() error {
 			return fmt.Errorf("save learned usage: %w", err)
 		}
 	}
-	if err := merged.Save(l.path); err != nil {
-		requeue()
-		return err
+	shared := false
+	if g.cluster != nil {
+		data, err := merged.Encode()
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
+			err = g.cluster.PutBlob(cctx, sharedUsage, sharedUsageName, data)
+			cancel()
+		}
+		switch {
+		case err == nil:
+			shared = true
+		case l.path == "":
+			requeue()
+			return fmt.Errorf("share learned usage: %w", err)
+		default:
+			g.log.Warn("learned usage not shared; saved in the state directory", "err", err)
+		}
+	}
+	if l.path != "" {
+		if err := merged.Save(l.path); err != nil {
+			if !shared { // else the batch is in the shared record: not again
+				requeue()
+			}
+			return err
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

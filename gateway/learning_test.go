@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/usage"
+	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
 // learningGateway starts a gateway with learning on over the echo test
@@ -236,4 +240,77 @@ func TestLearningDynamicExposure(t *testing.T) {
 	if s := strengthOf(g, q, "echo/deploy"); s < 0.999 {
 		t.Fatalf("deploy after %q has strength %v, want 1", q, s)
 	}
+}
+
+// TestLearningSharedByReplicas checks that with toolsearch.cluster on, a
+// call learned by one replica reaches another through Redis, that the
+// second replica's own record merges into the shared one rather than
+// replacing it, and that a shared record that is not one is passed over.
+func TestLearningSharedByReplicas(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	learn := map[string]any{"learning": map[string]any{"enabled": true}}
+	a := newReplica(t, clusterConfig(t, servers, rs.URL(0), "ts-learn", mergeMaps(learn, map[string]any{"stateDir": t.TempDir()})), "a", true, true)
+	waitState(t, a.g, "echo", 30*time.Second, StateReady)
+	ca := connectHTTP(t, a.base+"/mcp/search", nil)
+	q := "deploy to production"
+	if names := ca.search(t, q); !slices.Contains(names, "deploy") {
+		t.Fatalf("search %q found %v", q, names)
+	}
+	if out, isErr := ca.call(t, callToolName, map[string]any{"name": "deploy", "arguments": map[string]any{}}); isErr {
+		t.Fatalf("deploy: %s", out)
+	}
+	if err := a.g.saveLearning(); err != nil {
+		t.Fatal(err)
+	}
+	// b has a state directory of its own: what it knows came through Redis.
+	b := newReplica(t, clusterConfig(t, servers, rs.URL(0), "ts-learn", mergeMaps(learn, map[string]any{"stateDir": t.TempDir()})), "b", true, true)
+	if b.g.learn == nil || strengthOf(b.g, q, "echo/deploy") < 0.999 {
+		t.Fatalf("replica b did not start from the shared record: %+v", b.g.learn)
+	}
+	waitState(t, b.g, "echo", 30*time.Second, StateReady)
+	cb := connectHTTP(t, b.base+"/mcp/search", nil)
+	cb.search(t, q)
+	if out, isErr := cb.call(t, callToolName, map[string]any{"name": "deploy", "arguments": map[string]any{}}); isErr {
+		t.Fatalf("deploy: %s", out)
+	}
+	if err := b.g.saveLearning(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	raw, err := rdb.Get(context.Background(), "ts-learn:blob:usage:learned").Bytes()
+	if err != nil || len(raw) < 32 {
+		t.Fatalf("the shared record: %v (%d bytes)", err, len(raw))
+	}
+	shared, err := usage.Decode(raw[32:], usage.Options{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := shared.Entries(time.Now()); len(e) != 1 || e[0].Strength < 1.999 {
+		t.Fatalf("the shared record holds %+v, want the two calls merged", e)
+	}
+	// A shared value (with a good checksum) that is not a record is
+	// passed over, and replaced at the next save.
+	bad := []byte(`{"format":"toolsearch-usage","version":1,"entries":[{"terms":["a"],"tool":"x/y","weight":1e300,"at":1}]}`)
+	sum := sha256.Sum256(bad)
+	if err := rdb.Set(context.Background(), "ts-learn:blob:usage:learned", append(sum[:], bad...), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := newReplica(t, clusterConfig(t, servers, rs.URL(0), "ts-learn", mergeMaps(learn, map[string]any{"stateDir": t.TempDir()})), "c", false, false)
+	if c.g.learn == nil || c.g.learn.store.Load().Len() != 0 {
+		t.Fatalf("replica c over a garbage shared record: %+v", c.g.learn)
+	}
+}
+
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
