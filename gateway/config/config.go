@@ -47,7 +47,9 @@
 //	               "model": "", "baseURL": "", "batch": 10, "concurrency": 1,
 //	               "maxToolsPerRun": 500},
 //	    "cluster": {"redis": "rediss://redis:6380/0", // replicas share state (gateway/config/cluster.go)
-//	                "prefix": "toolsearch", "replica": "", "ttl": "24h"}
+//	                "prefix": "toolsearch", "replica": "", "ttl": "24h"},
+//	    "learning": {"enabled": false,        // rank by the tools called after searches
+//	                 "halfLife": "168h", "maxEntries": 10000} // gateway/config/learning.go
 //	  }
 //	}
 //
