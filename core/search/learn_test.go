@@ -174,7 +174,7 @@ func fixtureIndexExt(t *testing.T) (*catalog.Snapshot, *search.Index) {
 // by select:.
 func TestLearningNeverAboveExactOrSelect(t *testing.T) {
 	t.Parallel()
-	snap := benchCatalog(t)
+	snap := smallCatalog(t)
 	ix := search.Build(snap)
 	all := map[string]float64{}
 	tools := snap.Tools()
@@ -182,7 +182,7 @@ func TestLearningNeverAboveExactOrSelect(t *testing.T) {
 		all[tl.ID()] = 1
 	}
 	ctx := context.Background()
-	a, b := tools[17], tools[901]
+	a, b := tools[17], tools[401]
 	for _, c := range []struct {
 		q    string
 		want []string
