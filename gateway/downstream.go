@@ -510,7 +510,7 @@ func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if res := s.refusedBuiltin(req.Params.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
-	s.noteCall(req.Params.Name) // learning.go
+	s.noteCall(req.Params.Name)                                        // learning.go
 	return s.callTool(ctx, req, req.Params.Name, req.Params.Arguments) // feed.go
 }
 
@@ -531,7 +531,7 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if res := s.refusedBuiltin(args.Name); res != nil { // builtinclient.go
 		return res, nil
 	}
-	s.noteCall(args.Name) // learning.go
+	s.noteCall(args.Name)                                  // learning.go
 	return s.callTool(ctx, req, args.Name, args.Arguments) // feed.go
 }
 
