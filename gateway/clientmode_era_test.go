@@ -23,6 +23,11 @@ func autoEraConfig(t *testing.T) string {
 		"clients": map[string]string{"named-editor": "full"},
 		"policy":  map[string]any{"deny": []string{"echo/delete_*"}},
 		"http":    map[string]any{"exposures": []string{"auto", "full", "search"}},
+		// Set explicitly, the resource tools are shown to every client, so
+		// the built-ins do not vary by client here and a fixed endpoint's
+		// lists stay public (TestBuiltinsPerClient covers the lists that
+		// vary by the client's built-ins).
+		"builtins": map[string]any{"resources": true},
 	})
 }
 
