@@ -49,7 +49,9 @@
 //	    "cluster": {"redis": "rediss://redis:6380/0", // replicas share state (gateway/config/cluster.go)
 //	                "prefix": "toolsearch", "replica": "", "ttl": "24h"},
 //	    "learning": {"enabled": false,        // rank by the tools called after searches
-//	                 "halfLife": "168h", "maxEntries": 10000} // gateway/config/learning.go
+//	                 "halfLife": "168h", "maxEntries": 10000}, // gateway/config/learning.go
+//	    "tracing": {"endpoint": "http://127.0.0.1:4318", // OpenTelemetry traces (gateway/config/tracing.go)
+//	                "headers": {}, "sampleRatio": 1, "serviceName": "toolsearch"}
 //	  }
 //	}
 //
@@ -281,6 +283,9 @@ type Gateway struct {
 	// Learning is ranking that learns from use (gateway/config/learning.go);
 	// its zero value is off.
 	Learning Learning
+	// Tracing configures OpenTelemetry traces (gateway/config/tracing.go);
+	// its zero value is off.
+	Tracing Tracing
 }
 
 // Providers of background enrichment.
@@ -506,6 +511,10 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		return nil, err
 	}
 	if err := parseDashboard(cfg, top); err != nil {
+		err.File = path
+		return nil, err
+	}
+	if err := parseTracing(cfg, top, lookup); err != nil {
 		err.File = path
 		return nil, err
 	}

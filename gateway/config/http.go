@@ -406,6 +406,9 @@ func (c *Config) Secrets() []string {
 	for _, v := range c.Gateway.Serve.varSecrets {
 		add(v)
 	}
+	for _, v := range c.Gateway.Tracing.secrets() {
+		add(v)
+	}
 	for _, s := range c.Servers {
 		for _, k := range sortedKeys(s.Env) {
 			if secretValue(k, s.Env[k]) {

@@ -82,6 +82,7 @@ func documentKeys() *keySet {
 		schemaOf(reflect.TypeFor[rawClusterTop]()))
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawDashboardTop]()))
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawLearningTop]()))
+	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawTracingTop]()))
 	gateway.keys["builtins"] = nil // read, and checked, by package builtin
 	servers := &keySet{each: server}
 	return &keySet{open: true, keys: map[string]*keySet{
