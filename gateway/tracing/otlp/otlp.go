@@ -1,0 +1,74 @@
+// Package otlp builds the tracer provider serve sends the gateway's spans
+// with: the official OTLP/HTTP exporter, batched and sampled, configured
+// by toolsearch.tracing and the OTEL_EXPORTER_OTLP_* variables. It is
+// apart from package tracing so that a program that brings its own
+// provider links no exporter.
+package otlp
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/toolsearch/toolsearch/gateway/config"
+)
+
+// NewProvider builds the tracer provider of a configuration whose tracing
+// is on: spans batched and posted as OTLP protobuf over HTTP to
+// cfg.Endpoint (else where the OTEL_EXPORTER_OTLP_* variables say),
+// sampled at cfg.SampleRatio among the traces that start at the gateway
+// (a request with a trace context follows its parent's decision). The
+// resource names the service (cfg.ServiceName, else OTEL_SERVICE_NAME,
+// else "toolsearch") and version, and reads OTEL_RESOURCE_ATTRIBUTES.
+//
+// Nothing is sent until the first span ends. The caller shuts the
+// provider down when the gateway stops, which sends the spans still
+// batched.
+func NewProvider(ctx context.Context, cfg config.Tracing, version string) (*sdktrace.TracerProvider, error) {
+	opts := []otlptracehttp.Option{}
+	if cfg.Endpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	}
+	if len(cfg.Headers) > 0 {
+		opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
+	}
+	res, err := Resource(ctx, cfg.ServiceName, version)
+	if err != nil {
+		return nil, err
+	}
+	return sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
+	), nil
+}
+
+// Resource describes the gateway in its spans: service.name (name, else
+// OTEL_SERVICE_NAME, else "toolsearch"), service.version, the SDK, and
+// OTEL_RESOURCE_ATTRIBUTES.
+func Resource(ctx context.Context, name, version string) (*resource.Resource, error) {
+	opts := []resource.Option{
+		resource.WithAttributes(semconv.ServiceName(config.DefaultTracingServiceName)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+	}
+	if name != "" {
+		opts = append(opts, resource.WithAttributes(semconv.ServiceName(name)))
+	}
+	if version != "" {
+		opts = append(opts, resource.WithAttributes(semconv.ServiceVersion(version)))
+	}
+	res, err := resource.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: the resource: %w", err)
+	}
+	return res, nil
+}
