@@ -209,7 +209,10 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 		}
 	})
 	s.server.AddReceivingMiddleware(s.shareMiddleware) // sessionshare.go
-	s.server.AddReceivingMiddleware(s.eraMiddleware)   // era.go; outermost
+	s.server.AddReceivingMiddleware(s.eraMiddleware)   // era.go
+	if g.tracer != nil {
+		s.server.AddReceivingMiddleware(s.traceMiddleware) // tracing.go; outermost
+	}
 	s.mu.Lock()
 	s.decideBuiltins() // builtinclient.go
 	s.mu.Unlock()
@@ -741,7 +744,10 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		}
 	}
 	if g.isBuiltin(t) { // built-in tools (builtin.go)
-		return g.callBuiltin(ctx, req, t, args, start), nil
+		ctx, span, _ := g.tracer.StartCall(ctx, t.Server, t.Name, true, nil) // tracing.go
+		res := g.callBuiltin(ctx, req, t, args, start)
+		g.tracer.End(span, res.IsError, nil, "")
+		return res, nil
 	}
 	if g.static {
 		g.metrics.call(t.Server, "not_configured", time.Since(start))
@@ -869,6 +875,10 @@ func (g *Gateway) countResult(t *catalog.Tool, res *mcp.CallToolResult, start ti
 // restart, the gateway stopping), whichever comes first; timedOut says it
 // was the timeout.
 func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
+	// The call's span; its trace context goes to the server in _meta
+	// (tracing.go).
+	ctx, span, meta := g.tracer.StartCall(ctx, ls.key, params.Name, false, params.Meta)
+	params.Meta = meta
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	if params.GetProgressToken() != nil || logs(ls.cs) {
@@ -876,7 +886,15 @@ func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.Call
 		cctx = tapContext(cctx)
 	}
 	res, err = ls.cs.CallTool(cctx, params)
-	return res, err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil, err
+	timedOut = err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if span != nil {
+		errType := errorType(err)
+		if timedOut {
+			errType = "timeout"
+		}
+		g.tracer.End(span, res != nil && res.IsError, err, errType)
+	}
+	return res, timedOut, err
 }
 
 // logs reports whether a server declared that it sends log messages.

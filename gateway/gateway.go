@@ -82,6 +82,8 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Gateway.
@@ -113,6 +115,10 @@ type Options struct {
 	// UI, when set, is served at /ui behind the same guard as /mcp (the
 	// dashboard, package gateway/dashboard).
 	UI http.Handler
+	// TracerProvider, when set, receives the gateway's spans (tracing.go;
+	// package tracing): one per client request, search and tool call.
+	// Nil is tracing off. serve builds one from toolsearch.tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Status is the visible state of one upstream server.
@@ -281,6 +287,10 @@ type Gateway struct {
 	// learn is what ranking learned from use (learning.go), nil when
 	// learning is off.
 	learn *learning
+
+	// tracer starts the spans of requests, searches and calls
+	// (tracing.go); nil when tracing is off.
+	tracer *tracing.Tracer
 }
 
 // New builds a gateway from cfg: policy compiled, cached manifests loaded
@@ -317,6 +327,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	g.openLearning() // learning.go
+	g.tracer = g.newTracer(opts) // tracing.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}
 	if opts.Static == nil {
@@ -743,7 +754,9 @@ func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string
 
 // searchMany is SearchMany over the tools visible reports true for (a
 // session's: policy, less the built-ins it leaves out).
-func (g *Gateway) searchMany(ctx context.Context, query string, queries []string, max int, visible func(*catalog.Tool) bool) (search.Result, error) {
+func (g *Gateway) searchMany(ctx context.Context, query string, queries []string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error) {
+	ctx, span := g.tracer.StartSearch(ctx, query, queries) // tracing.go
+	defer func() { g.tracer.EndSearch(span, string(res.Form), len(res.Hits), res.Total, err) }()
 	if len(queries) <= search.MaxQueries {
 		// Past the limit the search is refused: nothing to wait for.
 		g.awaitTargets(ctx, query)
@@ -759,7 +772,7 @@ func (g *Gateway) searchMany(ctx context.Context, query string, queries []string
 		}
 		return v.index.Search(ctx, req)
 	}
-	res, err := search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}, queries, one)
+	res, err = search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}, queries, one)
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
 }

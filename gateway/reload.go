@@ -16,8 +16,9 @@ package gateway
 //
 // The global policy (toolsearch.policy) is applied at once, to every
 // listing, search and call. Other toolsearch settings (exposure, limits,
-// listen, http, stateDir, cluster...) are read when serve starts: a reload that
-// changes them says so (Diff.Unapplied) and leaves them as they were.
+// listen, http, stateDir, cluster, tracing...) are read when serve starts:
+// a reload that changes them says so (Diff.Unapplied) and leaves them as
+// they were.
 //
 // Clients are told through the usual catalog-change path: sessions of MCP
 // 2025-11-25 and earlier get notifications/tools/list_changed (and the
@@ -308,6 +309,7 @@ func unappliedSettings(a, b config.Gateway) []string {
 		{"cluster", reflect.DeepEqual(a.Cluster, b.Cluster)},
 		{"dashboard", a.Dashboard == b.Dashboard},
 		{"learning", a.Learning == b.Learning},
+		{"tracing", reflect.DeepEqual(a.Tracing, b.Tracing)},
 	}
 	var out []string
 	for _, s := range settings {

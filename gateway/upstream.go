@@ -603,6 +603,7 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 
 // liveSession is a ready session with what goes with it.
 type liveSession struct {
+	key  string // the server's
 	cs   *mcp.ClientSession
 	proc *process        // nil for remote servers
 	life context.Context // done once the session is closed
@@ -620,9 +621,9 @@ func (u *upstream) live(ctx context.Context) (liveSession, error) {
 		// Closed meanwhile: the call will fail as the session is closed.
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
-		return liveSession{cs: cs, life: done}, nil
+		return liveSession{key: u.cfg.Key, cs: cs, life: done}, nil
 	}
-	return liveSession{cs: cs, proc: u.proc, life: u.life}, nil
+	return liveSession{key: u.cfg.Key, cs: cs, proc: u.proc, life: u.life}, nil
 }
 
 // liveAfter is live, for a session other than old: it waits, up to the
