@@ -203,6 +203,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		dash = dashboard.New(dashboard.FromConfig(cfg.Gateway.Dashboard))
 		opts.Feed, opts.UI = dash, dash
 	}
+	if cfg.Gateway.Tracing.On() {
+		// OpenTelemetry traces (docs/tracing.md); the spans still batched
+		// are sent once the gateway has stopped.
+		tp, err := startTracing(ctx, cfg, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+			return exitUsage
+		}
+		defer stopTracing(tp, log)
+		opts.TracerProvider = tp
+	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
