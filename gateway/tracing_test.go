@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/core/catalog/demo"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"go.opentelemetry.io/otel/attribute"
@@ -406,6 +407,69 @@ func TestTracingContextSources(t *testing.T) {
 			}
 			if got.String() == clientTraceID || got.String() == headerTrace || req.Parent().IsValid() {
 				t.Errorf("trace %v with parent %v, want a new root", got, req.Parent())
+			}
+		})
+	}
+}
+
+// searchGateway is a gateway over the demo catalog (no servers), traced
+// into tp when it is not nil.
+func searchGateway(tb testing.TB, tp trace.TracerProvider) *Gateway {
+	tb.Helper()
+	g, err := New(nil, Options{Static: demo.Snapshot(), TracerProvider: tp})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+const benchQuery = "create an issue in a repository"
+
+// TestTracingOffCostsNothing: with tracing off the gateway's search path
+// makes no span and allocates less than with tracing on, even when no
+// span is sampled (the hooks return before any work: the nil Tracer's
+// zero allocations are checked in package tracing).
+func TestTracingOffCostsNothing(t *testing.T) {
+	ctx := context.Background()
+	allocs := func(g *Gateway) float64 {
+		return testing.AllocsPerRun(200, func() {
+			if res, err := g.Search(ctx, benchQuery, 5); err != nil || len(res.Hits) == 0 {
+				t.Fatalf("search: %v, %d hits", err, len(res.Hits))
+			}
+		})
+	}
+	off := allocs(searchGateway(t, nil))
+	rec := tracetest.NewSpanRecorder()
+	unsampled := allocs(searchGateway(t, sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec))))
+	if len(rec.Ended()) != 0 {
+		t.Fatalf("%d spans recorded with a sampler that samples none", len(rec.Ended()))
+	}
+	recorded := allocs(searchGateway(t, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))))
+	t.Logf("allocations per search: off %v, on but unsampled %v, on and recorded %v", off, unsampled, recorded)
+	if off >= unsampled || unsampled >= recorded {
+		t.Errorf("allocations per search: off %v, unsampled %v, recorded %v; want off < unsampled < recorded", off, unsampled, recorded)
+	}
+}
+
+// BenchmarkSearchTracing: one ranked search through the gateway with
+// tracing off, on with nothing sampled, and on with every span recorded.
+func BenchmarkSearchTracing(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{
+		{"off", nil},
+		{"unsampled", sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))},
+		{"recorded", sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := searchGateway(b, bc.tp)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Search(ctx, benchQuery, 5); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
