@@ -24,6 +24,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// upstreamSecret is a header value the gateway sends its upstream: a
+// secret of the configuration, which no span may show.
+const upstreamSecret = "upstream-key-4f9d2a61c7"
+
 // tracedUpstream is a Go SDK server on loopback whose tools record the
 // _meta of each call, keyed by the "id" argument: echo answers, fail
 // answers a tool error, broken a JSON-RPC error.
@@ -54,6 +58,11 @@ func startTracedUpstream(t testing.TB) *tracedUpstream {
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			record(req)
 			return toolError("it failed"), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "leak", Description: "A protocol error that echoes the gateway's secret.", InputSchema: schema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			record(req)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "refused: Authorization=Bearer " + upstreamSecret + " and key " + upstreamSecret}
 		})
 	srv.AddTool(&mcp.Tool{Name: "broken", Description: "Always a protocol error.", InputSchema: schema},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -89,7 +98,8 @@ func startTracedGateway(t testing.TB, gw map[string]any) *tracedGateway {
 	}
 	gw["exposure"] = "search"
 	gw["builtins"] = map[string]any{"roots": []string{workspace(t)}, "lsp": false, "web_fetch": false}
-	cfg, err := config.Load(writeConfig(t, map[string]any{"up": map[string]any{"type": "http", "url": up.url}}, gw))
+	cfg, err := config.Load(writeConfig(t, map[string]any{"up": map[string]any{"type": "http", "url": up.url,
+		"headers": map[string]string{"X-Upstream-Key": upstreamSecret}}}, gw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,6 +353,42 @@ func TestTracingSpanTree(t *testing.T) {
 			t.Errorf("the built-in call span's attributes %v", call.Attributes())
 		}
 	})
+}
+
+// TestTracingRedactsErrors: an upstream that echoes a secret of the
+// configuration in its error does not put it in a span.
+func TestTracingRedactsErrors(t *testing.T) {
+	t.Parallel()
+	f := startTracedGateway(t, nil)
+	cs := f.connect(t, era2025, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, Meta: mcp.Meta{"traceparent": clientParent},
+		Arguments: map[string]any{"name": "up__leak", "arguments": map[string]any{"id": "leak"}}})
+	if err != nil || !res.IsError {
+		t.Fatalf("call: %v %v, want a tool error", err, res)
+	}
+	tid, _ := trace.TraceIDFromHex(clientTraceID)
+	spans := f.spansOf(tid)
+	call := one(t, spans, "tools/call leak")
+	if call.Status().Code != codes.Error || !strings.Contains(call.Status().Description, "refused") {
+		t.Errorf("the call span's status %v, want the error", call.Status())
+	}
+	for _, s := range f.rec.Ended() {
+		desc := s.Status().Description
+		for _, kv := range s.Attributes() {
+			desc += " " + kv.Value.Emit()
+		}
+		for _, ev := range s.Events() {
+			desc += " " + ev.Name
+			for _, kv := range ev.Attributes {
+				desc += " " + kv.Value.Emit()
+			}
+		}
+		if strings.Contains(desc, upstreamSecret) {
+			t.Errorf("span %q shows the secret: %s", s.Name(), desc)
+		}
+	}
 }
 
 // TestTracingContextSources: the trace context comes from _meta, else
