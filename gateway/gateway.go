@@ -326,7 +326,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.version == "" {
 		g.version = "dev"
 	}
-	g.openLearning() // learning.go
+	g.openLearning()             // learning.go
 	g.tracer = g.newTracer(opts) // tracing.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}
