@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,4 +153,39 @@ func asError(err error, target **sdk.Error) bool { return errors.As(err, target)
 // quietLogger drops everything below errors (benchmarks).
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// refusingFront serves, on loopback, an endpoint in front of backend that
+// records every request body and answers with the 400 refuse gives (a
+// message, ok) or else passes the request on. seen returns the bodies so
+// far.
+func refusingFront(t testing.TB, backend string, refuse func(body []byte) (string, bool)) (url string, seen func() [][]byte) {
+	var mu sync.Mutex
+	var bodies [][]byte
+	url = newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+		if msg, ok := refuse(b); ok {
+			proxytest.WriteError(w, http.StatusBadRequest, "invalid_request_error", msg)
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, backend+r.URL.Path, bytes.NewReader(b))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			proxytest.WriteError(w, http.StatusBadGateway, "api_error", err.Error())
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	})
+	return url, func() [][]byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(bodies)
+	}
 }

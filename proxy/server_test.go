@@ -3,17 +3,14 @@ package proxy_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/toolsearch/toolsearch/proxy"
-	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )
 
 // TestServerSideSearchGoSDK runs the whole search → load → call cycle of
@@ -225,42 +222,18 @@ func TestServerSideSearchInlineRefused(t *testing.T) {
 	})
 	header := http.Header{"Anthropic-Beta": {betaToolChanges + "," + betaInlineTools}}
 	backend := brokenUpstream(t, "tool_search_tool_bm25")
-	var mu sync.Mutex
-	var seen [][]byte
-	front := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen = append(seen, b)
-		mu.Unlock()
-		if bytes.Contains(b, []byte(`"tool_definition"`)) {
-			proxytest.WriteError(w, http.StatusBadRequest, "invalid_request_error",
-				"messages.1.content.0: Input tag 'tool_definition' found using 'type' does not match any of the expected tags")
-			return
-		}
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, backend.URL+r.URL.Path, bytes.NewReader(b))
-		req.Header = r.Header.Clone()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			proxytest.WriteError(w, http.StatusBadGateway, "api_error", err.Error())
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
+	front, seen := refusingFront(t, backend.URL, func(b []byte) (string, bool) {
+		return "messages.1.content.0: Input tag 'tool_definition' found using 'type' does not match any of the expected tags",
+			bytes.Contains(b, []byte(`"tool_definition"`))
 	})
 	_, url := startProxy(t, proxy.Config{Upstream: front, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported})
 	for turn := range 2 {
-		mu.Lock()
-		before := len(seen)
-		mu.Unlock()
+		before := len(seen())
 		status, _, out := postJSON(testCtx(t), t, url+"/v1/messages", header, body)
 		if status != http.StatusOK {
 			t.Fatalf("turn %d: status %d: %s", turn, status, out)
 		}
-		mu.Lock()
-		calls := slices.Clone(seen[before:])
-		mu.Unlock()
+		calls := seen()[before:]
 		// The first turn costs one refused request; the second none.
 		if refused := len(calls) > 0 && bytes.Contains(calls[0], []byte(`"tool_definition"`)); refused != (turn == 0) {
 			t.Errorf("turn %d: first upstream request refused = %v", turn, refused)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -450,36 +448,17 @@ func TestRetriesOnePerFeature(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			backend := proxytest.New(t, proxytest.Options{Options: anthropictest.Options{NoReferences: !tc.takesReferences, SearchToolName: "tool_search", Model: inputModel}, SystemMessages: true})
-			var mu sync.Mutex
-			var seen [][]byte
-			front := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				seen = append(seen, b)
-				mu.Unlock()
+			front, seen := refusingFront(t, backend.URL, func(b []byte) (string, bool) {
 				for _, f := range tc.chain {
 					if bytes.Contains(b, []byte(`"`+f+`"`)) || (f == "tool_reference" && bytes.Contains(b, []byte(`"defer_loading"`))) {
-						proxytest.WriteError(w, http.StatusBadRequest, "invalid_request_error", refusal(f))
-						return
+						return refusal(f), true
 					}
 				}
-				req, _ := http.NewRequestWithContext(r.Context(), r.Method, backend.URL+r.URL.Path, bytes.NewReader(b))
-				req.Header = r.Header.Clone()
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					proxytest.WriteError(w, http.StatusBadGateway, "api_error", err.Error())
-					return
-				}
-				defer resp.Body.Close()
-				w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-				w.WriteHeader(resp.StatusCode)
-				_, _ = io.Copy(w, resp.Body)
+				return "", false
 			})
 			_, url := startProxy(t, proxy.Config{Upstream: front, Mode: proxy.ModeEmulate})
 			status, _, out := postJSON(testCtx(t), t, url+"/v1/messages", header, body)
-			mu.Lock()
-			calls := slices.Clone(seen)
-			mu.Unlock()
+			calls := seen()
 			if status != tc.wantStatus || len(calls) != tc.wantCalls {
 				t.Fatalf("status %d after %d upstream calls, want %d after %d: %s", status, len(calls), tc.wantStatus, tc.wantCalls, out)
 			}
@@ -507,9 +486,7 @@ func TestRetriesOnePerFeature(t *testing.T) {
 			}
 			// The next request of the model goes at the learnt level at once.
 			status, _, out = postJSON(testCtx(t), t, url+"/v1/messages", header, body)
-			mu.Lock()
-			n := len(seen)
-			mu.Unlock()
+			n := len(seen())
 			if status != 200 || n != tc.wantCalls+1 {
 				t.Errorf("second request: status %d, %d upstream calls in all (want 200, %d): %s", status, n, tc.wantCalls+1, out)
 			}
