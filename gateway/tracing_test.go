@@ -264,12 +264,12 @@ func TestTracingSpanTree(t *testing.T) {
 			}
 			for k, want := range map[attribute.Key]string{tracing.KeyMethod: "tools/call", tracing.KeyTool: callToolName,
 				tracing.KeyEra: tc.wantEra, tracing.KeyProtocol: tc.version} {
-				if got := attrOf(req, k).Emit(); got != want {
+				if got := attrOf(req, k).String(); got != want {
 					t.Errorf("request span %s = %q, want %q", k, got, want)
 				}
 			}
 			for k, want := range map[attribute.Key]string{tracing.KeyServer: "up", tracing.KeyTool: tc.tool, tracing.KeyErrorType: tc.errType} {
-				if got := attrOf(call, k).Emit(); got != want {
+				if got := attrOf(call, k).String(); got != want {
 					t.Errorf("call span %s = %q, want %q", k, got, want)
 				}
 			}
@@ -322,11 +322,11 @@ func TestTracingSpanTree(t *testing.T) {
 		if got := attrOf(s, tracing.KeyResults).AsInt64(); got != int64(len(out.Tools)+len(out.More)) || got == 0 {
 			t.Errorf("results %d, want the %d tools returned", got, len(out.Tools)+len(out.More))
 		}
-		if got := attrOf(s, tracing.KeyForm).Emit(); got != out.Matched {
+		if got := attrOf(s, tracing.KeyForm).String(); got != out.Matched {
 			t.Errorf("form %q, want %q", got, out.Matched)
 		}
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), query) {
+			if strings.Contains(kv.Value.String(), query) {
 				t.Errorf("the search span holds the query text in %s, which is not configured", kv.Key)
 			}
 		}
@@ -349,7 +349,7 @@ func TestTracingSpanTree(t *testing.T) {
 		if call.Parent().SpanID() != req.SpanContext().SpanID() || call.SpanKind() != trace.SpanKindInternal {
 			t.Errorf("the built-in call span: parent %v kind %v, want the request span and internal", call.Parent(), call.SpanKind())
 		}
-		if !attrOf(call, tracing.KeyBuiltin).AsBool() || attrOf(call, tracing.KeyServer).Emit() != "builtin" {
+		if !attrOf(call, tracing.KeyBuiltin).AsBool() || attrOf(call, tracing.KeyServer).String() != "builtin" {
 			t.Errorf("the built-in call span's attributes %v", call.Attributes())
 		}
 	})
@@ -377,12 +377,12 @@ func TestTracingRedactsErrors(t *testing.T) {
 	for _, s := range f.rec.Ended() {
 		desc := s.Status().Description
 		for _, kv := range s.Attributes() {
-			desc += " " + kv.Value.Emit()
+			desc += " " + kv.Value.String()
 		}
 		for _, ev := range s.Events() {
 			desc += " " + ev.Name
 			for _, kv := range ev.Attributes {
-				desc += " " + kv.Value.Emit()
+				desc += " " + kv.Value.String()
 			}
 		}
 		if strings.Contains(desc, upstreamSecret) {

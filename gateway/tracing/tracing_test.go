@@ -121,15 +121,15 @@ func TestTracerSpans(t *testing.T) {
 			want := map[string]string{"toolsearch.search.query_length": "14", "toolsearch.search.queries": "2",
 				"toolsearch.search.form": "ranked", "toolsearch.search.results": "3", "toolsearch.search.total": "7"}
 			for _, kv := range s.Attributes() {
-				if w, ok := want[string(kv.Key)]; ok && kv.Value.Emit() != w {
-					t.Errorf("search %s = %s, want %s", kv.Key, kv.Value.Emit(), w)
+				if w, ok := want[string(kv.Key)]; ok && kv.Value.String() != w {
+					t.Errorf("search %s = %s, want %s", kv.Key, kv.Value.String(), w)
 				}
 				delete(want, string(kv.Key))
 				if kv.Key == KeyQueryText && !tc.queries {
-					t.Errorf("the query text is recorded: %v", kv.Value.Emit())
+					t.Errorf("the query text is recorded: %v", kv.Value.String())
 				}
-				if kv.Key == KeyQueryText && kv.Value.Emit() != `["find issues","abc"]` {
-					t.Errorf("query text %s", kv.Value.Emit())
+				if kv.Key == KeyQueryText && kv.Value.String() != `["find issues","abc"]` {
+					t.Errorf("query text %s", kv.Value.String())
 				}
 			}
 			if len(want) > 0 {
