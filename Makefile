@@ -6,15 +6,17 @@
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X main.stampedVersion=$(VERSION)
 # grpcnotrace: the OTLP exporter links gRPC, whose x/net/trace would keep
-# every method of every type in the binary (about 40 MB more).
-GOFLAGS  := -trimpath -tags grpcnotrace
+# every method of every type in the binary (about 40 MB more). Not named
+# GOFLAGS: make would export it over a GOFLAGS of the environment, which go
+# reads as space-separated flags.
+BUILDFLAGS := -trimpath -tags grpcnotrace
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 DIST     := dist
 
 .PHONY: build release check-cross clean
 
 build:
-	CGO_ENABLED=0 go build $(GOFLAGS) -ldflags '$(LDFLAGS)' -o bin/toolsearch ./cmd/toolsearch
+	CGO_ENABLED=0 go build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o bin/toolsearch ./cmd/toolsearch
 
 # dist/toolsearch_<version>_<os>_<arch>[.exe] for each platform, and
 # dist/SHA256SUMS.
@@ -24,7 +26,7 @@ release: $(PLATFORMS)
 $(PLATFORMS):
 	@mkdir -p $(DIST)
 	CGO_ENABLED=0 GOOS=$(word 1,$(subst /, ,$@)) GOARCH=$(word 2,$(subst /, ,$@)) \
-		go build $(GOFLAGS) -ldflags '$(LDFLAGS)' \
+		go build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' \
 		-o $(DIST)/toolsearch_$(VERSION)_$(word 1,$(subst /, ,$@))_$(word 2,$(subst /, ,$@))$(if $(findstring windows,$@),.exe) ./cmd/toolsearch
 
 # check-cross builds one foreign platform (windows/arm64) and checks what
