@@ -111,6 +111,12 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 	// library bounds it (10 MiB over all sessions, oldest dropped first)
 	// and forgets a session's events when the session ends.
 	events := mcp.NewMemoryEventStore(nil)
+	// The sessions a cluster keeps keep their events there too, so that
+	// a stream resumes on any replica (sessionevents.go).
+	var shared mcp.EventStore
+	if st := g.sessionStore(); st != nil {
+		shared = newSharedEvents(g, st, events)
+	}
 	// versions answers the SDK's per-request protocol-version check for
 	// requests of existing sessions; it serves nothing.
 	versions := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, &mcp.ServerOptions{SupportedProtocolVersions: downstreamVersions})
@@ -138,7 +144,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			}
 			// With a cluster that keeps sessions, the gateway serves
 			// them itself (sessionshare.go).
-			if g.serveShared(w, r, mode, hs, events) {
+			if g.serveShared(w, r, mode, hs, shared) {
 				return
 			}
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {

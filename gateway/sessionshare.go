@@ -20,9 +20,14 @@ package gateway
 //     with that state (Server.Connect with ServerSessionOptions.State), and
 //     served here from then on;
 //   - the event stream: a message for the client's GET stream (a
-//     list_changed, a resource update, a log message) that this replica
-//     has but whose stream another replica holds is published to that
-//     replica (streamTransport), which sends it on.
+//     list_changed, a resource update, a log message, a request of the
+//     gateway's own) that this replica has but whose stream another
+//     replica holds is published to that replica (streamTransport), which
+//     sends it on; the client's answers to requests find the replica that
+//     asked (sessionrequests.go);
+//   - the events of every stream, kept in the cluster (sessionevents.go):
+//     a client whose stream broke resumes it with Last-Event-ID on any
+//     replica, and misses nothing sent meanwhile.
 //
 // The session id is a bearer credential: the cluster never sees it (its
 // keys and its sealing come from hashes of it), and an id the cluster does
@@ -36,7 +41,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"slices"
 	"strings"
@@ -72,6 +76,17 @@ type SessionStore interface {
 	// SubscribeStream receives them until stop is called.
 	PublishStream(ctx context.Context, id string, msg []byte) (int, error)
 	SubscribeStream(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error)
+	// PublishReply sends the client's answer to a server-to-client
+	// request to the replicas listening with SubscribeReplies: the one
+	// that made the request takes it.
+	PublishReply(ctx context.Context, id string, msg []byte) (int, error)
+	SubscribeReplies(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error)
+	// OpenEvents, AppendEvent and EventsAfter keep the events of the
+	// session's SSE streams for any replica to replay (sessionevents.go);
+	// AppendEvent counts missed events the replica could not add before.
+	OpenEvents(ctx context.Context, id, stream string, ttl time.Duration) error
+	AppendEvent(ctx context.Context, id, stream string, data []byte, missed int, ttl time.Duration) (int, error)
+	EventsAfter(ctx context.Context, id, stream string, index int) ([][]byte, error)
 }
 
 // sessionStore is the cluster's SessionStore, nil without one.
@@ -257,37 +272,11 @@ type streamTransport struct {
 	gets    atomic.Int32   // event streams open on this replica
 }
 
+// newStreamTransport makes the transport of shared session id; events is
+// the cluster's event store (sharedEvents).
 func newStreamTransport(g *Gateway, id string, events mcp.EventStore) *streamTransport {
-	tr := &mcp.StreamableServerTransport{SessionID: id}
-	if events != nil {
-		tr.EventStore = takenOverEvents{events}
-	}
+	tr := &mcp.StreamableServerTransport{SessionID: id, EventStore: events}
 	return &streamTransport{StreamableServerTransport: tr, g: g, id: id}
-}
-
-// takenOverEvents is the replica's event store (what lets a stream that
-// ended resume with Last-Event-ID), for sessions another replica may have
-// started: an event stream that reconnects here with the Last-Event-ID of
-// another replica's stream resumes from now (what it missed there is
-// lost), where the store alone would refuse the replay and so break the
-// client's session.
-type takenOverEvents struct{ mcp.EventStore }
-
-func (e takenOverEvents) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
-	inner := e.EventStore.After(ctx, sessionID, streamID, index)
-	if streamID != "" {
-		return inner // a call's stream: its replica had the call
-	}
-	return func(yield func([]byte, error) bool) {
-		for data, err := range inner {
-			if err != nil {
-				return // unknown here: nothing to replay
-			}
-			if !yield(data, nil) {
-				return
-			}
-		}
-	}
 }
 
 // Connect connects the library's transport and wraps its connection.
@@ -297,7 +286,7 @@ func (t *streamTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.conn = c
-	t.wrapped = &streamConn{Connection: c, t: t}
+	t.wrapped = newStreamConn(c, t)
 	return t.wrapped, nil
 }
 
@@ -329,27 +318,12 @@ func (s *session) resourceUpdated(ctx context.Context, p *mcp.ResourceUpdatedNot
 	return true
 }
 
-// streamConn is a session's connection: a notification written outside
-// any request (for the event stream) while this replica holds no event
-// stream of the session is published to the replica that does.
-type streamConn struct {
-	mcp.Connection
-	t *streamTransport
-}
-
-func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if c.t.sentElsewhere(ctx, msg) {
-		return nil
-	}
-	return c.Connection.Write(ctx, msg)
-}
-
 // sentElsewhere publishes msg to the replica holding the event stream,
 // when it is for the event stream and this replica holds none; it reports
 // whether a replica received it.
 func (t *streamTransport) sentElsewhere(ctx context.Context, msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.IsCall() || ctx.Value(inRequestKey{}) != nil || t.gets.Load() > 0 {
+	if !ok || ctx.Value(inRequestKey{}) != nil || t.gets.Load() > 0 {
 		return false
 	}
 	st := t.g.sessionStore()
@@ -387,9 +361,11 @@ func (t *streamTransport) serveStream(w http.ResponseWriter, r *http.Request, s 
 	t.StreamableServerTransport.ServeHTTP(w, r)
 }
 
-// relay sends the notifications other replicas published to this
-// replica's event stream. Only notifications pass: a request or a
-// response belongs to the replica that made or received it.
+// relay sends what other replicas published for this replica's event
+// stream: notifications, and requests (their ids are the requesting
+// replica's, sessionrequests.go, so the client's answer finds its way
+// back there). A response is never sent on: the client made no request
+// of the gateway on the event stream.
 func (t *streamTransport) relay(ctx context.Context, msgs <-chan []byte) {
 	for {
 		select {
@@ -397,8 +373,8 @@ func (t *streamTransport) relay(ctx context.Context, msgs <-chan []byte) {
 			return
 		case data := <-msgs:
 			msg, err := jsonrpc.DecodeMessage(data)
-			if req, ok := msg.(*jsonrpc.Request); err != nil || !ok || req.IsCall() {
-				t.g.log.Debug("dropping a stream message that is not a notification")
+			if _, ok := msg.(*jsonrpc.Request); err != nil || !ok {
+				t.g.log.Debug("dropping a stream message that is not a request or notification")
 				continue
 			}
 			_ = t.conn.Write(context.Background(), msg)

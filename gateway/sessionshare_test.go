@@ -71,16 +71,27 @@ type shareFixture struct {
 
 func newShareFixture(t *testing.T, prefix string) *shareFixture {
 	t.Helper()
+	return newShareFixtureWith(t, prefix, nil)
+}
+
+// newShareFixtureWith is newShareFixture with the forwarder's server
+// entry changed by edit.
+func newShareFixtureWith(t *testing.T, prefix string, edit func(fwd map[string]any)) *shareFixture {
+	t.Helper()
 	srv := redistest.Start(t)
 	f := &shareFixture{rdb: redis.NewClient(&redis.Options{Addr: srv.Addr()})}
 	t.Cleanup(func() { _ = f.rdb.Close() })
 	urlA, addA, updA := cacheUpstream(t, "alpha", 1000, "private")
 	urlB, _, updB := cacheUpstream(t, "alpha", 1000, "private")
 	f.addA, f.updA, f.updB = addA, updA, updB
+	fwd := roleServer(t, "forwarder")
+	if edit != nil {
+		edit(fwd)
+	}
 	cfg := func(upstream string) string {
 		return clusterConfig(t, map[string]any{
 			"alpha": map[string]any{"type": "http", "url": upstream},
-			"fwd":   roleServer(t, "forwarder"),
+			"fwd":   fwd,
 		}, srv.URL(0), prefix, map[string]any{"exposure": "dynamic"})
 	}
 	f.path = func(string) string { return cfg(urlB) }

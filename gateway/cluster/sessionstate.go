@@ -146,8 +146,8 @@ func (c *Cluster) TouchSession(ctx context.Context, id string, ttl time.Duration
 	return c.check(cctx, c.rdb.PExpire(cctx, c.sessionKey(id), ttl).Err())
 }
 
-// DeleteSession removes session id's saved state, the session having
-// ended, and tells the other replicas (P:ended), so that those holding it
+// DeleteSession removes session id's saved state and kept events
+// (events.go), the session having ended, and tells the other replicas (P:ended), so that those holding it
 // too (for its event stream) close it.
 func (c *Cluster) DeleteSession(ctx context.Context, id string) error {
 	cctx, cancel, err := c.ready(ctx)
@@ -163,6 +163,9 @@ func (c *Cluster) DeleteSession(ctx context.Context, id string) error {
 		p.Publish(cctx, ch, msg)
 		return nil
 	})
+	if err == nil {
+		err = c.dropEvents(cctx, id)
+	}
 	return c.check(cctx, err)
 }
 

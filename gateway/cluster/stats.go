@@ -20,6 +20,7 @@ type stats struct {
 	// MCP sessions' saved states and stream messages
 	sessionSaves, sessionLoads, sessionRefused      atomic.Int64
 	streamPublished, streamDelivered, streamRefused atomic.Int64
+	eventsKept, eventsReplayed                      atomic.Int64
 }
 
 // WriteMetrics writes the cluster's metrics in the Prometheus text format,
@@ -45,5 +46,7 @@ func (c *Cluster) WriteMetrics(w io.Writer) {
 	p("toolsearch_cluster_session_refused_total", "counter", "Saved MCP session states refused: altered, or not made for the session id shown.", c.stats.sessionRefused.Load(), "")
 	p("toolsearch_cluster_stream_published_total", "counter", "Messages published for a session's event stream held by another replica.", c.stats.streamPublished.Load(), "")
 	p("toolsearch_cluster_stream_delivered_total", "counter", "Messages received for an event stream this replica holds.", c.stats.streamDelivered.Load(), "")
+	p("toolsearch_cluster_events_kept_total", "counter", "Events of MCP sessions' SSE streams kept so that any replica can replay them.", c.stats.eventsKept.Load(), "")
+	p("toolsearch_cluster_events_replayed_total", "counter", "Kept events replayed to a client that resumed its stream.", c.stats.eventsReplayed.Load(), "")
 	p("toolsearch_cluster_stream_refused_total", "counter", "Stream messages dropped because they did not open for their session (forged).", c.stats.streamRefused.Load(), "")
 }

@@ -16,6 +16,10 @@ import (
 // only a replica shown the session id can read it, and a message anyone
 // else publishes on the channel fails to open and is dropped.
 //
+// The client's answers to a session's server-to-client requests travel
+// the same way, on P:reply:<hashed session id>, to the replicas that made
+// requests in the session: the one that made it takes the answer.
+//
 // One Redis connection carries every subscription of a replica. Pub/sub
 // delivers at most once: a message published while no replica is
 // subscribed, or while Redis is down, is lost, as a message to a closed
@@ -40,15 +44,43 @@ const streamBuffer = 64
 
 func (c *Cluster) streamChannel(id string) string { return c.key("stream", sessionName(id)) }
 
+// replyChannel carries the client's answers to a session's server-to-
+// client requests: P:reply:<hashed session id>.
+func (c *Cluster) replyChannel(id string) string { return c.key("reply", sessionName(id)) }
+
 // PublishStream sends msg to the replica holding session id's event
 // stream. It returns how many replicas received it: 0 when none holds it.
 func (c *Cluster) PublishStream(ctx context.Context, id string, msg []byte) (int, error) {
+	return c.publish(ctx, id, c.streamChannel(id), msg)
+}
+
+// SubscribeStream receives the messages published for session id's event
+// stream until stop is called. While Redis is down it fails with ErrDown;
+// a subscription made before an outage resumes when Redis returns.
+func (c *Cluster) SubscribeStream(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error) {
+	return c.subscribe(ctx, id, c.streamChannel(id))
+}
+
+// PublishReply sends a client's answer to a request of session id to the
+// replicas that listen for them (SubscribeReplies): the one that made the
+// request knows it by its id. It returns how many replicas received it.
+func (c *Cluster) PublishReply(ctx context.Context, id string, msg []byte) (int, error) {
+	return c.publish(ctx, id, c.replyChannel(id), msg)
+}
+
+// SubscribeReplies receives the answers PublishReply sends for session id
+// until stop is called.
+func (c *Cluster) SubscribeReplies(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error) {
+	return c.subscribe(ctx, id, c.replyChannel(id))
+}
+
+// publish sends msg, sealed for session id, on channel ch.
+func (c *Cluster) publish(ctx context.Context, id, ch string, msg []byte) (int, error) {
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer cancel()
-	ch := c.streamChannel(id)
 	n, err := c.rdb.Publish(cctx, ch, seal(id, ch, msg)).Result()
 	if err = c.check(cctx, err); err != nil {
 		return 0, err
@@ -57,17 +89,14 @@ func (c *Cluster) PublishStream(ctx context.Context, id string, msg []byte) (int
 	return int(n), nil
 }
 
-// SubscribeStream receives the messages published for session id's event
-// stream until stop is called. While Redis is down it fails with ErrDown;
-// a subscription made before an outage resumes when Redis returns.
-func (c *Cluster) SubscribeStream(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error) {
+// subscribe receives what is published on channel ch for session id.
+func (c *Cluster) subscribe(ctx context.Context, id, ch string) (msgs <-chan []byte, stop func(), err error) {
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer cancel()
 	h := &c.streams
-	ch := c.streamChannel(id)
 	sub := &streamSub{id: id, ch: make(chan []byte, streamBuffer)}
 	h.mu.Lock()
 	c.startHub()
