@@ -735,6 +735,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if again != nil && again.held != nil {
 		return g.resumeHeld(ctx, t, again, start), nil
 	}
+	if again != nil && again.remote {
+		return g.forwardHeld(ctx, req, t, again, start) // mrtrcluster.go
+	}
 	if v := g.policy().Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
 		// A retry with a state the gateway handed out continues a call
 		// that was confirmed already.

@@ -81,6 +81,7 @@ func newMRTR() *mrtrState {
 type stateBinding struct {
 	server, tool string
 	expires      time.Time
+	shared       bool // the cluster has it too (mrtrcluster.go)
 }
 
 // bindKey keys a binding: the client and a digest of the state (the state
@@ -154,6 +155,16 @@ func (m *mrtrState) bindState(client, server, tool, state string) {
 	m.states[bindKey(client, state)] = stateBinding{server: server, tool: tool, expires: now.Add(stateTTL)}
 }
 
+// markShared records that the cluster has the binding of state.
+func (m *mrtrState) markShared(client, state string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.states[bindKey(client, state)]; ok {
+		b.shared = true
+		m.states[bindKey(client, state)] = b
+	}
+}
+
 // dropState forgets a state once a retry used it.
 func (m *mrtrState) dropState(client, state string) {
 	if state == "" {
@@ -169,6 +180,7 @@ type retry struct {
 	state     string
 	responses mcp.InputResponseMap
 	held      *heldCall // set when the state is a held call's
+	remote    bool      // a held call's state that another replica holds
 }
 
 // retryOf checks a call's requestState: nil when the call carries none (a
@@ -189,19 +201,38 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, t *catalog.Tool) (*retry, er
 	client := callClientKey(req)
 	r := &retry{state: state, responses: req.Params.InputResponses}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if h, ok := m.held[state]; ok {
+	h, held := m.held[state]
+	b, bound := m.states[bindKey(client, state)]
+	m.mu.Unlock()
+	switch {
+	case held:
 		if h.client != client || h.server != t.Server || h.tool != t.Name {
 			return nil, errStateRefused(g.nameOf(t))
 		}
 		r.held = h
 		return r, nil
+	case bound:
+		if time.Now().After(b.expires) || b.server != t.Server || b.tool != t.Name {
+			return nil, errStateRefused(g.nameOf(t))
+		}
+		// A retry on another replica may have used it meanwhile.
+		if v, known := g.sharedBinding(client, state); b.shared && known && v == "" {
+			m.dropState(client, state)
+			return nil, errStateRefused(g.nameOf(t))
+		}
+		return r, nil
 	}
-	b, ok := m.states[bindKey(client, state)]
-	if !ok || time.Now().After(b.expires) || b.server != t.Server || b.tool != t.Name {
-		return nil, errStateRefused(g.nameOf(t))
+	// Another replica may have handed the state out (mrtrcluster.go).
+	if g.callRelay() != nil {
+		if strings.HasPrefix(state, heldStatePrefix) {
+			r.remote = true // its holder checks the client and the tool
+			return r, nil
+		}
+		if v, _ := g.sharedBinding(client, state); v == bindingValue(t.Server, t.Name) {
+			return r, nil
+		}
 	}
-	return r, nil
+	return nil, errStateRefused(g.nameOf(t))
 }
 
 // errStateRefused is the error of a retry whose requestState the gateway
@@ -300,6 +331,7 @@ func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, t *
 	client := callClientKey(req)
 	if params.RequestState != "" {
 		m.dropState(client, params.RequestState)
+		g.dropSharedBinding(client, params.RequestState)
 	}
 	if res == nil || !res.NeedsInput() {
 		return res, false, nil
@@ -311,6 +343,9 @@ func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, t *
 			res.InputRequests = mcp.InputRequestMap{}
 		}
 		m.bindState(client, t.Server, t.Name, res.RequestState)
+		if g.shareBinding(client, t.Server, t.Name, res.RequestState) {
+			m.markShared(client, res.RequestState)
+		}
 		return res, false, nil
 	}
 	return g.fulfil(ctx, req, t, ls, params, res)
@@ -478,6 +513,8 @@ type heldCall struct {
 	mu      sync.Mutex
 	pending *heldAsk    // the request the client was shown
 	timer   *time.Timer // fires when the client does not retry in time
+	relayed bool        // its retries are taken from other replicas too
+	unrelay func()      // stops that
 }
 
 // heldAsk is one request of the server, waiting for the client's answer.
@@ -531,6 +568,12 @@ func (h *heldCall) end(why error) {
 		close(h.ended)
 		if h.cancel != nil {
 			h.cancel()
+		}
+		h.mu.Lock()
+		unrelay := h.unrelay
+		h.mu.Unlock()
+		if unrelay != nil {
+			unrelay()
 		}
 	})
 }
@@ -620,6 +663,7 @@ func (g *Gateway) waitHeld(ctx context.Context, t *catalog.Tool, u *upstream, ls
 			h.end(fmt.Errorf("the client did not answer within %v", h.m.hold))
 		})
 		h.mu.Unlock()
+		g.relayHeld(h) // the retry may reach another replica (mrtrcluster.go)
 		g.metrics.call(t.Server, "input_required", time.Since(start))
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token}
 	case <-h.ended:

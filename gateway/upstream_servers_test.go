@@ -327,6 +327,9 @@ func npmPresent(t testing.TB, name string) bool {
 
 // resultText is the text of a result's content.
 func resultText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
