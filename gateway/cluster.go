@@ -239,7 +239,8 @@ func (g *Gateway) shareIndex(snap *catalog.Snapshot, fp, data []byte) {
 }
 
 // rejoined writes again what a restarted cluster may have lost: the
-// manifests of the servers listed live, and the index.
+// manifests of the servers listed live, the index, and the states of the
+// MCP sessions this replica holds.
 func (g *Gateway) rejoined() {
 	g.log.Info("sharing this replica's manifests and index again")
 	for _, k := range g.keys() {
@@ -254,6 +255,7 @@ func (g *Gateway) rejoined() {
 	}
 	g.reshareIndex.Store(true)
 	g.indexChanged()
+	g.resaveShared() // sessionshare.go
 }
 
 // liveManifest is the manifest of a server as the current view holds it

@@ -664,6 +664,33 @@ func (s *session) restore(saved *savedSession) {
 	s.sync()
 }
 
+// resaveShared writes the state of every session this replica holds to
+// the cluster again, as a restarted Redis has lost them (rejoined); each
+// replica holding a copy of a session writes it, the same state.
+func (g *Gateway) resaveShared() {
+	if g.sessionStore() == nil {
+		return
+	}
+	t := g.httpSessionTable()
+	t.mu.Lock()
+	var ss []*session
+	for _, hs := range t.byID {
+		if hs.tr != nil && hs.s.share != nil {
+			ss = append(ss, hs.s)
+		}
+	}
+	t.mu.Unlock()
+	for _, s := range ss {
+		s.share.saveMu.Lock()
+		s.share.last = nil // not what the cluster has any more
+		s.share.saveMu.Unlock()
+		s.saveShared()
+	}
+	if len(ss) > 0 {
+		g.log.Info("saved this replica's MCP sessions in the cluster again", "sessions", len(ss))
+	}
+}
+
 // forgetShared removes a session its client closed (DELETE) from the
 // cluster, and so from every replica holding it. A session that is idle
 // here may be busy on another replica, and a replica that stops leaves
