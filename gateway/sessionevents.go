@@ -56,7 +56,7 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 		}
 	}
 	if streamID == "" {
-		if err := e.st.OpenEvents(context.WithoutCancel(ctx), sessionID, "", e.ttl()); err != nil {
+		if err := e.st.OpenEvents(context.WithoutCancel(ctx), sessionID, "", e.ttl("")); err != nil {
 			e.g.log.Debug("the cluster did not take a session's event stream", "err", err)
 		}
 	}
@@ -76,7 +76,7 @@ func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, d
 	e.mu.Unlock()
 	// The library's request may end before its last event is kept: the
 	// event is kept whatever happens to the request.
-	_, err := e.st.AppendEvent(context.WithoutCancel(ctx), sessionID, streamID, data, missed, e.ttl())
+	_, err := e.st.AppendEvent(context.WithoutCancel(ctx), sessionID, streamID, data, missed, e.ttl(streamID))
 	e.mu.Lock()
 	switch {
 	case err == nil:
@@ -144,6 +144,15 @@ func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) erro
 	return nil
 }
 
-// ttl is how long the cluster keeps a stream after its last event: as
-// long as the session's saved state.
-func (e *sharedEvents) ttl() time.Duration { return e.g.cfg.Gateway.Serve.SessionIdleTimeout }
+// ttl is how long the cluster keeps a stream after its last event. The
+// event stream lives as long as the session's saved state. A POST's
+// stream is resumed only while its call runs (SSE polling) or just after
+// it broke, so it is kept for the call timeout and a minute more: a
+// session of many calls does not keep all of them for half an hour.
+func (e *sharedEvents) ttl(streamID string) time.Duration {
+	idle := e.g.cfg.Gateway.Serve.SessionIdleTimeout
+	if streamID == "" {
+		return idle
+	}
+	return min(idle, e.g.cfg.Gateway.Limits.CallTimeout+time.Minute)
+}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -277,5 +278,61 @@ func TestClusterStreamResumesOnAnotherReplica(t *testing.T) {
 	f.b.c.WriteMetrics(&m)
 	if strings.Contains(m.String(), `toolsearch_cluster_events_replayed_total{replica="b"} 0`) {
 		t.Errorf("b replayed nothing from the cluster:\n%s", m.String())
+	}
+}
+
+// TestClusterSSEPollingAcrossReplicas: an upstream that polls (it ends its
+// stream with a retry field and answers later) is called through replica
+// a, whose stream to the client is primed with an event id and ends with
+// the same retry; the client's reconnection, with the Last-Event-ID a gave
+// it, reaches replica b, which replays the answer from the cluster once a
+// has it.
+func TestClusterSSEPollingAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "poller", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "slow_report", Description: "Build a slow report, ending the stream first.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 100 * time.Millisecond})
+			time.Sleep(300 * time.Millisecond)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "report ready"}}}, nil
+		})
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"poller": map[string]any{"type": "http", "url": up.URL, "naming": "bare"}}, srv.URL(0), "poll",
+		map[string]any{"exposure": "full"})
+	a := newReplica(t, path, "a", true, false)
+	b := newReplica(t, path, "b", true, false)
+	waitState(t, a.g, "poller", 20*time.Second, StateReady)
+	waitState(t, b.g, "poller", 20*time.Second, StateReady)
+	hostA, _ := serveKillable(t, a.g.Handler(""))
+	hostB, _ := serveKillable(t, b.g.Handler(""))
+
+	sid, version := rawInitialize(t, "http://"+hostA+"/mcp")
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow_report","arguments":{}}}`
+	req, _ := http.NewRequest(http.MethodPost, "http://"+hostA+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", version)
+	evs, retried, lastID := readEvents(t, req)
+	if !retried || lastID == "" || strings.Contains(strings.Join(evs, "\n"), "report ready") {
+		t.Fatalf("a's stream: retry %v, last id %q, events %q; want it ended with a retry before the answer", retried, lastID, evs)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		get, _ := http.NewRequest(http.MethodGet, "http://"+hostB+"/mcp", nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Mcp-Session-Id", sid)
+		get.Header.Set("Mcp-Protocol-Version", version)
+		get.Header.Set("Last-Event-ID", lastID)
+		evs, _, _ = readEvents(t, get)
+		if strings.Contains(strings.Join(evs, "\n"), "report ready") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never replayed the answer: last events %q", evs)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

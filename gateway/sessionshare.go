@@ -469,7 +469,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 	case http.MethodPost:
 		defer hs.busy(id)()
 		hsn.s.refreshShared(r.Context())
-		hsn.tr.ServeHTTP(w, r)
+		versioned(w, r, hsn.tr.ServeHTTP) // sdkversion.go
 	case http.MethodDelete:
 		defer hs.busy(id)()
 		hsn.s.share.ended.Store(true)
@@ -535,7 +535,7 @@ func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string
 		return
 	}
 	hs.track(s, ss, lease, tr)
-	tr.ServeHTTP(w, r)
+	versioned(w, r, tr.ServeHTTP)
 	if ss.InitializeParams() == nil {
 		_ = ss.Close() // not an initialize, or a failed one
 	}
