@@ -35,10 +35,11 @@ import (
 // toolsearch.cluster on, the replicas share one record in Redis the same
 // way (a shared value of kind "usage"), and each keeps its file as well:
 // a replica starts from the shared record when there is one, and merges
-// into it at each save. Two replicas saving at the same instant may lose
-// one's batch (the merge is a read and a write, not a transaction), and
-// the shared record lives for toolsearch.cluster.ttl after it was last
-// read or written, as every shared value does.
+// into it at each save. The write back is made only if the record is
+// still the one read (SwapBlob), so two replicas saving at the same
+// instant both count: the later reads again and merges once more. The
+// shared record lives for toolsearch.cluster.ttl after it was last read or
+// written, as every shared value does.
 
 // learnWindow is how long after a search a call still counts as chosen
 // from its results.
@@ -106,9 +107,18 @@ func (g *Gateway) openLearning() {
 // empty one. A shared record that is refused is logged and passed over
 // (the next save replaces it); a refused file is an error.
 func (g *Gateway) loadLearned(ctx context.Context, l *learning) (*usage.Store, error) {
+	s, _, err := g.loadLearnedShared(ctx, l)
+	return s, err
+}
+
+// loadLearnedShared is loadLearned, with the shared value it read (nil
+// for none), for a SwapBlob that writes back over it only.
+func (g *Gateway) loadLearnedShared(ctx context.Context, l *learning) (*usage.Store, []byte, error) {
+	var data []byte
 	if g.cluster != nil {
 		cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
-		data, err := g.cluster.GetBlob(cctx, sharedUsage, sharedUsageName)
+		var err error
+		data, err = g.cluster.GetBlob(cctx, sharedUsage, sharedUsageName)
 		cancel()
 		switch {
 		case err != nil:
@@ -116,16 +126,30 @@ func (g *Gateway) loadLearned(ctx context.Context, l *learning) (*usage.Store, e
 		case data != nil:
 			s, err := usage.Decode(data, l.opt, time.Now())
 			if err == nil {
-				return s, nil
+				return s, data, nil
 			}
 			g.log.Warn("the shared learned usage is refused; the next save replaces it", "err", err)
 		}
 	}
+	var s *usage.Store
+	var err error
 	if l.path != "" {
-		return usage.Load(l.path, l.opt)
+		s, err = usage.Load(l.path, l.opt)
+	} else {
+		s, err = usage.New(l.opt)
 	}
-	return usage.New(l.opt)
+	return s, data, err
 }
+
+// BlobSwapper is what a Cluster offers to write a shared value back only
+// over the value read (package cluster implements it).
+type BlobSwapper interface {
+	SwapBlob(ctx context.Context, kind, digest string, old, data []byte) (swapped bool, err error)
+}
+
+// maxSwaps bounds how often a save reads and merges again because another
+// replica saved first.
+const maxSwaps = 5
 
 // learned is the Learner searches rank with, nil when learning is off.
 func (g *Gateway) learned() search.Learner {
@@ -224,24 +248,30 @@ func (g *Gateway) saveLearning() error {
 		l.mu.Unlock()
 	}
 	ctx := context.Background() // a save at shutdown outlives the run
-	merged, err := g.loadLearned(ctx, l)
-	if err != nil {
-		requeue()
-		return err
-	}
-	for _, r := range batch {
-		if err := merged.Record(r.terms, r.tool, r.at); err != nil {
-			requeue()
-			return fmt.Errorf("save learned usage: %w", err)
-		}
-	}
+	var merged *usage.Store
 	shared := false
-	if g.cluster != nil {
-		data, err := merged.Encode()
-		if err == nil {
-			cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
-			err = g.cluster.PutBlob(cctx, sharedUsage, sharedUsageName, data)
-			cancel()
+	for try := 1; ; try++ {
+		m, old, err := g.loadLearnedShared(ctx, l)
+		if err != nil {
+			requeue()
+			return err
+		}
+		for _, r := range batch {
+			if err := m.Record(r.terms, r.tool, r.at); err != nil {
+				requeue()
+				return fmt.Errorf("save learned usage: %w", err)
+			}
+		}
+		merged = m
+		if g.cluster == nil {
+			break
+		}
+		again, err := g.shareLearned(ctx, old, merged)
+		if again && try < maxSwaps {
+			continue // another replica saved meanwhile: merge into its record
+		}
+		if again {
+			err = fmt.Errorf("other replicas saved %d times while this one merged", maxSwaps)
 		}
 		switch {
 		case err == nil:
@@ -252,6 +282,7 @@ func (g *Gateway) saveLearning() error {
 		default:
 			g.log.Warn("learned usage not shared; saved in the state directory", "err", err)
 		}
+		break
 	}
 	if l.path != "" {
 		if err := merged.Save(l.path); err != nil {
@@ -268,6 +299,24 @@ func (g *Gateway) saveLearning() error {
 	}
 	l.store.Store(merged)
 	return nil
+}
+
+// shareLearned writes the merged record to the cluster over old, the
+// shared value it was merged into; again is true when another replica
+// wrote one meanwhile, and nothing was written.
+func (g *Gateway) shareLearned(ctx context.Context, old []byte, merged *usage.Store) (again bool, err error) {
+	data, err := merged.Encode()
+	if err != nil {
+		return false, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
+	defer cancel()
+	sw, ok := g.cluster.(BlobSwapper)
+	if !ok {
+		return false, g.cluster.PutBlob(cctx, sharedUsage, sharedUsageName, data)
+	}
+	swapped, err := sw.SwapBlob(cctx, sharedUsage, sharedUsageName, old, data)
+	return err == nil && !swapped, err
 }
 
 // saveLearningLoop saves new records every learnSaveEvery, and once more

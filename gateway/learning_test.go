@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/usage"
+	"github.com/toolsearch/toolsearch/gateway/cluster"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -313,4 +315,56 @@ func mergeMaps(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// interleaved is a replica's cluster whose next read of the learned
+// record lets another replica save first, as if both saved at once.
+type interleaved struct {
+	*cluster.Cluster
+	between func()
+	once    sync.Once
+}
+
+func (c *interleaved) GetBlob(ctx context.Context, kind, digest string) ([]byte, error) {
+	data, err := c.Cluster.GetBlob(ctx, kind, digest)
+	if kind == sharedUsage {
+		c.once.Do(c.between)
+	}
+	return data, err
+}
+
+// TestLearningSavesAtOnce: replica a reads the shared record to merge its
+// call into, and replica b saves its own call before a writes back. a's
+// write back is refused, a merges into b's record, and both calls count.
+func TestLearningSavesAtOnce(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	learn := map[string]any{"learning": map[string]any{"enabled": true}}
+	path := func() string {
+		return clusterConfig(t, nil, rs.URL(0), "ts-once", mergeMaps(learn, map[string]any{"stateDir": t.TempDir()}))
+	}
+	a := newReplica(t, path(), "a", false, false)
+	b := newReplica(t, path(), "b", false, false)
+	terms := []string{"deploy", "production"}
+	a.g.learn.record(a.g, terms, "echo/deploy", time.Now())
+	b.g.learn.record(b.g, terms, "echo/deploy", time.Now())
+	var bErr error
+	a.g.cluster = &interleaved{Cluster: a.c, between: func() { bErr = b.g.saveLearning() }}
+	if err := a.g.saveLearning(); err != nil {
+		t.Fatal(err)
+	}
+	if bErr != nil {
+		t.Fatal(bErr)
+	}
+	data, err := b.c.GetBlob(context.Background(), sharedUsage, sharedUsageName)
+	if err != nil || data == nil {
+		t.Fatalf("the shared record: %v", err)
+	}
+	shared, err := usage.Decode(data, usage.Options{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := shared.Entries(time.Now()); len(e) != 1 || e[0].Strength < 1.999 {
+		t.Fatalf("the shared record holds %+v, want both replicas' calls", e)
+	}
 }

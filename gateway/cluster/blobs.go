@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Shared values (blobs) are what one replica made and the others may
@@ -93,6 +95,55 @@ func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte)
 	}
 	c.stats.blobPuts.Add(1)
 	return nil
+}
+
+// swapScript sets KEYS[1] to ARGV[2] (for ARGV[3] ms) if the value there
+// starts with the checksum ARGV[1], or is absent when ARGV[1] is empty;
+// it returns 1 when it did.
+var swapScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if ARGV[1] == '' then
+  if cur then return 0 end
+elseif not cur or string.sub(cur, 1, 32) ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`)
+
+// SwapBlob stores data as the shared value of kind and digest only if the
+// value there is still old (nil: none), as GetBlob returned it: a replica
+// that read, changed and writes back a value loses no other replica's
+// write made meanwhile. swapped is false when there was one; read again
+// and retry.
+func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data []byte) (swapped bool, err error) {
+	key, err := c.blobKey(kind, digest)
+	if err != nil {
+		return false, err
+	}
+	if int64(len(data)) > c.maxBlob {
+		return false, fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
+	}
+	cctx, cancel, err := c.ready(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer cancel()
+	var want []byte
+	if old != nil {
+		sum := sha256.Sum256(old)
+		want = sum[:]
+	}
+	sum := sha256.Sum256(data)
+	val := append(append(make([]byte, 0, len(sum)+len(data)), sum[:]...), data...)
+	n, err := swapScript.Run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()).Int()
+	if err = c.check(cctx, err); err != nil {
+		return false, err
+	}
+	if n == 1 {
+		c.stats.blobPuts.Add(1)
+	}
+	return n == 1, nil
 }
 
 // blobKey names a shared value. Kinds and digests are the gateway's own

@@ -85,3 +85,34 @@ func TestTemp(t *testing.T) {
 		t.Errorf("read after its TTL: %q", got)
 	}
 }
+
+// TestSwapBlob: a write back of a value read succeeds only while no other
+// write came in between; a first write only where there is none.
+func TestSwapBlob(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, _ := open(t, srv.URL(0), "a", "swap")
+	b, _ := open(t, srv.URL(0), "b", "swap")
+	ctx := context.Background()
+	if ok, err := a.SwapBlob(ctx, "usage", "learned", nil, []byte("one")); !ok || err != nil {
+		t.Fatalf("first write: %v %v", ok, err)
+	}
+	if ok, _ := b.SwapBlob(ctx, "usage", "learned", nil, []byte("two")); ok {
+		t.Error("a first write over a value")
+	}
+	seenA, _ := a.GetBlob(ctx, "usage", "learned")
+	seenB, _ := b.GetBlob(ctx, "usage", "learned")
+	if ok, err := b.SwapBlob(ctx, "usage", "learned", seenB, []byte("one+b")); !ok || err != nil {
+		t.Fatalf("b's write back: %v %v", ok, err)
+	}
+	if ok, _ := a.SwapBlob(ctx, "usage", "learned", seenA, []byte("one+a")); ok {
+		t.Error("a wrote back over b's write")
+	}
+	seenA, _ = a.GetBlob(ctx, "usage", "learned")
+	if ok, _ := a.SwapBlob(ctx, "usage", "learned", seenA, []byte("one+b+a")); !ok {
+		t.Error("a's retry after reading again")
+	}
+	if got, _ := b.GetBlob(ctx, "usage", "learned"); string(got) != "one+b+a" {
+		t.Errorf("the value is %q", got)
+	}
+}
