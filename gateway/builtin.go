@@ -26,6 +26,10 @@ import (
 // builtinTools is the gateway's state for its built-in tools.
 type builtinTools struct {
 	set *builtin.Set
+	// byClient is whether what the set shows depends on whether the
+	// client has tools of its own (builtinsByClient), worked out once:
+	// it depends on the set's configuration only.
+	byClient bool
 	// resources is whether the resource tools are in the catalog now;
 	// guarded by Gateway.mu.
 	resources bool
@@ -38,7 +42,9 @@ func (g *Gateway) initBuiltins(v *view) error {
 	if err != nil {
 		return fmt.Errorf("config %s: toolsearch.%w", g.cfg.Path, err)
 	}
-	g.builtin = &builtinTools{set: builtin.New(cfg, g.log)}
+	set := builtin.New(cfg, g.log)
+	g.builtin = &builtinTools{set: set,
+		byClient: !sameSet(set.Hidden(builtin.Client{}), set.Hidden(builtin.Client{Name: "a client", OwnTools: true}))}
 	g.builtin.resources = anyDeclaresResources(v)
 	srv, err := g.builtinServer(g.builtin.resources)
 	if err != nil {

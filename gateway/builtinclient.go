@@ -84,11 +84,7 @@ func (g *Gateway) modernBuiltinKey(key, name string) string {
 // builtinsByClient reports whether the built-in tools shown depend on
 // whether the client has tools of its own.
 func (g *Gateway) builtinsByClient() bool {
-	if g.builtin == nil {
-		return false
-	}
-	set := g.builtin.set
-	return !sameSet(set.Hidden(builtin.Client{}), set.Hidden(builtin.Client{Name: "a client", OwnTools: true}))
+	return g.builtin != nil && g.builtin.byClient
 }
 
 // rootsWait bounds how long a session's first tools/list waits for the
