@@ -97,6 +97,7 @@ func TestClusterAnswersReachTheAsker(t *testing.T) {
 			if !meet() {
 				t.Error("the elicitation never came while the sampling request waited")
 			}
+			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 			return &mcp.CreateMessageResult{Model: "m-7", Role: "assistant", Content: &mcp.TextContent{Text: "otter"}}, nil
 		},
 	})
