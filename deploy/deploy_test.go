@@ -2,8 +2,8 @@
 // of several replicas (kubernetes/) and the test that checks they agree
 // with each other and with the gateway: the ConfigMap is a configuration
 // the gateway reads, with a cluster; the probes, ports and mounts are the
-// ones serve uses. Their schemas are checked by kubeconform where its
-// schemas can be had (.ci/run).
+// ones serve uses. kubeconform checks them against the Kubernetes API's
+// schemas (kubeconform_test.go), which kubeschema makes.
 package deploy
 
 import (
