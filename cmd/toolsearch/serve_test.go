@@ -47,6 +47,8 @@ func TestServeHTTPAccess(t *testing.T) {
 	os.WriteFile(cfg, []byte(`{"mcpServers": {}}`), 0o600)
 	unset := filepath.Join(dir, "unset.json")
 	os.WriteFile(unset, []byte(`{"mcpServers": {}, "toolsearch": {"http": {"authToken": "${TOOLSEARCH_TEST_SURELY_UNSET_VAR}"}}}`), 0o600)
+	noCA := filepath.Join(dir, "noca.json")
+	os.WriteFile(noCA, []byte(`{"mcpServers": {}, "toolsearch": {"cluster": {"redis": "rediss://127.0.0.1:1/0", "ca": "`+filepath.Join(dir, "absent-ca.pem")+`"}}}`), 0o600)
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte(serveTestToken+"\n"), 0o600)
 	shortFile := filepath.Join(dir, "short")
@@ -67,6 +69,7 @@ func TestServeHTTPAccess(t *testing.T) {
 		{name: "loopback with token file", args: []string{"--http", "127.0.0.1:0", "--auth-token-file", tokenFile}, loopback: true, status: 401},
 		{name: "short token", args: []string{"--http", ":0", "--auth-token-file", shortFile}, refused: "at least 16"},
 		{name: "missing token file", args: []string{"--http", ":0", "--auth-token-file", filepath.Join(dir, "nope")}, refused: "--auth-token-file"},
+		{name: "a Redis CA file that is absent", args: []string{"--http", ":0", "-c", noCA}, refused: "toolsearch.cluster.ca: open " + filepath.Join(dir, "absent-ca.pem")},
 		{name: "unset token variable", args: []string{"--http", ":0", "-c", unset}, refused: "${TOOLSEARCH_TEST_SURELY_UNSET_VAR} is not set"},
 	}
 	for _, tc := range tests {

@@ -113,6 +113,16 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 	if opt.TLSConfig != nil && opt.TLSConfig.MinVersion < tls.VersionTLS12 {
 		opt.TLSConfig.MinVersion = tls.VersionTLS12
 	}
+	if cfg.CA != "" {
+		if opt.TLSConfig == nil {
+			return nil, fmt.Errorf("cluster: toolsearch.cluster.ca %s is for a rediss:// (TLS) URL", cfg.CA)
+		}
+		pool, err := loadCA(cfg.CA)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: toolsearch.cluster.ca: %w", err)
+		}
+		opt.TLSConfig.RootCAs = pool
+	}
 	opt.DialTimeout = commandTimeout
 	opt.ReadTimeout = commandTimeout
 	opt.WriteTimeout = commandTimeout

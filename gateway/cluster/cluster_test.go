@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -389,5 +391,77 @@ func TestWriteMetrics(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestOpenTLS connects to a real redis-server that speaks only TLS: with
+// the CA that signed its certificate named in toolsearch.cluster.ca the
+// replica joins (and its password still counts); without it, or over
+// plain redis://, it stays down and says why; a CA file that is not one
+// stops it at the start, naming the file.
+func TestOpenTLS(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartTLS(t, "--requirepass", "tls-horse-battery")
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "notpem.txt")
+	keyOnly := filepath.Join(dir, "key.pem")
+	os.WriteFile(notPEM, []byte("tls-horse-battery is not a certificate\n"), 0o600)
+	os.WriteFile(keyOnly, []byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), 0o600)
+	secure := "rediss://:tls-horse-battery@" + srv.Addr() + "/0"
+	tests := []struct {
+		name      string
+		cfg       config.Cluster
+		wantErr   string // Open's error
+		wantUp    bool
+		wantDown  string // in Health().Error when down
+		wantWrite bool
+	}{
+		{name: "the CA named", cfg: config.Cluster{Redis: secure, CA: srv.CAFile, Replica: "a"}, wantUp: true, wantWrite: true},
+		{name: "the system's CAs", cfg: config.Cluster{Redis: secure, Replica: "a"}, wantDown: "certificate"},
+		{name: "the wrong password", cfg: config.Cluster{Redis: "rediss://:wrong-one-123@" + srv.Addr() + "/0", CA: srv.CAFile, Replica: "a"},
+			wantDown: "WRONGPASS"},
+		{name: "no TLS", cfg: config.Cluster{Redis: "redis://:tls-horse-battery@" + srv.Addr() + "/0", Replica: "a"}},
+		{name: "a CA with a plain URL", cfg: config.Cluster{Redis: "redis://" + srv.Addr() + "/0", CA: srv.CAFile},
+			wantErr: "is for a rediss:// (TLS) URL"},
+		{name: "a CA file that is absent", cfg: config.Cluster{Redis: secure, CA: filepath.Join(dir, "absent.pem")},
+			wantErr: "absent.pem"},
+		{name: "a CA file that is not PEM", cfg: config.Cluster{Redis: secure, CA: notPEM}, wantErr: "notpem.txt: no PEM certificate"},
+		{name: "a key where the CA goes", cfg: config.Cluster{Redis: secure, CA: keyOnly}, wantErr: `a PEM "PRIVATE KEY" block`},
+		{name: "a folder where the CA goes", cfg: config.Cluster{Redis: secure, CA: dir}, wantErr: "not a regular file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lb := &logBuf{}
+			c, err := Open(context.Background(), tc.cfg, slog.New(slog.NewTextHandler(lb, nil)))
+			if err != nil && strings.Contains(err.Error(), "tls-horse-battery") || strings.Contains(lb.String(), "tls-horse-battery") {
+				t.Errorf("the password shows: err %v, log %q", err, lb.String())
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Up() != tc.wantUp {
+				t.Fatalf("Up() = %v, want %v (health %+v)", c.Up(), tc.wantUp, c.Health())
+			}
+			if h := c.Health(); !tc.wantUp && !strings.Contains(h.Error, tc.wantDown) {
+				t.Errorf("down because %q, want it to say %q", h.Error, tc.wantDown)
+			}
+			if tc.wantWrite {
+				ctx := context.Background()
+				if err := c.PutBlob(ctx, "index", "tls", []byte("over TLS")); err != nil {
+					t.Fatalf("PutBlob over TLS: %v", err)
+				}
+				if got, err := c.GetBlob(ctx, "index", "tls"); err != nil || string(got) != "over TLS" {
+					t.Errorf("GetBlob over TLS: %q, %v", got, err)
+				}
+			}
+		})
 	}
 }

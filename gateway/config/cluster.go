@@ -5,6 +5,7 @@ package config
 //
 //	"cluster": {
 //	  "redis": "rediss://:${REDIS_PASSWORD}@redis.internal:6379/0", // redis:// or rediss:// (TLS)
+//	  "ca": "/etc/toolsearch/redis-ca.pem", // rediss:// only: the CAs to trust, instead of the system's
 //	  "prefix": "toolsearch",     // every key starts with prefix + ":"
 //	  "replica": "",              // this replica's name; "" is the host name
 //	  "ttl": "24h",               // how long a shared catalog, index or hint file lives
@@ -45,6 +46,10 @@ type Cluster struct {
 	// Password is the password read from $TOOLSEARCH_REDIS_PASSWORD when
 	// the URL carries none ("" otherwise). It is a secret.
 	Password string
+	// CA is a PEM file of the certificate authorities a rediss:// server's
+	// certificate is checked against, instead of the system's ("" for the
+	// system's). Only with a rediss:// URL.
+	CA string
 	// Prefix starts every key the gateway writes, before ":".
 	Prefix string
 	// Replica names this replica in logs, metrics and /healthz.
@@ -73,6 +78,7 @@ func (c Cluster) RedisRedacted() string {
 type rawClusterTop struct {
 	Cluster *struct {
 		Redis        string          `json:"redis"`
+		CA           string          `json:"ca"`
 		Prefix       *string         `json:"prefix"`
 		Replica      string          `json:"replica"`
 		TTL          json.RawMessage `json:"ttl"`
@@ -117,6 +123,12 @@ func parseCluster(cfg *Config, top map[string]json.RawMessage, lookup func(strin
 		if p, ok := lookup(RedisPasswordEnv); ok {
 			c.Password = p
 		}
+	}
+	if ca := strings.TrimSpace(rc.CA); ca != "" {
+		if pu.Scheme != "rediss" {
+			return errAt(".ca", fmt.Errorf("%q is for a rediss:// (TLS) URL; the URL is redis://, which does not use TLS", rc.CA))
+		}
+		c.CA = ExpandHome(ca)
 	}
 	if rc.Prefix != nil {
 		p := strings.TrimSpace(*rc.Prefix)

@@ -6,8 +6,11 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,6 +25,13 @@ type Server struct {
 	bin  string
 	port int
 	args []string
+
+	// tls is how a client reaches a server started by StartTLS (nil
+	// for plain TCP).
+	tls *tls.Config
+	// CAFile is the PEM file of the CA that signed a StartTLS server's
+	// certificate ("" for plain TCP).
+	CAFile string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -42,11 +52,47 @@ func Start(t testing.TB, args ...string) *Server {
 	return s
 }
 
+// StartTLS is Start for a server that speaks only TLS (rediss://), with a
+// certificate for 127.0.0.1 from a CA of its own, made for the test:
+// CAFile is that CA. Clients need not present a certificate.
+func StartTLS(t testing.TB, args ...string) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server); skipping the test that needs a real Redis")
+	}
+	dir := t.TempDir()
+	ca, cert, key, err := writeCerts(dir)
+	if err != nil {
+		t.Fatalf("make the test certificates: %v", err)
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	s := &Server{t: t, bin: bin, port: freePort(t), CAFile: ca,
+		tls: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
+	s.args = append([]string{"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca,
+		"--tls-auth-clients", "no"}, args...)
+	s.Restart()
+	t.Cleanup(s.Kill)
+	return s
+}
+
 // Addr is host:port of the server.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
-// URL is the server's redis:// URL with database db.
-func (s *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", s.Addr(), db) }
+// URL is the server's redis:// URL with database db (rediss:// for a
+// server started by StartTLS).
+func (s *Server) URL(db int) string {
+	scheme := "redis"
+	if s.tls != nil {
+		scheme = "rediss"
+	}
+	return fmt.Sprintf("%s://%s/%d", scheme, s.Addr(), db)
+}
 
 // Kill stops the server at once (SIGKILL), as a crash would. Start and
 // Restart bring it back on the same port, empty.
@@ -70,8 +116,12 @@ func (s *Server) Restart() {
 	if s.cmd != nil {
 		return
 	}
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.t.TempDir(), "--protected-mode", "yes")
+	port := []string{"--port", strconv.Itoa(s.port)}
+	if s.tls != nil {
+		port = []string{"--port", "0", "--tls-port", strconv.Itoa(s.port)}
+	}
+	cmd := exec.Command(s.bin, append(port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.t.TempDir(), "--protected-mode", "yes")...)
 	cmd.Args = append(cmd.Args, s.args...)
 	cmd.Stdout, cmd.Stderr = nil, nil
 	if err := cmd.Start(); err != nil {
@@ -80,7 +130,7 @@ func (s *Server) Restart() {
 	s.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := ping(s.Addr()); err == nil {
+		if err := ping(s.Addr(), s.tls); err == nil {
 			return
 		} else if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
@@ -92,12 +142,18 @@ func (s *Server) Restart() {
 	}
 }
 
-// ping sends PING in the protocol's inline form and reads +PONG.
-func ping(addr string) error {
+// ping sends PING in the protocol's inline form and reads +PONG, over
+// TLS when tc is not nil.
+func ping(addr string, tc *tls.Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	var c net.Conn
+	var err error
+	if tc != nil {
+		c, err = (&tls.Dialer{Config: tc}).DialContext(ctx, "tcp", addr)
+	} else {
+		c, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return err
 	}
