@@ -123,8 +123,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// addrRE finds the address in serve's "serving streamable HTTP" log line.
-var addrRE = regexp.MustCompile(`serving streamable HTTP.* addr=(\S+)`)
+// addrRE finds the address in serve's "serving streamable HTTP" log line,
+// in text form (addr=…) or, with --log-format json, in JSON ("addr":"…").
+var addrRE = regexp.MustCompile(`serving streamable HTTP.*?(?: addr=(\S+)|"addr":"([^"]+)")`)
 
 // waitAddr waits for serve's log to say where it listens.
 func waitAddr(t *testing.T, log interface{ String() string }, exited <-chan int) string {
@@ -132,7 +133,7 @@ func waitAddr(t *testing.T, log interface{ String() string }, exited <-chan int)
 	deadline := time.After(60 * time.Second)
 	for {
 		if m := addrRE.FindStringSubmatch(log.String()); m != nil {
-			return m[1]
+			return m[1] + m[2]
 		}
 		select {
 		case code := <-exited:
