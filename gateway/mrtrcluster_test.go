@@ -131,12 +131,7 @@ func TestClusterServerStateRetryOnAnotherReplica(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	path := clusterConfig(t, map[string]any{"m": roleServer(t, "modern")}, srv.URL(0), "bind", map[string]any{"exposure": "full"})
-	a := newReplica(t, path, "a", true, false)
-	b := newReplica(t, path, "b", true, false)
-	waitState(t, a.g, "m", 20*time.Second, StateReady)
-	waitState(t, b.g, "m", 20*time.Second, StateReady)
-	hostA, _ := serveKillable(t, a.g.Handler(""))
-	hostB, _ := serveKillable(t, b.g.Handler(""))
+	hostA, hostB := twoServing(t, path, "m")
 	var retries atomic.Int64
 	rt := retriesTo(hostA, hostB, &retries)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -101,14 +101,9 @@ func TestClusterAnswersReachTheAsker(t *testing.T) {
 			return &mcp.CreateMessageResult{Model: "m-7", Role: "assistant", Content: &mcp.TextContent{Text: "otter"}}, nil
 		},
 	})
+	cs := connectVia(t, cl, f.hostA, rt)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + f.hostA + "/mcp",
-		HTTPClient: &http.Client{Transport: rt}, MaxRetries: 10}, legacySession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeSession(t, cs) })
 	// a asked for the client's roots after initialize; b asks once too,
 	// so that each replica's next request has the same number.
 	if got := sharedCall(t, cs, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "fwd__ask_sample", "arguments": map[string]any{}}}); got != "sampled otter from m-7" {
@@ -149,6 +144,20 @@ func TestClusterAnswersReachTheAsker(t *testing.T) {
 	}
 }
 
+// twoServing starts replicas a and b of the cluster configuration at
+// path, waits for both to have the upstream server ready and serves each
+// over HTTP, returning their hosts.
+func twoServing(t *testing.T, path, server string) (hostA, hostB string) {
+	t.Helper()
+	a := newReplica(t, path, "a", true, false)
+	b := newReplica(t, path, "b", true, false)
+	waitState(t, a.g, server, 20*time.Second, StateReady)
+	waitState(t, b.g, server, 20*time.Second, StateReady)
+	hostA, _ = serveKillable(t, a.g.Handler(""))
+	hostB, _ = serveKillable(t, b.g.Handler(""))
+	return hostA, hostB
+}
+
 // TestClusterRootsOnAnotherReplicasStream: the gateway asks a client for
 // its roots after initialize, outside any of the client's requests, so on
 // the event stream; the client's stream is on replica b, the session
@@ -160,12 +169,7 @@ func TestClusterRootsOnAnotherReplicasStream(t *testing.T) {
 	srv := redistest.Start(t)
 	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "roots",
 		map[string]any{"exposure": "full", "builtins": map[string]any{"lsp": false}})
-	a := newReplica(t, path, "a", true, false)
-	b := newReplica(t, path, "b", true, false)
-	waitState(t, a.g, "echo", 20*time.Second, StateReady)
-	waitState(t, b.g, "echo", 20*time.Second, StateReady)
-	hostA, _ := serveKillable(t, a.g.Handler(""))
-	hostB, _ := serveKillable(t, b.g.Handler(""))
+	hostA, hostB := twoServing(t, path, "echo")
 	rt := &router{}
 	var answers atomic.Int64
 	rt.route(func(r *http.Request) string {
@@ -185,15 +189,7 @@ func TestClusterRootsOnAnotherReplicasStream(t *testing.T) {
 	cl, c := newClient(nil)
 	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 	cl.AddRoots(&mcp.Root{URI: "file://" + filepath.ToSlash(root), Name: "ws"})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + hostA + "/mcp",
-		HTTPClient: &http.Client{Transport: rt}, MaxRetries: 10}, legacySession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cs = cs
-	t.Cleanup(func() { closeSession(t, cs) })
+	c.cs = connectVia(t, cl, hostA, rt)
 	start := time.Now()
 	names := c.toolNames(t)
 	if !contains(names, "builtin__glob") {
@@ -302,12 +298,7 @@ func TestClusterSSEPollingAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	path := clusterConfig(t, map[string]any{"poller": map[string]any{"type": "http", "url": up.URL, "naming": "bare"}}, srv.URL(0), "poll",
 		map[string]any{"exposure": "full"})
-	a := newReplica(t, path, "a", true, false)
-	b := newReplica(t, path, "b", true, false)
-	waitState(t, a.g, "poller", 20*time.Second, StateReady)
-	waitState(t, b.g, "poller", 20*time.Second, StateReady)
-	hostA, _ := serveKillable(t, a.g.Handler(""))
-	hostB, _ := serveKillable(t, b.g.Handler(""))
+	hostA, hostB := twoServing(t, path, "poller")
 
 	sid, version := rawInitialize(t, "http://"+hostA+"/mcp")
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow_report","arguments":{}}}`

@@ -142,16 +142,23 @@ func connectShared(t *testing.T, host string, rt *router) *shareClient {
 			c.mu.Unlock()
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c.cs = connectVia(t, cl, host, rt)
+	return c
+}
+
+// connectVia connects cl as a 2025-11-25 client to the gateway at host,
+// every request through rt, and closes the session when the test ends.
+func connectVia(t *testing.T, cl *mcp.Client, host string, rt http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + host + "/mcp",
 		HTTPClient: &http.Client{Transport: rt}, MaxRetries: 10}, legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.cs = cs
 	t.Cleanup(func() { closeSession(t, cs) })
-	return c
+	return cs
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {

@@ -326,24 +326,34 @@ func TestRedisDownAndBack(t *testing.T) {
 func TestOpen(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, "--requirepass", "correct-horse-battery")
-	tests := []struct {
-		name     string
-		cfg      config.Cluster
-		wantErr  string // Open's error
-		wantUp   bool
-		noSecret string // never in the log or the error
-	}{
+	runOpenCases(t, []openCase{
 		{name: "no URL", cfg: config.Cluster{}, wantErr: "no Redis URL"},
 		{name: "password in the URL", cfg: config.Cluster{Redis: "redis://:correct-horse-battery@" + srv.Addr() + "/0", Replica: "a"},
-			wantUp: true, noSecret: "correct-horse-battery"},
+			wantUp: true, noSecret: "correct-horse-battery", wantWrite: true},
 		{name: "password from the environment", cfg: config.Cluster{Redis: "redis://" + srv.Addr() + "/0", Password: "correct-horse-battery", Replica: "a"},
 			wantUp: true, noSecret: "correct-horse-battery"},
 		{name: "wrong password", cfg: config.Cluster{Redis: "redis://:wrong-password-123@" + srv.Addr() + "/0", Replica: "a"},
-			noSecret: "wrong-password-123"},
-		{name: "nobody listens", cfg: config.Cluster{Redis: "redis://127.0.0.1:1/0", Replica: "a"}},
+			noSecret: "wrong-password-123", wantDown: "WRONGPASS"},
+		{name: "nobody listens", cfg: config.Cluster{Redis: "redis://127.0.0.1:1/0", Replica: "a"}, wantDown: "connection refused"},
 		{name: "a bad database", cfg: config.Cluster{Redis: "redis://:pw-in-bad-url@" + srv.Addr() + "/notanumber"},
 			wantErr: "toolsearch.cluster.redis", noSecret: "pw-in-bad-url"},
-	}
+	})
+}
+
+// openCase is one configuration Open is given, and what it must do.
+type openCase struct {
+	name      string
+	cfg       config.Cluster
+	wantErr   string // Open's error
+	wantUp    bool
+	wantDown  string // in Health().Error when down
+	noSecret  string // never in the log, the error or the health
+	wantWrite bool   // a value written is read back
+}
+
+// runOpenCases opens each case's configuration and checks the outcome.
+func runOpenCases(t *testing.T, tests []openCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -362,11 +372,24 @@ func TestOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			h := c.Health()
 			if c.Up() != tc.wantUp {
-				t.Errorf("Up() = %v, want %v (log %q)", c.Up(), tc.wantUp, lb.String())
+				t.Fatalf("Up() = %v, want %v (health %+v, log %q)", c.Up(), tc.wantUp, h, lb.String())
 			}
-			if h := c.Health(); tc.noSecret != "" && (strings.Contains(h.Error, tc.noSecret) || strings.Contains(h.Addr, tc.noSecret)) {
+			if tc.noSecret != "" && (strings.Contains(h.Error, tc.noSecret) || strings.Contains(h.Addr, tc.noSecret)) {
 				t.Errorf("Health shows the password: %+v", h)
+			}
+			if !tc.wantUp && !strings.Contains(h.Error, tc.wantDown) {
+				t.Errorf("down because %q, want it to say %q", h.Error, tc.wantDown)
+			}
+			if tc.wantWrite {
+				ctx := context.Background()
+				if err := c.PutBlob(ctx, "index", "open", []byte("written")); err != nil {
+					t.Fatalf("PutBlob: %v", err)
+				}
+				if got, err := c.GetBlob(ctx, "index", "open"); err != nil || string(got) != "written" {
+					t.Errorf("GetBlob: %q, %v", got, err)
+				}
 			}
 		})
 	}
@@ -408,14 +431,8 @@ func TestOpenTLS(t *testing.T) {
 	os.WriteFile(notPEM, []byte("tls-horse-battery is not a certificate\n"), 0o600)
 	os.WriteFile(keyOnly, []byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), 0o600)
 	secure := "rediss://:tls-horse-battery@" + srv.Addr() + "/0"
-	tests := []struct {
-		name      string
-		cfg       config.Cluster
-		wantErr   string // Open's error
-		wantUp    bool
-		wantDown  string // in Health().Error when down
-		wantWrite bool
-	}{
+	const pw = "tls-horse-battery"
+	tests := []openCase{
 		{name: "the CA named", cfg: config.Cluster{Redis: secure, CA: srv.CAFile, Replica: "a"}, wantUp: true, wantWrite: true},
 		{name: "the system's CAs", cfg: config.Cluster{Redis: secure, Replica: "a"}, wantDown: "certificate"},
 		{name: "the wrong password", cfg: config.Cluster{Redis: "rediss://:wrong-one-123@" + srv.Addr() + "/0", CA: srv.CAFile, Replica: "a"},
@@ -429,39 +446,8 @@ func TestOpenTLS(t *testing.T) {
 		{name: "a key where the CA goes", cfg: config.Cluster{Redis: secure, CA: keyOnly}, wantErr: `a PEM "PRIVATE KEY" block`},
 		{name: "a folder where the CA goes", cfg: config.Cluster{Redis: secure, CA: dir}, wantErr: "not a regular file"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			lb := &logBuf{}
-			c, err := Open(context.Background(), tc.cfg, slog.New(slog.NewTextHandler(lb, nil)))
-			if err != nil && strings.Contains(err.Error(), "tls-horse-battery") || strings.Contains(lb.String(), "tls-horse-battery") {
-				t.Errorf("the password shows: err %v, log %q", err, lb.String())
-			}
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if c.Up() != tc.wantUp {
-				t.Fatalf("Up() = %v, want %v (health %+v)", c.Up(), tc.wantUp, c.Health())
-			}
-			if h := c.Health(); !tc.wantUp && !strings.Contains(h.Error, tc.wantDown) {
-				t.Errorf("down because %q, want it to say %q", h.Error, tc.wantDown)
-			}
-			if tc.wantWrite {
-				ctx := context.Background()
-				if err := c.PutBlob(ctx, "index", "tls", []byte("over TLS")); err != nil {
-					t.Fatalf("PutBlob over TLS: %v", err)
-				}
-				if got, err := c.GetBlob(ctx, "index", "tls"); err != nil || string(got) != "over TLS" {
-					t.Errorf("GetBlob over TLS: %q, %v", got, err)
-				}
-			}
-		})
+	for i := range tests {
+		tests[i].noSecret = pw
 	}
+	runOpenCases(t, tests)
 }
