@@ -21,15 +21,17 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/toolsearch/toolsearch/core/usage"
 )
 
 // Defaults and bounds of the learning settings (those of core/usage).
 const (
-	DefaultLearningHalfLife   = 7 * 24 * time.Hour
-	MinLearningHalfLife       = time.Minute
-	MaxLearningHalfLife       = 365 * 24 * time.Hour
-	DefaultLearningMaxEntries = 10_000
-	MaxLearningMaxEntries     = 100_000
+	DefaultLearningHalfLife   = usage.DefaultHalfLife
+	MinLearningHalfLife       = usage.MinHalfLife
+	MaxLearningHalfLife       = usage.MaxHalfLife
+	DefaultLearningMaxEntries = usage.DefaultMaxEntries
+	MaxLearningMaxEntries     = usage.MaxMaxEntries
 )
 
 // Learning configures ranking that learns from use (toolsearch.learning).
