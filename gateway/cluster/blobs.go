@@ -75,21 +75,15 @@ func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, err
 
 // PutBlob stores data as the shared value of kind and digest, for the TTL.
 func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte) error {
-	key, err := c.blobKey(kind, digest)
+	key, val, err := c.blobValue(kind, digest, data)
 	if err != nil {
 		return err
-	}
-	if int64(len(data)) > c.maxBlob {
-		return fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
 	}
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	sum := sha256.Sum256(data)
-	val := make([]byte, 0, len(sum)+len(data))
-	val = append(append(val, sum[:]...), data...)
 	if err := c.check(cctx, c.rdb.Set(cctx, key, val, c.ttl).Err()); err != nil {
 		return err
 	}
@@ -117,12 +111,9 @@ return 1
 // write made meanwhile. swapped is false when there was one; read again
 // and retry.
 func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data []byte) (swapped bool, err error) {
-	key, err := c.blobKey(kind, digest)
+	key, val, err := c.blobValue(kind, digest, data)
 	if err != nil {
 		return false, err
-	}
-	if int64(len(data)) > c.maxBlob {
-		return false, fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
 	}
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
@@ -134,8 +125,6 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 		sum := sha256.Sum256(old)
 		want = sum[:]
 	}
-	sum := sha256.Sum256(data)
-	val := append(append(make([]byte, 0, len(sum)+len(data)), sum[:]...), data...)
 	n, err := swapScript.Run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()).Int()
 	if err = c.check(cctx, err); err != nil {
 		return false, err
@@ -144,6 +133,22 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 		c.stats.blobPuts.Add(1)
 	}
 	return n == 1, nil
+}
+
+// blobValue is the key of the shared value of kind and digest and what
+// is stored there for data: its checksum, then data. A value larger
+// than the bound is refused.
+func (c *Cluster) blobValue(kind, digest string, data []byte) (key string, val []byte, err error) {
+	key, err = c.blobKey(kind, digest)
+	if err != nil {
+		return "", nil, err
+	}
+	if int64(len(data)) > c.maxBlob {
+		return "", nil, fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
+	}
+	sum := sha256.Sum256(data)
+	val = make([]byte, 0, len(sum)+len(data))
+	return key, append(append(val, sum[:]...), data...), nil
 }
 
 // blobKey names a shared value. Kinds and digests are the gateway's own
