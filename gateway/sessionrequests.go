@@ -102,10 +102,7 @@ func (c *streamConn) outgoing(ctx context.Context, req *jsonrpc.Request) *jsonrp
 	c.seq++
 	wire, _ := jsonrpc.MakeID(fmt.Sprintf("ts.%s.%d", c.token, c.seq)) // a string is always an id
 	if len(c.order) >= maxPendingRequests {
-		old := c.order[0]
-		c.order = c.order[1:]
-		delete(c.wireOf, c.pending[old])
-		delete(c.pending, old)
+		c.forget(c.order[0])
 	}
 	c.pending[wire], c.wireOf[req.ID] = req.ID, wire
 	c.order = append(c.order, wire)
