@@ -25,6 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,26 +110,29 @@ func convert(data []byte) (map[string][]byte, error) {
 
 	out := map[string][]byte{}
 	for name, d := range defs {
-		for _, gvk := range kinds(doc.Definitions[name]) {
-			used, err := reachable(defs, name)
-			if err != nil {
-				return nil, fmt.Errorf("kind %s: %w", gvk.Kind, err)
-			}
-			schema := map[string]any{}
-			for k, v := range d {
-				schema[k] = v
-			}
-			schema["$schema"] = "http://json-schema.org/draft-04/schema#"
-			if len(used) > 0 {
-				schema["definitions"] = used
-			}
-			file := gvk.fileName()
+		kk := kinds(doc.Definitions[name])
+		if len(kk) == 0 {
+			continue
+		}
+		// One schema serves every kind the definition is (DeleteOptions
+		// is one in each group).
+		used, err := reachable(defs, name)
+		if err != nil {
+			return nil, fmt.Errorf("kind %s: %w", kk[0].Kind, err)
+		}
+		schema := maps.Clone(d)
+		schema["$schema"] = "http://json-schema.org/draft-04/schema#"
+		if len(used) > 0 {
+			schema["definitions"] = used
+		}
+		b, err := json.MarshalIndent(schema, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("kind %s: %w", kk[0].Kind, err)
+		}
+		for _, k := range kk {
+			file := k.fileName()
 			if _, dup := out[file]; dup {
 				return nil, fmt.Errorf("two definitions of %s (%s among them)", file, name)
-			}
-			b, err := json.MarshalIndent(schema, "", "  ")
-			if err != nil {
-				return nil, fmt.Errorf("kind %s: %w", gvk.Kind, err)
 			}
 			out[file] = b
 		}
