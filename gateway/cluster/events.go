@@ -139,10 +139,11 @@ func (c *Cluster) AppendEvent(ctx context.Context, id, stream string, data []byt
 	}
 	defer cancel()
 	list, first, set := c.eventKeys(id, stream)
-	var value any = seal(id, list, data)
-	mode := "keep"
-	if len(data) > MaxEventBytes {
-		value, mode = "", "drop"
+	var value any = ""
+	mode := "drop"
+	if len(data) <= MaxEventBytes {
+		value, mode = seal(id, list, data), "keep"
+	} else {
 		c.log.Debug("an event too large to keep for other replicas", "bytes", len(data))
 	}
 	n, err := appendScript.Run(cctx, c.rdb, []string{list, first, set}, value, MaxStreamEvents, max(1, ttl.Milliseconds()), mode, max(0, missed)).Int()
