@@ -739,8 +739,8 @@ func (s *session) refreshShared(ctx context.Context) {
 	if err != nil || data == nil || bytes.Equal(data, sh.last) {
 		return
 	}
-	var saved savedSession
-	if json.Unmarshal(data, &saved) != nil || len(saved.Loaded) > maxDynamicTools {
+	saved, err := parseSavedSession(data, sh.endpoint)
+	if err != nil {
 		return
 	}
 	s.mu.Lock()
