@@ -230,3 +230,29 @@ func hintedCatalog(tb testing.TB) *catalog.Snapshot {
 	}
 	return snap
 }
+
+// BenchmarkSearchHinted runs keyword queries against the 5,000-tool index
+// whose every second tool has search hints, one query per iteration: the
+// cost of the two views and of every tool's phrasings.
+func BenchmarkSearchHinted(b *testing.B) {
+	ix := search.Build(hintedCatalog(b))
+	queries := []string{
+		"create an issue in the repository",
+		"send a message to a channel",
+		"list calendar events for a user",
+		"download the invoice report as a file",
+		"schedule deployment of a branch",
+		"who can approve this payment order",
+		"archive old tickets and comments of the project",
+		"+merge branch commit",
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := ix.Search(ctx, search.Request{Query: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

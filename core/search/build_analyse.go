@@ -90,6 +90,9 @@ type buildAnalyser struct {
 	// The server terms of the last server met, numbered.
 	srvTerms []string
 	srvIDs   []int32
+	// phrasings is set when documents carry their tools' own phrasings
+	// (an index with written hints: see Index.phrased).
+	phrasings bool
 }
 
 // newBuildAnalyser returns an analyser for about docs documents. Its maps
@@ -458,6 +461,10 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		}
 	}
 	b.bumpRefs(&a, name, FieldName)
+	// The name is the tool's first own phrasing, noted once every field is
+	// counted: keep its terms, as later analysis reuses b.toks.
+	var own [16]termRef
+	nameRefs := append(own[:0], name...)
 	for _, id := range acts {
 		b.bump(&a, id, FieldName)
 		a.lens[FieldName]--
@@ -481,9 +488,17 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 		addText(FieldParams, p.Name)
 		addText(FieldParams, p.Description)
 	}
+	// The tool's own phrasings, once all its fields are counted: their
+	// terms are terms of the name and the description.
+	if b.phrasings {
+		b.addOwn(nameRefs, ownName)
+		b.addOwn(b.analyseText(summary(t.Description), false), ownSummary)
+	}
 	a.terms = carve(&b.tfArena, b.cur, arenaChunk)
 	if len(b.hintLens) > 0 {
 		a.hints = carve(&b.lenArena, b.hintLens, arenaChunk/4)
+	}
+	if len(b.hintTerms) > 0 {
 		a.hintTerms = carve(&b.hintArena, b.hintTerms, arenaChunk/4)
 	}
 	var names [16]string
@@ -501,7 +516,7 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 // the hints field, and notes the hint's length and how often each of its
 // terms occurs in it, for weighing the field hint by hint.
 func (b *buildAnalyser) addHint(a *analysed, text string) {
-	if text == "" || len(b.hintLens) == math.MaxUint16 {
+	if text == "" || len(b.hintLens) == ownHintBase {
 		return
 	}
 	refs := b.analyseText(text, true)
@@ -511,6 +526,28 @@ func (b *buildAnalyser) addHint(a *analysed, text string) {
 	b.bumpRefs(a, refs, FieldHints)
 	hint := uint16(len(b.hintLens))
 	b.hintLens = append(b.hintLens, uint16(min(len(refs), math.MaxUint16)))
+	b.addHintTerms(refs, hint)
+}
+
+// addOwn notes the terms of one of the current document's own phrasings
+// (bit ownName or ownSummary), for hint coverage and the hint lead. It
+// counts nothing in any field: its terms are counted where they come
+// from, and one that is not (a stop word the field analysis dropped) is
+// left out.
+func (b *buildAnalyser) addOwn(refs []termRef, bit uint16) {
+	var arr [32]termRef
+	in := arr[:0]
+	for _, r := range refs {
+		if int(r.id) < len(b.seen) && b.seen[r.id].doc == b.doc {
+			in = append(in, r)
+		}
+	}
+	b.addHintTerms(in, ownHintBase+bit)
+}
+
+// addHintTerms notes how often each of refs, terms of the current
+// document, occurs in its phrasing number hint.
+func (b *buildAnalyser) addHintTerms(refs []termRef, hint uint16) {
 	start := len(b.hintTerms)
 next:
 	for _, r := range refs {
@@ -528,3 +565,30 @@ next:
 		b.hintTerms = append(b.hintTerms, hintTerm{at: at, hint: hint, n: 1})
 	}
 }
+
+// summary returns the first sentence of a description: up to the first
+// full stop that ends a sentence, or the first line break, at most
+// maxSummary bytes (cut at a word).
+func summary(desc string) string {
+	desc = strings.TrimSpace(desc)
+	end := len(desc)
+	if i := strings.IndexAny(desc, "\n\r"); i >= 0 {
+		end = i
+	}
+	for i := 0; i+1 < end; i++ {
+		if c := desc[i]; (c == '.' || c == '!' || c == '?') && (desc[i+1] == ' ' || desc[i+1] == '\t') {
+			end = i
+			break
+		}
+	}
+	if end > maxSummary {
+		end = maxSummary
+		if i := strings.LastIndexByte(desc[:end], ' '); i > 0 {
+			end = i
+		}
+	}
+	return desc[:end]
+}
+
+// maxSummary bounds a tool's summary phrasing, in bytes.
+const maxSummary = 240

@@ -53,7 +53,8 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		names <- x
 	}()
 
-	docs, ans, done := analyseAll(jobs)
+	ix.phrased = anyWritten(servers)
+	docs, ans, done := analyseAll(jobs, ix.phrased)
 
 	// Merge the workers' numbers into the first worker's dictionary and
 	// add up the documents of each term the workers counted, then
@@ -176,7 +177,9 @@ func (q *workQueue) take(fromBack bool) (span, bool) {
 // rather than every server's, then helps the others. It returns the
 // documents, the analysers (whose dictionaries number the documents'
 // terms) and, per worker, the spans of jobs it analysed.
-func analyseAll(jobs []buildJob) ([]analysed, []*buildAnalyser, [][]span) {
+//
+// The documents carry their tools' own phrasings when phrasings is set.
+func analyseAll(jobs []buildJob, phrasings bool) ([]analysed, []*buildAnalyser, [][]span) {
 	docs := make([]analysed, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/256))
 	ans := make([]*buildAnalyser, workers)
@@ -187,6 +190,7 @@ func analyseAll(jobs []buildJob) ([]analysed, []*buildAnalyser, [][]span) {
 	}
 	each(workers, func(w int) {
 		an := newBuildAnalyser(len(jobs) / workers)
+		an.phrasings = phrasings
 		ans[w] = an
 		for k := range workers {
 			q := &queues[(w+k)%workers]
@@ -203,4 +207,16 @@ func analyseAll(jobs []buildJob) ([]analysed, []*buildAnalyser, [][]span) {
 		}
 	})
 	return docs, ans, done
+}
+
+// anyWritten reports whether a tool of servers has written search hints.
+func anyWritten(servers []*catalog.Server) bool {
+	for _, srv := range servers {
+		for _, t := range srv.Tools {
+			if len(t.Hints) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -105,7 +105,7 @@ type segmentPart struct {
 	// next one goes in the backing array.
 	at       []int32
 	postings int
-	hinted   bool // a document of the range has search hints
+	hinted   bool // a document of the range has written hints
 }
 
 // parallelism is how many goroutines newSegment uses for n documents.
@@ -143,9 +143,10 @@ func (ix *Index) countRange(seg *segment, docs []analysed, lo, hi int, terms []s
 		if key := a.tool.Server; i == lo || key != last {
 			last, lastIdx = key, ix.servers[key].idx
 		}
-		seg.docs[i] = doc{tool: a.tool, srv: lastIdx, nameTerms: a.nameTerms, extra: a.extra, hints: docHints(a, terms)}
+		hints, leads := docHints(a, terms)
+		seg.docs[i] = doc{tool: a.tool, srv: lastIdx, nameTerms: a.nameTerms, extra: a.extra, hints: hints, leads: leads, written: len(a.hints) > 0}
 		seg.srv[i] = lastIdx
-		if seg.docs[i].hints != nil {
+		if seg.docs[i].written {
 			p.hinted = true
 		}
 		for _, tf := range a.terms {
@@ -178,6 +179,7 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 			norm[FieldHints] = 0
 			hw = ix.hintFrequencies(a, hw)
 		}
+		view := float32(ix.w.HintView)
 		for t, tfr := range a.terms {
 			var wtf float64
 			var fields uint8
@@ -187,10 +189,15 @@ func (ix *Index) fillRange(p *segmentPart, docs []analysed, lo, hi int, backing 
 					fields |= 1 << f
 				}
 			}
+			sat := saturate(wtf, k1)
 			if hints {
-				wtf += hw[t]
+				// Both views of a tool with written hints: its
+				// definition, and the same with its hints in place of
+				// its description.
+				desc := float64(tfr.tf[FieldDescription]) * norm[FieldDescription]
+				sat = (1-view)*sat + view*saturate(wtf-desc+hw[t], k1)
 			}
-			backing[p.at[tfr.id]] = newPosting(uint32(i), saturate(wtf, k1), fields)
+			backing[p.at[tfr.id]] = newPosting(uint32(i), sat, fields)
 			p.at[tfr.id]++
 		}
 	}
@@ -282,6 +289,9 @@ func (ix *Index) hintFrequencies(a *analysed, buf []float64) []float64 {
 	}
 	norm, last := 0.0, -1
 	for _, e := range a.hintTerms {
+		if e.hint >= ownHintBase {
+			continue // an own phrasing: its terms count in their own fields
+		}
 		if int(e.hint) != last {
 			last = int(e.hint)
 			norm = w / (1 - b + b*float64(a.hints[e.hint])/avg)
@@ -297,16 +307,22 @@ func (ix *Index) hintFrequencies(a *analysed, buf []float64) []float64 {
 	return buf
 }
 
-// docHints returns the terms of document a's hints, sorted, each with the
-// hints it occurs in and the hints it is the first term of; nil when a
-// has no hints.
-func docHints(a *analysed, terms []string) []hintTerms {
+// docHints returns the terms of document a's phrasings (its written hints
+// and its own), each with the phrasings it occurs in and those it is the
+// first term of, nil when a has none: first those that start a phrasing,
+// sorted, then the others, sorted; and how many start one (doc.leads).
+func docHints(a *analysed, terms []string) ([]hintTerms, uint8) {
 	if len(a.hintTerms) == 0 {
-		return nil
+		return nil, 0
 	}
 	var out []hintTerms
-	for k, e := range a.hintTerms {
-		if e.hint >= maxCoverageHints {
+	var started uint64 // the phrasings whose first term was met
+	for _, e := range a.hintTerms {
+		bit := uint(e.hint)
+		switch {
+		case e.hint >= ownHintBase:
+			bit = uint(e.hint - ownHintBase)
+		case bit >= maxCoverageHints:
 			continue
 		}
 		term := terms[a.terms[e.at].id]
@@ -314,12 +330,31 @@ func docHints(a *analysed, terms []string) []hintTerms {
 		if !found {
 			out = slices.Insert(out, i, hintTerms{term: term})
 		}
-		out[i].in |= 1 << e.hint
-		// A hint's terms are listed in the order they first occur in
-		// it (addHint), so its first entry is its first term.
-		if k == 0 || a.hintTerms[k-1].hint != e.hint {
-			out[i].lead |= 1 << e.hint
+		out[i].in |= 1 << bit
+		// A phrasing's terms are listed in the order they first occur
+		// in it (addHintTerms; decompound adds parts of a name after
+		// them), so its first entry is its first term.
+		if started&(1<<bit) == 0 {
+			started |= 1 << bit
+			out[i].lead |= 1 << bit
 		}
 	}
-	return slices.Clip(out)
+	// Stable: each part stays sorted. A tool has at most 64 phrasings
+	// with bits, so at most 64 leading terms.
+	slices.SortStableFunc(out, func(a, b hintTerms) int {
+		return boolOrder(a.lead == 0) - boolOrder(b.lead == 0)
+	})
+	leads := 0
+	for leads < len(out) && out[leads].lead != 0 {
+		leads++
+	}
+	return slices.Clip(out), uint8(leads)
+}
+
+// boolOrder is 1 for true and 0 for false.
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -14,18 +14,22 @@
 // score.go: BM25F over the fields (name, server, title and keywords,
 // hints, description, parameters), scaled by the share of the query the
 // tool covers, the share of its name the query covers, how clearly the
-// query names its server and, for a tool with search hints, the share of
-// the query its best-matching hint covers and whether one of its hints
-// starts with the query's first term (the hint lead), and, for a request
-// that learns from use (Request.Learned), how strongly the tool was called
+// query names its server, the share of the query its best phrasing covers
+// and whether one of its phrasings starts with the query's first term (the
+// hint lead; a tool's phrasings are its name, the first sentence of its
+// description and its written search hints), and, for a request that
+// learns from use (Request.Learned), how strongly the tool was called
 // after queries like this one, a bounded factor of at most 1 +
-// Weights.Learned (learn.go). Hints are short
-// texts of their own: in the hints field each is normalised by its own
-// length (against the average hint's), not as one long text, and the
-// tool's hint terms are kept with the hints they occur in and the hints
-// they start, for the hint coverage and the hint lead. Every
-// shortcut below bounds that formula with scoreModel.upper; Hit.Breakdown
-// takes a score apart.
+// Weights.Learned (learn.go). A tool with written hints is scored by two
+// views, its definition and the same with its hints in place of its
+// description, averaged part by part, so that hints lift a tool where they
+// say the query better than its description and cost nothing to a tool
+// without them. Hints are short texts of their own: in the hints field
+// each is normalised by its own length (against the average hint's), not
+// as one long text, and the tool's phrasing terms are kept with the
+// phrasings they occur in and those they start, for the hint coverage and
+// the hint lead. Every shortcut below bounds that formula with
+// scoreModel.upper; Hit.Breakdown takes a score apart.
 //
 // # How a query avoids reading everything
 //
@@ -45,16 +49,15 @@
 //     query the groups present there cover (coordination), by the strongest
 //     server mention in the block and by the name coverage a tool there can
 //     reach (per group, its largest idf × name share in the block, summed and
-//     capped at 1); in an index with hints, the hint coverage is bounded by
-//     the block's query coverage, as a hint's words are its tool's, and
-//     the hint lead by 1;
+//     capped at 1); the hint coverage is bounded by the block's query
+//     coverage, as a phrasing's words are its tool's, and the hint lead
+//     by 1;
 //  2. reads the block with the best bound (found without a heap), then the
 //     others from the best bound down, leaving out at once those below the
 //     k-th score, until it holds k hits and the next bound is below the k-th
-//     score. In an index with hints, a tool whose score with its hint
-//     coverage taken as its query coverage is below the k-th score is left
-//     before its hints are looked up, which costs more than the rest of
-//     its score.
+//     score. A tool whose score with its hint coverage taken as its query
+//     coverage is below the k-th score is left before its phrasings are
+//     looked up, which costs more than the rest of its score.
 //
 // A word whose synonyms include two long lists or more (create, get,
 // list, delete... 204 words at the real size, 409 at 10k, 617 at 100k) is

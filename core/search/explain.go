@@ -14,24 +14,33 @@ type Breakdown struct {
 	Terms []TermScore
 	// Sum is S, the summed term scores.
 	Sum float64
-	// Coverage is C, the share of the query's idf the tool covers, and
-	// CoveragePower the power it is raised to.
+	// Coverage is C, the share of the query's idf the tool covers (for a
+	// tool with written hints, the mean of its two views', weighed as
+	// HintView says), and CoveragePower the power it is raised to.
 	Coverage, CoveragePower float64
+	// HintView is the weight of the tool's hint view (its definition with
+	// its written hints in place of its description) against its
+	// definition; 0 for a tool without written hints, scored by its
+	// definition alone. Its term scores (TermScore.TF) and Coverage are
+	// the means of its two views', so weighed.
+	HintView float64
 	// NameShare is N, the share of the tool's name the query covers, and
 	// NameWeight its weight a: the factor is 1 + a·N.
 	NameShare, NameWeight float64
 	// Mention is M, how clearly the query names the tool's server, and
 	// MentionWeight its weight m: the factor is 1 + m·M.
 	Mention, MentionWeight float64
-	// HintShare is H, the share of the query its best search hint
-	// covers, and HintWeight its weight h: the factor is 1 + h·H². The
-	// weight is 0 when no tool of the index has hints.
+	// HintShare is H, the share of the query the tool's best phrasing
+	// covers (a written search hint, or its own: its name or the first
+	// sentence of its description), and HintWeight its weight h: the
+	// factor is 1 + h·H². The weight is 0 when no tool of the index has
+	// written hints.
 	HintShare, HintWeight float64
 	// HintLead is L, the weight of the query's first term when one of
-	// the tool's search hints starts with it (1 for the word itself, the
+	// the tool's phrasings starts with it (1 for the word itself, the
 	// synonym weight for a synonym, else 0), and HintLeadWeight its
 	// weight l: the factor is 1 + l·L. The weight is 0 when no tool of
-	// the index has hints.
+	// the index has written hints.
 	HintLead, HintLeadWeight float64
 	// Learned is U, the tool's learned share for the query (how strongly
 	// it was called after queries like this one), and LearnedWeight its
@@ -160,15 +169,13 @@ func (r *ranking) breakdown(seg *segment, doc uint32, matched uint64) *Breakdown
 			nameAcc += name[g.gi]
 		}
 	}
-	f := r.factors(acc, nameAcc, matched, seg, int(doc))
+	f, hint, lead := r.parts(acc, nameAcc, matched, seg, int(doc))
 	b.Sum, b.Coverage, b.NameShare, b.Mention = f.sum, f.coverage, unitShare(f.name), f.mention
 	b.CoveragePower, b.NameWeight, b.MentionWeight = r.model.coordination, r.model.nameCoverage, r.model.serverMention
 	b.HintWeight, b.HintLeadWeight = r.model.hintCoverage, r.model.hintLead
-	if b.HintWeight > 0 {
-		b.HintShare = r.hintShare(matched, seg, int(doc))
-	}
-	if b.HintLeadWeight > 0 {
-		b.HintLead = r.hintLead(seg, int(doc))
+	b.HintShare, b.HintLead = hint, lead
+	if seg.docs[doc].written {
+		b.HintView = r.model.view
 	}
 	if r.learned != nil {
 		b.Learned, b.LearnedWeight = r.learned[seg.docs[doc].tool.ID()], r.ix.w.Learned

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -111,8 +112,9 @@ func TestHintsWeighedOneByOne(t *testing.T) {
 
 // TestHintCoverage checks that a tool one of whose hints says the whole
 // query outranks a tool with the same words spread over its hints, that
-// the breakdown shows the share, and that hint coverage plays no part
-// for a tool or an index without hints.
+// the breakdown shows the share and the view weight, and that the factor
+// is what the breakdown says it is, for a tool with written hints and for
+// one scored by its own phrasings alone.
 func TestHintCoverage(t *testing.T) {
 	t.Parallel()
 	snap := hintTools(t, map[string][]string{
@@ -132,18 +134,28 @@ func TestHintCoverage(t *testing.T) {
 	if !(together.HintShare > apart.HintShare && apart.HintShare > 0 && together.HintShare < 1) {
 		t.Errorf("hint shares %v (one hint) and %v (two), want 0 < two < one < 1 (records is in no hint)", together.HintShare, apart.HintShare)
 	}
-	if unhinted.HintShare != 0 || together.HintWeight != search.DefaultWeights.HintCoverage {
-		t.Errorf("unhinted tool's share %v, weight %v", unhinted.HintShare, together.HintWeight)
+	if together.HintWeight != search.DefaultWeights.HintCoverage || together.HintView != search.DefaultWeights.HintView {
+		t.Errorf("hinted tool's weight %v, view %v", together.HintWeight, together.HintView)
 	}
-	// Without the factor, the two tools' words alone decide.
+	// The tool without written hints is scored by its definition alone:
+	// its description's first sentence has "records", a share of the
+	// query of its own.
+	if unhinted.HintView != 0 || !(unhinted.HintShare > 0 && unhinted.HintShare < apart.HintShare) {
+		t.Errorf("unhinted tool: view %v, share %v (want 0, and a share below %v)", unhinted.HintView, unhinted.HintShare, apart.HintShare)
+	}
+	// Without the factor, the words alone decide, and each score is the
+	// one above without its factor.
 	w := search.DefaultWeights
 	w.HintCoverage = 0
 	off := explained(t, search.BuildWith(snap, w), q)
 	if off["together"].HintWeight != 0 || off["together"].Sum != together.Sum {
 		t.Errorf("with no hint coverage: weight %v, sum %v (%v with it)", off["together"].HintWeight, off["together"].Sum, together.Sum)
 	}
-	if off["unhinted"].Score != unhinted.Score {
-		t.Errorf("a tool without hints scores %v with hint coverage, %v without", unhinted.Score, off["unhinted"].Score)
+	for name, b := range map[string]*search.Breakdown{"together": together, "unhinted": unhinted} {
+		factor := 1 + b.HintWeight*b.HintShare*b.HintShare
+		if want := b.Score / factor; math.Abs(off[name].Score-want) > 1e-9*want {
+			t.Errorf("%s scores %v without hint coverage, want %v (%v over its factor %v)", name, off[name].Score, want, b.Score, factor)
+		}
 	}
 }
 
@@ -171,6 +183,77 @@ func TestHintCoverageNeedsHints(t *testing.T) {
 				t.Errorf("%q hit %d: %s %v, %s %v without hint coverage", q, i, a.Hits[i].Tool.ID(), a.Hits[i].Score, b.Hits[i].Tool.ID(), b.Hits[i].Score)
 			}
 		}
+	}
+}
+
+// TestHintsCostNothing checks the promise of the two views on a catalog
+// where one server has written hints and another, with the same tool, has
+// none: on a query both definitions answer alike, the tool without hints
+// is not ranked below the one with them; on a query only the hints answer,
+// the hints lift their tool above it; and a tool whose description only
+// happens to share the query's words ranks lower once its hints say what
+// it really does.
+func TestHintsCostNothing(t *testing.T) {
+	t.Parallel()
+	const desc = "Archive the stale invoices of a customer account so they leave the open list."
+	raw := func(name, desc string) json.RawMessage {
+		b, err := json.Marshal(map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	server := func(key string, tools ...json.RawMessage) *catalog.Server {
+		srv, err := catalog.NewServer(key, tools, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	hinted := server("ledger", raw("archive_invoices", desc), raw("send_reminder", "Email a payment reminder for an invoice that is overdue."),
+		raw("export_report", "Export the account report; stale invoices and open ones are listed apart."))
+	plain := server("books", raw("archive_invoices", desc), raw("void_invoice", "Cancel an invoice that was sent by mistake."))
+	filler := server("crm", raw("list_contacts", "List the contacts of a customer."), raw("log_call", "Record a phone call with a customer."),
+		raw("merge_accounts", "Merge two duplicate customer accounts into one."))
+	for _, tl := range hinted.Tools {
+		switch tl.Name {
+		case "archive_invoices":
+			tl.Hints = []string{"file away old bills", "clean up unpaid bills nobody will pay", "tidy the receivables list"}
+		case "export_report":
+			tl.Hints = []string{"download a spreadsheet of the accounts", "monthly finance summary as a file"}
+		case "send_reminder":
+			tl.Hints = []string{"nudge a customer who has not paid", "chase a late payment"}
+		}
+	}
+	snap, err := catalog.NewSnapshot(hinted, plain, filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := search.Build(snap)
+	rank := func(q string) map[string]int {
+		res, err := ix.Search(context.Background(), search.Request{Query: q, MaxResults: 10, Mode: search.ModeKeyword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for i, h := range res.Hits {
+			out[h.Tool.ID()] = i + 1
+		}
+		return out
+	}
+	// Both definitions say it; the hints do not.
+	got := rank("archive stale invoices")
+	if u, e := got["books/archive_invoices"], got["ledger/archive_invoices"]; u == 0 || (e != 0 && u > e) {
+		t.Errorf("archive stale invoices: the tool without hints at %d, its hinted twin at %d (%v)", u, e, got)
+	}
+	// A description that only shares the words falls below both.
+	if r := got["ledger/export_report"]; r != 0 && r < got["books/archive_invoices"] {
+		t.Errorf("archive stale invoices: export_report at %d, above the tool without hints (%v)", r, got)
+	}
+	// Only the hints say it: they lift their tool.
+	got = rank("file away old bills")
+	if e, u := got["ledger/archive_invoices"], got["books/archive_invoices"]; e != 1 || (u != 0 && u < e) {
+		t.Errorf("file away old bills: the hinted tool at %d, its twin at %d (%v)", e, u, got)
 	}
 }
 

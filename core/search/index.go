@@ -77,6 +77,15 @@ type Weights struct {
 	// needs less of its words covered (see score.go). 0 reads every query
 	// as a short one.
 	LongQuery int
+	// HintView is the weight of a tool's hint view against its
+	// definition, for a tool with written search hints (catalog.Tool.Hints):
+	// the hint view is the definition with the hints in place of its
+	// description. Such a tool's term frequencies and query coverage are
+	// the means of both views', the hint view's at this weight and the
+	// definition's at 1 − HintView; a tool without written hints is scored
+	// by its definition alone, which is its hint view too (see score.go).
+	// 0 scores every tool by its definition.
+	HintView float64
 	// HintRest is how much a term's hints other than its best one add to
 	// the hints field, relative to the best: 0 counts a term by its
 	// best-matching hint alone, 1 adds every hint it occurs in, each
@@ -101,7 +110,7 @@ type Weights struct {
 
 // DefaultWeights are the ranking parameters toolsearch ships with.
 var DefaultWeights = Weights{
-	Field:           [numFields]float64{3.0, 1.5, 2.0, 3.0, 1.0, 0.3},
+	Field:           [numFields]float64{3.0, 1.5, 2.0, 1.0, 1.0, 0.3},
 	B:               [numFields]float64{0.3, 0.3, 0.5, 1.0, 0.75, 0.75},
 	K1:              1.2,
 	Synonym:         synonymWeight,
@@ -113,6 +122,7 @@ var DefaultWeights = Weights{
 	ImplicitMention: 0.25,
 	SynonymMaxDF:    0,
 	LongQuery:       16,
+	HintView:        0.5,
 	HintRest:        1,
 	HintCoverage:    1.5,
 	HintLead:        0.5,
@@ -175,24 +185,53 @@ type doc struct {
 	// extra are the name terms decompound added, so that retiring the
 	// document later takes back exactly what indexing it added.
 	extra []string
-	// hints are the terms of the tool's search hints, sorted, each with
-	// the hints it occurs in and those it starts, for hint coverage and
-	// the hint lead (see ranking.hintShare and ranking.hintLead).
+	// hints are the terms of the tool's phrasings, each with the
+	// phrasings it occurs in and those it starts, for hint coverage and
+	// the hint lead (see ranking.hintShare and ranking.hintLead): its
+	// written search hints (bits below ownPhrasings) and its definition's
+	// own phrasings (ownName and ownSummary).
 	hints []hintTerms
+	// leads is how many of hints start a phrasing: those come first,
+	// sorted, and the others after them, sorted too, so that the hint
+	// lead walks only the first.
+	leads uint8
+	// written is set when the tool has written search hints with terms:
+	// it is then scored by its hint view as well as its definition.
+	written bool
 }
 
-// hintTerms is a term of a tool's search hints, the hints it occurs in and
-// the hints it is the first term of: bit i for the tool's i-th hint with
-// terms, the first maxCoverageHints.
+// hintTerms is a term of a tool's phrasings, the phrasings it occurs in
+// and those it is the first term of: bit i for the tool's i-th written
+// hint with terms (the first maxCoverageHints), bit ownName for its name
+// and bit ownSummary for the first sentence of its description.
 type hintTerms struct {
 	term string
 	in   uint64
 	lead uint64 // a subset of in
 }
 
-// maxCoverageHints is the most hints of one tool that hint coverage looks
-// at; later ones still count in the hints field.
-const maxCoverageHints = 64
+// A tool's own phrasings of what it does, which every tool has: its name
+// and the first sentence of its description. They take part in hint
+// coverage and the hint lead as its written hints do (but not in the
+// hints field), so that a tool is never without them; they keep the top
+// bits of hintTerms.in and lead.
+const (
+	ownName    = 62
+	ownSummary = 63
+	// ownPhrasings is the bit of the first own phrasing: written hints
+	// have the bits below it.
+	ownPhrasings = ownName
+	// ownMask has the bits of the own phrasings.
+	ownMask = uint64(1)<<ownName | uint64(1)<<ownSummary
+)
+
+// ownHintBase is the hintTerm.hint of the tool's own phrasings, plus their
+// bit; written hints have smaller numbers.
+const ownHintBase = math.MaxUint16 - 63
+
+// maxCoverageHints is the most written hints of one tool that hint
+// coverage looks at; later ones still count in the hints field.
+const maxCoverageHints = ownPhrasings
 
 // segment is an immutable group of indexed tools. dead marks servers whose
 // tools in this segment were replaced by a later segment.
@@ -219,7 +258,7 @@ type segment struct {
 	// ranks are the long lists' block ranks: rankWords(len(docs)) words
 	// per list, starting at its plist.rankAt (see blockRank).
 	ranks []blockRank
-	// hinted is set when a document of the segment has search hints.
+	// hinted is set when a document of the segment has written hints.
 	hinted bool
 }
 
@@ -288,6 +327,11 @@ type Index struct {
 	version    uint64
 	saved      []byte // the catalog's fingerprint, for an index made by Load
 	plans      plans  // query terms' ranking plans, filled as queries use them
+	// phrased is set when the index's documents carry their tools' own
+	// phrasings, which only an index with written hints uses: Build sets
+	// it when a tool of the catalog has written hints, and Update builds
+	// the whole index anew when an update brings the first of them.
+	phrased bool
 }
 
 // serverInfo is what the index knows of a server.
@@ -345,7 +389,8 @@ type analysed struct {
 
 // hintTerm is how often a term of a document occurs in one of its hints:
 // the term's place in the document's terms, the hint's number and the
-// count.
+// count. The number of a written hint is its place in analysed.hints; an
+// own phrasing's is ownHintBase plus its bit (ownName, ownSummary).
 type hintTerm struct {
 	at   int32
 	hint uint16
@@ -432,6 +477,8 @@ func decompound(a *analysed, df func(string) int32, number func(string) int32) {
 				a.terms[i].tf[FieldName]++
 				a.lens[FieldName]++
 				a.extra = append(a.extra, part)
+				// The parts are words of the name, its own phrasing.
+				a.hintTerms = append(a.hintTerms, hintTerm{at: int32(i), hint: ownHintBase + ownName, n: 1})
 			}
 			break
 		}
@@ -474,11 +521,26 @@ func (ix *Index) setNameIDF(seg *segment) {
 
 // Update returns an index that reflects snap for the named servers: their
 // tools are re-indexed, or removed when snap no longer has the server. Other
-// servers' postings are shared with ix, not rebuilt. ix is unchanged.
+// servers' postings are shared with ix, not rebuilt, except when the update
+// brings the index's first written hints: every tool then needs its own
+// phrasings (see Index.phrased), and the index is built anew. ix is
+// unchanged.
 func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
+	if !ix.phrased {
+		var brought []*catalog.Server
+		for _, key := range servers {
+			if srv, ok := snap.Server(key); ok {
+				brought = append(brought, srv)
+			}
+		}
+		if anyWritten(brought) {
+			// Every tool needs its own phrasings now.
+			return BuildWith(snap, ix.w)
+		}
+	}
 	next := &Index{
 		w: ix.w, segs: append([]*segment(nil), ix.segs...), n: ix.n, total: ix.total, nextSrv: ix.nextSrv,
-		avgLen: ix.avgLen, version: snap.Version(),
+		avgLen: ix.avgLen, version: snap.Version(), phrased: ix.phrased,
 		df:      make(map[string]int32, len(ix.df)),
 		servers: make(map[string]*serverInfo, len(ix.servers)),
 		names:   newNameIndex(len(ix.names.tools)),
@@ -490,6 +552,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 		next.servers[k] = v
 	}
 	an := newBuildAnalyser(0)
+	an.phrasings = next.phrased
 	touched := map[string]bool{}
 	for _, key := range servers {
 		touched[key] = true

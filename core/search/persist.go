@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 5
+const analysisVersion = 6
 
 const savedMagic = "toolsearch index\n"
 
@@ -181,13 +181,21 @@ func LoadWith(snap *catalog.Snapshot, data []byte, w Weights) (*Index, error) {
 				r.fail("hint term %q of tool %d is in no hint", terms[id], i)
 			case lead&^in != 0:
 				r.fail("hint term %q of tool %d starts a hint it is not in", terms[id], i)
-			case k > 0 && terms[id] <= d.hints[k-1].term:
+			case lead != 0 && d.leads == 64:
+				r.fail("tool %d has more phrasings than it can", i)
+			case k > 0 && (lead != 0 && d.hints[k-1].lead == 0 ||
+				(lead == 0) == (d.hints[k-1].lead == 0) && terms[id] <= d.hints[k-1].term):
 				r.fail("hint terms of tool %d out of order", i)
 			default:
 				d.hints = append(d.hints, hintTerms{term: terms[id], in: in, lead: lead})
+				d.written = d.written || in&^ownMask != 0
+				ix.phrased = ix.phrased || in&ownMask != 0
+				if lead != 0 {
+					d.leads++
+				}
 			}
 		}
-		seg.hinted = seg.hinted || len(d.hints) > 0
+		seg.hinted = seg.hinted || d.written
 	}
 	seg.post = make(map[string]*plist, len(terms))
 	lists := make([]plist, len(terms))

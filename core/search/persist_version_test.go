@@ -19,6 +19,11 @@ var analysisOutput = map[int]string{
 	// A tool's hint terms keep the hints they start. The fixture has no
 	// hints, so what it saves is as before.
 	5: "05acfa39bc7f69afa862b9ebe53d705839163b638f025c7461e0023b7ff127c4",
+	// In an index with written hints, every tool has phrasings of its own
+	// (its name and the first sentence of its description), kept with its
+	// hint terms, those that start a phrasing first. The fixture has no
+	// hints, so what it saves is as before.
+	6: "05acfa39bc7f69afa862b9ebe53d705839163b638f025c7461e0023b7ff127c4",
 }
 
 func TestAnalysisVersionGuard(t *testing.T) {

@@ -284,7 +284,7 @@ func (r *ranking) bounds(seg *segment, b *blockScratch) {
 			// without the call.
 			x.bound = roundUp32(model.scaled(f, f.coverage) * boundSlack)
 		} else {
-			x.bound = roundUp32(model.upper(f))
+			x.bound = roundUp32(model.upper(f, r.leadBound(mask)))
 		}
 	}
 }
@@ -641,7 +641,7 @@ func (r *ranking) present(g *rgroup, lists uint64) uint64 {
 // blockMost is the largest factor the name coverage and the server
 // mention give a tool of the block whose state is st (scoreModel.scale).
 func (r *ranking) blockMost(st *blockState) float64 {
-	return r.model.scale(factors{coverage: 1, name: float64(st.name), mention: float64(st.mention)})
+	return r.model.scale(factors{coverage: 1, name: float64(st.name), mention: float64(st.mention)}, r.leadBound(st.mask))
 }
 
 // searchPostings returns the first index of ps whose document is at least

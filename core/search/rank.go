@@ -665,7 +665,7 @@ func (ix *Index) newRanking(pq parsedQuery, req Request, v func(*catalog.Tool) b
 	for _, i := range r.mentioned {
 		most.mention = max(most.mention, float64(r.mentions[i]))
 	}
-	r.most = r.model.scale(most)
+	r.most = r.model.scale(most, 1)
 	return r
 }
 
@@ -770,7 +770,7 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 	if top.full() {
 		// Query coverage is at most 1 (and so is a hint's): skip a tool
 		// that cannot enter the top k even with all of it.
-		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i)) < top.min() {
+		if r.model.upper(r.partial(da.acc, da.nameAcc, seg, i), r.leadBound(da.matched)) < top.min() {
 			return
 		}
 		if r.model.hinted() && !r.mayEnter(da, seg, i, top.min()) {
@@ -785,9 +785,12 @@ func (r *ranking) offer(top *topK, da *docAcc, d uint32, most float64, res *Resu
 // are cheap to work out, and its hint coverage is at most its coverage:
 // a tool that cannot reach min even so is not worth looking up hint by
 // hint, which costs more than the rest of its score.
+//
+// The coverage taken is the groups it matched in any field, which bounds
+// its coverage by view and the hint coverage of each of its phrasings.
 func (r *ranking) mayEnter(da *docAcc, seg *segment, i int, min float64) bool {
 	f := r.factors(da.acc, da.nameAcc, da.matched, seg, i)
-	s := r.model.final(f) * r.model.hintFactor(f.coverage) * r.model.leadFactor(r.hintLead(seg, i))
+	s := r.model.final(f) * r.model.hintFactor(f.coverage) * r.model.leadFactor(r.lead(da.matched, seg, i))
 	if r.learned != nil {
 		s *= r.learnedFactor(seg, i)
 	}
@@ -805,14 +808,78 @@ func (r *ranking) counts(da *docAcc) bool {
 // final is a tool's score (see score.go) from its summed group scores and
 // name idf and the groups it matched. The tool is document i of seg.
 func (r *ranking) final(acc, nameAcc float32, matched uint64, seg *segment, i int) float64 {
-	s := r.model.final(r.factors(acc, nameAcc, matched, seg, i))
+	if !r.model.hinted() && r.learned == nil {
+		return r.model.final(r.factors(acc, nameAcc, matched, seg, i))
+	}
+	f, hint, lead := r.parts(acc, nameAcc, matched, seg, i)
+	s := r.model.final(f)
 	if r.model.hinted() {
-		s *= r.model.hintFactor(r.hintShare(matched, seg, i)) * r.model.leadFactor(r.hintLead(seg, i))
+		s *= r.model.hintFactor(hint) * r.model.leadFactor(lead)
 	}
 	if r.learned != nil {
 		s *= r.learnedFactor(seg, i)
 	}
 	return s
+}
+
+// parts are the factors of final for document i of seg, whose summed group
+// scores and name idf are acc and nameAcc and which matched the groups in
+// matched: C, N and M, and H and L (0 in an index without written hints).
+// For a tool with written hints, C is the mean of its two views' (see
+// score.go).
+func (r *ranking) parts(acc, nameAcc float32, matched uint64, seg *segment, i int) (f factors, hint, lead float64) {
+	f = r.factors(acc, nameAcc, matched, seg, i)
+	written := seg.docs[i].written && r.model.view > 0
+	if written && r.idfSum > 0 {
+		f.coverage = r.viewCoverage(matched, seg, i)
+	}
+	if !r.model.hinted() {
+		return f, 0, 0
+	}
+	return f, r.hintShare(matched, seg, i), r.lead(matched, seg, i)
+}
+
+// viewCoverage is C of score.go for document i of seg, a tool with written
+// hints, which matched the groups in matched: the share of the query's idf
+// its definition covers, weighed 1 − HintView, plus the share its hint
+// view covers, weighed HintView. A group counts for the definition when
+// one of its members is in a field of the tool other than the hints, and
+// for the hint view when one is in a field other than the description. A
+// word naming the tool's server covers its part of the query in both.
+func (r *ranking) viewCoverage(matched uint64, seg *segment, i int) float64 {
+	var def, hint uint64
+	if r.namedBy != nil {
+		def = r.namedBy[seg.srv[i]]
+		hint = def
+	}
+	const notHints, notDescription = ^uint8(1 << FieldHints), ^uint8(1 << FieldDescription)
+	for m := matched &^ def; m != 0; m &= m - 1 {
+		gi := bits.TrailingZeros64(m)
+		var fields uint8
+		for _, mem := range r.groups[r.order[gi]].members {
+			l := mem.l
+			if len(r.ix.segs) > 1 {
+				l = seg.post[mem.term]
+			}
+			if l == nil {
+				continue
+			}
+			if p, ok := l.find(uint32(i), seg.ranks); ok {
+				fields |= p.fields()
+			}
+			if fields&notHints != 0 && fields&notDescription != 0 {
+				break
+			}
+		}
+		if fields&notHints != 0 {
+			def |= 1 << gi
+		}
+		if fields&notDescription != 0 {
+			hint |= 1 << gi
+		}
+	}
+	v := r.model.view
+	return ((1-v)*r.coverage(def) + v*r.coverage(hint)) / r.idfSum
 }
 
 // factors are the parts of the score of document i of seg, whose summed
@@ -844,23 +911,28 @@ func (r *ranking) partial(acc, nameAcc float32, seg *segment, i int) factors {
 }
 
 // hintShare is H of score.go for document i of seg, which matched the
-// groups in matched: the largest share of the query's idf one of its hints
-// covers, a group counting for a hint when one of its members occurs in
-// it. Each hint's idf is added group by group in query order, as coverage
-// adds them, so it is never above the tool's coverage.
+// groups in matched: the largest share of the query's idf one of its
+// phrasings covers (its name, its summary or one of its written hints), a
+// group counting for a phrasing when one of its members occurs in it. Each
+// phrasing's idf is added group by group in query order, as coverage adds
+// them, so it is never above the coverage of the groups the tool matched.
 func (r *ranking) hintShare(matched uint64, seg *segment, i int) float64 {
-	hs := seg.docs[i].hints
+	d := &seg.docs[i]
+	hs := d.hints
 	if r.model.hintCoverage == 0 || len(hs) == 0 || !(r.idfSum > 0) {
 		return 0
 	}
-	var cov [maxCoverageHints]float64
+	starts, rest := hs[:d.leads], hs[d.leads:]
+	var cov [64]float64 // per phrasing bit
 	var seen uint64
 	for m := matched & r.words; m != 0; m &= m - 1 {
 		gi := bits.TrailingZeros64(m)
 		var in uint64
 		for _, mem := range r.groups[r.order[gi]].members {
-			if j, ok := slices.BinarySearchFunc(hs, mem.term, compareHintTerm); ok {
-				in |= hs[j].in
+			if j, ok := slices.BinarySearchFunc(starts, mem.term, compareHintTerm); ok {
+				in |= starts[j].in
+			} else if j, ok := slices.BinarySearchFunc(rest, mem.term, compareHintTerm); ok {
+				in |= rest[j].in
 			}
 		}
 		seen |= in
@@ -875,27 +947,35 @@ func (r *ranking) hintShare(matched uint64, seg *segment, i int) float64 {
 	return min(1, best/r.idfSum)
 }
 
-// hintLead is L of score.go for document i of seg: the weight of the best
-// member of the query's first group that is the first term of one of the
-// tool's hints (1 for the group's own term, Weights.Synonym for a
-// synonym, at most 1), 0 when none is. Hints are written as requests, and a request
-// mostly starts with what it wants done ("archive paid invoices",
-// "which invoices did we archive"): a hint that starts as the query does
-// asks for the same thing, where one that only has its words may ask
-// something else about them.
-func (r *ranking) hintLead(seg *segment, i int) float64 {
-	hs := seg.docs[i].hints
-	if r.model.hintLead == 0 || len(hs) == 0 || len(r.groups) == 0 || r.words&1 == 0 {
+// leadBound bounds L of score.go for a tool, or the tools of a block, that
+// matched the groups in matched: 1, or 0 when the query's first group is
+// not among them (or is an action class's): only a term of the tool can
+// start one of its phrasings.
+func (r *ranking) leadBound(matched uint64) float64 {
+	return float64(matched & r.words & 1)
+}
+
+// lead is L of score.go for document i of seg, which matched the groups in
+// matched: the weight of the best member of the query's first group that
+// is the first term of one of its phrasings (1 for the group's own term,
+// Weights.Synonym for a synonym, at most 1), 0 when none is. Hints are
+// written as requests, and a request mostly starts with what it wants done
+// ("archive paid invoices", "which invoices did we archive"): a hint that
+// starts as the query does asks for the same thing, where one that only
+// has its words may ask something else about them. So does a name that
+// starts with the query's first word (archive_invoices).
+func (r *ranking) lead(matched uint64, seg *segment, i int) float64 {
+	d := &seg.docs[i]
+	hs := d.hints[:d.leads]
+	if r.model.hintLead == 0 || len(hs) == 0 || r.leadBound(matched) == 0 {
 		return 0
 	}
-	// A tool has a few hints and so a few terms that start one, and the
-	// group may have many members: the terms are walked, not searched.
+	// A tool has a few phrasings and so a few terms that start one, and
+	// the group may have many members: the terms are walked, not
+	// searched.
 	members := r.groups[r.order[0]].members
 	var best float64
 	for _, h := range hs {
-		if h.lead == 0 {
-			continue
-		}
 		for _, mem := range members {
 			if mem.term != h.term {
 				continue

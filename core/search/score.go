@@ -33,41 +33,68 @@ import "math"
 //	                                 (name coverage, a = Weights.NameCoverage)
 //	M = how clearly the query names s, at most 1
 //	                                 (server mention, m = Weights.ServerMention)
-//	H = max over t's search hints of Σ idf(g) over the groups (action
-//	    classes aside) with a member in that hint / Σ idf(g) over all
-//	    groups; 0 for a tool without hints
+//	H = max over t's phrasings of Σ idf(g) over the groups (action classes
+//	    aside) with a member in that phrasing / Σ idf(g) over all groups
 //	                                 (hint coverage, h = Weights.HintCoverage)
 //	L = the largest weight(x) over members x of the query's first group
-//	    that are the first term of one of t's search hints, at most 1;
-//	    0 for a tool without hints      (hint lead, l = Weights.HintLead)
+//	    that are the first term of one of t's phrasings, at most 1
+//	                                 (hint lead, l = Weights.HintLead)
 //	U = t's learned share: how strongly t was called after queries like
 //	    this one (package usage), in [0, 1]; 0 when the request learns
 //	    nothing (Request.Learned nil)   (learned, u = Weights.Learned)
 //
+// A tool's phrasings are short texts that each say what it does: its own
+// (its name, and the first sentence of its description) and its written
+// search hints (catalog.Tool.Hints). Every tool has its own, so H and L
+// never favour a tool for merely having hints.
+//
+// # Two views of a tool with written hints
+//
+// Written hints say in other words what the description says. A tool with
+// them is scored by two views of it, on the same scale: its definition
+// (every field but the hints) and its hint view (the same with the hints
+// in place of the description, the hints field weighed as the description
+// is). The tool gets the mean of the two, the hint view weighed
+// v = Weights.HintView and the definition 1 − v, part by part: sat(x, t)
+// is the mean of the views' saturated frequencies (worked out at build),
+// and C the mean of their coverages (a group counts for the definition
+// when a member is in a field other than the hints, for the hint view
+// when one is in a field other than the description). A tool without
+// written hints has one view, its definition, which stands for both. So
+// hints lift a tool where they say the query better than its description
+// does, and lower it where its description only happens to share the
+// query's words; a tool without hints is scored as if its hints said what
+// its definition says. H and L take the best of all a tool's phrasings,
+// and every tool has its own: a tool without written hints is judged by
+// its name and summary where one with them is judged by those and its
+// hints.
+//
+// H and L take part only in an index where some tool has written hints:
+// an index without them ranks exactly as if the two factors did not exist.
+//
 // idf(d) = ln(1 + (n − d + 0.5) / (d + 0.5)) for a term in d of n tools.
 //
 // S carries the words; C, N, M, H and L are factors of at least 0 and at
-// most 1 that scale it. H scores a tool by its best-matching hint: each
-// hint is a way of asking for the tool, so a hint that says most of the
-// query on its own is strong evidence, while words scattered over several
-// hints (which S and C already count) are not. Squared, it favours a hint
-// that says nearly all of the query over one that says half. A hint's
-// words are words of the tool, so H is at most C: bounds take the
-// coverage bound for both. L says whether a hint asks for what the query
-// asks for: hints are written as requests, a request mostly starts with
-// what it wants done ("archive the March invoices", "archive paid
-// invoices"), and a hint with the query's words in another part of it
+// most 1 that scale it. H scores a tool by its best phrasing: each is a way
+// of asking for the tool, so a phrasing that says most of the query on its
+// own is strong evidence, while words scattered over several (which S and
+// C already count) are not. Squared, it favours a phrasing that says
+// nearly all of the query over one that says half. A phrasing's words are
+// words of the tool, so H is at most the coverage of the groups the tool
+// matched in any field, which bounds every view's coverage: bounds take
+// the coverage bound for both. L says whether a phrasing asks for what the
+// query asks for: hints are written as requests, a request mostly starts
+// with what it wants done ("archive the March invoices", "archive paid
+// invoices"), and a phrasing with the query's words in another part of it
 // ("which invoices did we archive in March") asks something else about
-// them;
-// bounds take 1 for it. U is given by the request per tool, and bounds
+// them; a name mostly starts with what its tool does (archive_invoices).
+// Bounds take 1 for it. U is given by the request per tool, and bounds
 // take the largest U of the query's tools for it, so that a query that
 // learned nothing is bounded (and ranked) exactly as before. The factor
 // is at most 1 + u: learning can never lift a tool that does not match
 // the query, nor above a tool named exactly or by select:, which are not
-// ranked by this score. H and L are looked up in the tool's hint terms
-// apart from the other factors, and their factors are left out
-// altogether in an index where no tool has hints, which then ranks as it
-// would without them.
+// ranked by this score. H and L are looked up in the tool's phrasing terms
+// apart from the other factors.
 //
 // A long query (more than Weights.LongQuery groups) reads no synonyms, weighs a term it repeats by 1 + 2·ln(count)
 // (repeatWeight), and has its coverage power c scaled by LongQuery /
@@ -87,8 +114,11 @@ type scoreModel struct {
 	coordination  float64
 	nameCoverage  float64
 	serverMention float64
-	hintCoverage  float64 // 0 when the index has no hints
-	hintLead      float64 // 0 when the index has no hints
+	hintCoverage  float64 // 0 when no tool of the index has written hints
+	hintLead      float64 // 0 when no tool of the index has written hints
+	// view is the weight of the hint view of a tool with written hints
+	// (Weights.HintView).
+	view float64
 	// learned is u times the largest learned share among the query's
 	// tools: 1 + learned bounds every tool's learned factor. 0 when the
 	// request learns nothing.
@@ -100,7 +130,7 @@ type scoreModel struct {
 // more words than any tool will share: the power of its coverage falls as
 // its length grows, so that a tool is not lost for missing a few of them.
 func (ix *Index) model(n int) scoreModel {
-	m := scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention}
+	m := scoreModel{coordination: ix.w.Coordination, nameCoverage: ix.w.NameCoverage, serverMention: ix.w.ServerMention, view: ix.w.HintView}
 	if ix.hinted() {
 		m.hintCoverage, m.hintLead = ix.w.HintCoverage, ix.w.HintLead
 	}
@@ -138,8 +168,9 @@ func (m *scoreModel) scaled(f factors, k float64) float64 {
 	return f.sum * k * (1 + m.nameCoverage*unitShare(f.name)) * (1 + m.serverMention*f.mention)
 }
 
-// hinted reports whether some tool of the index has search hints: only
-// then does hint coverage take part in the score.
+// hinted reports whether some tool of the index has written hints: only
+// then do hint coverage and the hint lead take part in the score (and
+// then for every tool, by its phrasings).
 func (ix *Index) hinted() bool {
 	for _, seg := range ix.segs {
 		if seg.hinted {
@@ -158,16 +189,15 @@ func (m *scoreModel) coverageFactor(x float64) float64 {
 	return pow(x, m.coordination)
 }
 
-// upper bounds the score of every tool whose factors are each at most f's,
-// widened by boundSlack so that float rounding can never make a bound fall
-// below the score it bounds. In an index with hints, a tool's hint
-// coverage is at most its coverage (a hint's words are the tool's), so
-// the hint coverage factor is bounded by f's coverage, and the hint lead
-// by 1.
-func (m *scoreModel) upper(f factors) float64 {
+// upper bounds the score of every tool whose factors are each at most f's
+// and whose hint lead is at most lead, widened by boundSlack so that float
+// rounding can never make a bound fall below the score it bounds. A tool's
+// hint coverage is at most its coverage (a phrasing's words are the
+// tool's), so the hint coverage factor is bounded by f's coverage.
+func (m *scoreModel) upper(f factors, lead float64) float64 {
 	s := m.final(f) * boundSlack
 	if m.hinted() {
-		s *= m.hintFactor(f.coverage) * m.leadFactor(1)
+		s *= m.hintFactor(f.coverage) * m.leadFactor(lead)
 	}
 	if m.learned > 0 {
 		s *= 1 + m.learned
@@ -178,9 +208,9 @@ func (m *scoreModel) upper(f factors) float64 {
 // scale is the largest factor C, N and M bounded by f can multiply a
 // tool's summed group scores by, widened like upper: a tool whose sum times
 // scale is below a score cannot reach it.
-func (m *scoreModel) scale(f factors) float64 {
+func (m *scoreModel) scale(f factors, lead float64) float64 {
 	f.sum = 1
-	return m.upper(f)
+	return m.upper(f, lead)
 }
 
 // boundSlack widens every bound a little, so that float rounding can never
@@ -242,6 +272,7 @@ func (w Weights) sanitized() Weights {
 	w.HintRest = min(1, safe(w.HintRest))
 	w.HintCoverage = safe(w.HintCoverage)
 	w.HintLead = safe(w.HintLead)
+	w.HintView = min(1, safe(w.HintView))
 	w.Learned = safe(w.Learned)
 	return w
 }

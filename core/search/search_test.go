@@ -559,6 +559,61 @@ func TestUpdateMatchesRebuild(t *testing.T) {
 	}
 }
 
+// TestUpdateBringsFirstHints checks that the first written hints an update
+// brings give every tool its own phrasings, so that the tools of servers
+// the update did not touch are scored as a fresh build scores them, and
+// that later updates are made in place again.
+func TestUpdateBringsFirstHints(t *testing.T) {
+	t.Parallel()
+	snap, ix := fixtureIndex(t)
+	if ix.phrased {
+		t.Fatal("an index without written hints keeps phrasings")
+	}
+	hinted := fixtureServer(t, "notes", fixtureTool{name: "add_note", desc: "Add a note to the notebook."})
+	hinted.Tools[0].Hints = []string{"jot something down", "remember this for later"}
+	for round, srv := range []*catalog.Server{hinted, fixtureServer(t, "extra", fixtureTool{name: "create_issue", desc: "Open an issue."})} {
+		next, diff, err := snap.Apply(catalog.Put(srv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = next
+		updated := ix.Update(snap, diff.Servers...)
+		if !updated.phrased {
+			t.Fatalf("round %d: the index with written hints keeps no phrasings", round)
+		}
+		if got, want := len(updated.segs), len(ix.segs)+round; got != want {
+			t.Errorf("round %d: %d segments, want %d (built anew once, then updated in place)", round, got, want)
+		}
+		ix = updated
+		fresh := Build(snap)
+		for _, q := range []string{"create issue", "pull request", "read file", "jot down a note"} {
+			a, errA := ix.Search(context.Background(), Request{Query: q, MaxResults: 10, Explain: true})
+			b, errB := fresh.Search(context.Background(), Request{Query: q, MaxResults: 10, Explain: true})
+			if errA != nil || errB != nil {
+				t.Fatalf("%q: %v / %v", q, errA, errB)
+			}
+			// An index updated in place keeps its average field lengths,
+			// so scores may differ a little from a fresh build's: the
+			// tools found and their phrasings' parts may not.
+			if !sameSet(ids(a), ids(b)) {
+				t.Errorf("round %d %q: updated index found %v, fresh index %v", round, q, ids(a), ids(b))
+				continue
+			}
+			fresh := map[string]*Breakdown{}
+			for _, h := range b.Hits {
+				fresh[h.Tool.ID()] = h.Breakdown
+			}
+			for _, h := range a.Hits {
+				got, want := h.Breakdown, fresh[h.Tool.ID()]
+				if got.HintShare != want.HintShare || got.HintLead != want.HintLead || got.HintWeight == 0 {
+					t.Errorf("round %d %q: %s has phrasing share %v lead %v (weight %v), fresh %v %v", round, q, h.Tool.ID(),
+						got.HintShare, got.HintLead, got.HintWeight, want.HintShare, want.HintLead)
+				}
+			}
+		}
+	}
+}
+
 func sameSet(a, b []string) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	slices.Sort(a)
