@@ -14,16 +14,20 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 )
 
+// demoCatalog names the embedded demo catalog where a catalog file is
+// expected (--catalog demo); a file of that name is ./demo.
+const demoCatalog = "demo"
+
 // loadSnapshot reads the catalog file, or returns the embedded demo catalog
-// when path is empty.
+// when path is empty or demoCatalog.
 func loadSnapshot(path string) (*catalog.Snapshot, error) {
-	if path == "" {
+	if path == "" || path == demoCatalog {
 		return demo.Snapshot(), nil
 	}
 	return catalog.LoadFile(path)
 }
 
-const catalogHelp = "catalog `file` (collected or plain format); the embedded demo catalog when empty"
+const catalogHelp = "catalog `file` (collected or plain format); the embedded demo catalog when empty or " + demoCatalog
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("search", "[-c CONFIG | --catalog FILE] [flags] QUERY"+sourceHelp, stderr)

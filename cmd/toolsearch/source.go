@@ -17,23 +17,25 @@ import (
 	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
-// Where search, tools and lint get their tools, in order: --catalog FILE;
-// else the configuration (-c FILE, else the first default path that
-// exists), whose servers answer from their cached manifests when these are
-// fresh and are started otherwise; else the embedded demo catalog, which
-// stderr names.
+// Where search, tools, lint and enrich get their tools, in order:
+// --catalog FILE (--catalog demo: the embedded demo catalog); else the
+// configuration (-c FILE, else the first default path that exists), whose
+// servers answer from their cached manifests when these are fresh and are
+// started otherwise; else, for all but enrich, the embedded demo catalog,
+// which stderr names.
 
 // sourceHelp explains, in the help of search, tools and lint, where the
 // tools come from.
 const sourceHelp = `
 
-The tools are those of --catalog FILE; else those of your config's servers
-(-c FILE, else the first default path that exists), as serve would show
-them (policy applies): a server whose cached manifest in the state
-directory is younger than --max-age answers from it, the others are started
-and stopped again, with a line per server on stderr (starting, its tools,
-or why it failed; one still starting after --timeout is left out); else,
-with no config at all, the embedded demo catalog (stderr says so).`
+The tools are those of --catalog FILE (--catalog demo: the embedded demo
+catalog); else those of your config's servers (-c FILE, else the first
+default path that exists), as serve would show them (policy applies): a
+server whose cached manifest in the state directory is younger than
+--max-age answers from it, the others are started and stopped again, with
+a line per server on stderr (starting, its tools, or why it failed; one
+still starting after --timeout is left out); else, with no config at all,
+the embedded demo catalog (stderr says so).`
 
 // Defaults of the flags that bound reading a configuration's servers.
 const (
@@ -46,12 +48,24 @@ type sourceFlags struct {
 	catalog, hints, config *string
 	timeout, maxAge        *time.Duration
 	refresh                *bool
+	// demoByName: with no config, the demo catalog is not used unless
+	// --catalog names it; resolve fails instead.
+	demoByName bool
 }
 
+// addSourceFlags adds the flags of search, tools and lint.
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
+	f := newSourceFlags(fs, "catalog `file` (collected or plain format) instead of the config's servers; "+demoCatalog+": the embedded demo catalog")
+	f.hints = fs.String("hints", "", hintsHelp)
+	return f
+}
+
+// newSourceFlags adds the source flags but --hints, with catalogHelp as
+// the help of --catalog.
+func newSourceFlags(fs *flag.FlagSet, catalogHelp string) *sourceFlags {
 	return &sourceFlags{
-		catalog: fs.String("catalog", "", "catalog `file` (collected or plain format) instead of the config's servers"),
-		hints:   fs.String("hints", "", hintsHelp),
+		catalog: fs.String("catalog", "", catalogHelp),
+		hints:   new(string),
 		config:  configFlag(fs),
 		timeout: fs.Duration("timeout", defaultSourceTimeout, "how long to wait for the config's servers to start; one still starting then is left out, with the reason on stderr"),
 		maxAge: fs.Duration("max-age", defaultMaxAge, "a server whose cached manifest (in the state directory) is younger than `D` is not started: "+
@@ -60,36 +74,81 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	}
 }
 
-// load returns the snapshot to search, with what the --hints file did.
-// Progress and notes go to stderr; stdout is left to the command.
-func (f *sourceFlags) load(ctx context.Context, cmd string, stderr io.Writer) (*catalog.Snapshot, hints.Report, error) {
+// source is where a command's tools come from: a catalog file, the demo
+// catalog, or a config's servers.
+type source struct {
+	// catalog is the --catalog file, or demoCatalog; "" for a config.
+	catalog string
+	// configPath is the config file and cfg what it says, its state
+	// directory filled in as serve fills it; nil for a catalog.
+	configPath string
+	cfg        *config.Config
+}
+
+// String names the source, for a line on stderr.
+func (s source) String() string {
+	switch {
+	case s.cfg != nil:
+		return "the servers of " + s.configPath
+	case s.catalog == demoCatalog:
+		return "the embedded demo catalog"
+	}
+	return "catalog " + s.catalog
+}
+
+// resolve finds the source the flags name, without reading any tools: a
+// config is read and checked, its servers are not started.
+func (f *sourceFlags) resolve(cmd string, stderr io.Writer) (source, error) {
 	if *f.catalog != "" {
-		return loadCatalog(cmd, *f.catalog, *f.hints, stderr)
+		return source{catalog: *f.catalog}, nil
 	}
 	path, found := configPath(*f.config, false)
 	switch {
 	case *f.config != "" && !found:
-		return nil, hints.Report{}, fmt.Errorf("config file %s does not exist", *f.config)
+		return source{}, fmt.Errorf("config file %s does not exist", *f.config)
+	case !found && f.demoByName:
+		return source{}, fmt.Errorf("no config file (looked in %s): give one with -c FILE, or a catalog with --catalog FILE "+
+			"(--catalog %s for the embedded demo catalog)", strings.Join(config.DefaultPaths(), ", "), demoCatalog)
 	case !found:
 		fmt.Fprintf(stderr, "toolsearch %s: no config file (looked in %s): using the embedded demo catalog; "+
 			"give one with -c FILE, or write one with toolsearch import\n", cmd, strings.Join(config.DefaultPaths(), ", "))
-		return loadCatalog(cmd, "", *f.hints, stderr)
+		return source{catalog: demoCatalog}, nil
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, hints.Report{}, err
+		return source{}, err
 	}
 	if cfg.Gateway.StateDir == "" {
 		cfg.Gateway.StateDir = config.DefaultStateDir()
+	}
+	if *f.timeout <= 0 {
+		return source{}, fmt.Errorf("--timeout is %v; it must be positive", *f.timeout)
+	}
+	return source{configPath: path, cfg: cfg}, nil
+}
+
+// load returns the snapshot to search, with what the --hints file did.
+// Progress and notes go to stderr; stdout is left to the command.
+func (f *sourceFlags) load(ctx context.Context, cmd string, stderr io.Writer) (*catalog.Snapshot, hints.Report, error) {
+	src, err := f.resolve(cmd, stderr)
+	if err != nil {
+		return nil, hints.Report{}, err
+	}
+	return f.snapshot(ctx, cmd, src, stderr)
+}
+
+// snapshot reads the tools of src (resolved from f): a catalog file, or
+// the config's servers as clients of serve would see them, and applies
+// the --hints file, if any.
+func (f *sourceFlags) snapshot(ctx context.Context, cmd string, src source, stderr io.Writer) (*catalog.Snapshot, hints.Report, error) {
+	if src.cfg == nil {
+		return loadCatalog(cmd, src.catalog, *f.hints, stderr)
 	}
 	maxAge := *f.maxAge
 	if *f.refresh {
 		maxAge = 0
 	}
-	if *f.timeout <= 0 {
-		return nil, hints.Report{}, fmt.Errorf("--timeout is %v; it must be positive", *f.timeout)
-	}
-	snap, err := configuredSnapshot(ctx, cfg, maxAge, *f.timeout, stderr)
+	snap, err := configuredSnapshot(ctx, src.cfg, maxAge, *f.timeout, stderr)
 	if err != nil {
 		return nil, hints.Report{}, err
 	}
