@@ -76,7 +76,8 @@ func serveLeaky() int {
 	return 0
 }
 
-// serveNotes is a stdio MCP server of three note tools.
+// serveNotes is a stdio MCP server of three note tools. A tool's
+// description is $NOTES_DESCRIPTION_<tool name> when that is set.
 func serveNotes() int {
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
 	for _, tool := range []struct{ name, desc string }{
@@ -84,6 +85,9 @@ func serveNotes() int {
 		{"search_notes", "Find notes whose title or body contains the words given."},
 		{"delete_note", "Delete a note for ever."},
 	} {
+		if d := os.Getenv("NOTES_DESCRIPTION_" + tool.name); d != "" {
+			tool.desc = d
+		}
 		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.desc, InputSchema: map[string]any{"type": "object"}},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: tool.name + " done"}}}, nil
