@@ -19,7 +19,7 @@ import (
 // and one client named in toolsearch.clients.
 func autoEraConfig(t *testing.T) string {
 	return writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{
-		"exposure": "auto", "threshold": 1, "contextWindow": 100000,
+		"exposure": "auto", "threshold": 1, "contextWindow": 50000, // 500 tokens: below the echo tools and built-ins, with or without gopls
 		"clients": map[string]string{"named-editor": "full"},
 		"policy":  map[string]any{"deny": []string{"echo/delete_*"}},
 		"http":    map[string]any{"exposures": []string{"auto", "full", "search"}},
