@@ -56,15 +56,15 @@ func TestSearchReadsConfig(t *testing.T) {
 		}
 	}
 
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "select:notes__search_notes")
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "select:notes__search_notes")
 	if code != exitOK || !strings.Contains(errs, "notes: 3 tools from the cache saved ") || strings.Contains(errs, "notes: starting") {
 		t.Errorf("second run: exit %d, want the notes from the cache:\n%s", code, errs)
 	}
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "--refresh", "select:notes__search_notes")
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "--refresh", "select:notes__search_notes")
 	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
 		t.Errorf("--refresh: exit %d, want the notes started again:\n%s", code, errs)
 	}
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "--max-age", "1ns", "select:notes__search_notes")
+	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "--max-age", "1ns", "select:notes__search_notes")
 	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
 		t.Errorf("--max-age 1ns: exit %d, want the stale cache not used:\n%s", code, errs)
 	}
@@ -75,7 +75,7 @@ func TestSearchReadsConfig(t *testing.T) {
 func TestToolsAndLintReadConfig(t *testing.T) {
 	t.Parallel()
 	cfg := sourceConfig(t, map[string]any{"policy": map[string]any{"deny": []string{"notes/delete_*"}}})
-	code, out, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "1s", "--json")
+	code, out, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "3s", "--json")
 	var rep toolsReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK {
 		t.Fatalf("tools: exit %d, %v\n%s\n%s", code, err, out, errs)
@@ -90,7 +90,7 @@ func TestToolsAndLintReadConfig(t *testing.T) {
 		}
 	}
 
-	code, out, errs = runCLI(t, "lint", "-c", cfg, "--timeout", "1s", "--json", "--server", "notes")
+	code, out, errs = runCLI(t, "lint", "-c", cfg, "--timeout", "3s", "--json", "--server", "notes")
 	var lrep struct {
 		Tools int `json:"tools"`
 	}
@@ -98,7 +98,7 @@ func TestToolsAndLintReadConfig(t *testing.T) {
 		t.Errorf("lint: exit %d, %v, report %+v\n%s\n%s", code, err, lrep, out, errs)
 	}
 
-	code, out, _ = runCLI(t, "search", "-c", cfg, "--timeout", "1s", "select:notes__delete_note")
+	code, out, _ = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "select:notes__delete_note")
 	if code != exitNoResult || strings.Contains(out, "delete_note\n") && !strings.Contains(out, "Unknown") {
 		t.Errorf("a denied tool was found: exit %d\n%s", code, out)
 	}
