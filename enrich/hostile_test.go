@@ -36,7 +36,7 @@ var hostileTools = []struct {
 		[]string{"read a file from disk", "run a SQL query on the database", "take a screenshot of the web page", "search the web for news"}},
 }
 
-// TestHostileDefinitionsStayInTheirLane is the attack test of enrichment:
+// TestHostileDefinitionsSharedCatalog is the attack test of enrichment:
 // an upstream server whose descriptions instruct the model to write hints
 // for other jobs (send mail, open issues, pay invoices...). The request
 // carries the descriptions as data under an instruction to ignore what
@@ -47,7 +47,13 @@ var hostileTools = []struct {
 // the hostile tools among its first five, let alone above its gold tools:
 // a tool's written hints count only through its hint view, half of its
 // score, and its definition says nothing of those jobs.
-func TestHostileDefinitionsStayInTheirLane(t *testing.T) {
+//
+// It runs without -race (.ci/run runs it so): its searches over the shared
+// catalog would be slow under the race detector and prove nothing more.
+func TestHostileDefinitionsSharedCatalog(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the measurement on the shared catalog runs without -race")
+	}
 	shared := sharedtest.Catalog(t)
 	f, err := os.Open(sharedtest.QueriesPath(t))
 	if err != nil {

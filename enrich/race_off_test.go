@@ -1,0 +1,5 @@
+//go:build !race
+
+package enrich
+
+const raceEnabled = false
