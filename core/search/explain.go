@@ -84,6 +84,7 @@ func (b *Breakdown) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%.3f = sum %.3f × coverage %.3f^%.2f × name (1 + %.2f×%.3f) × server (1 + %.2f×%.3f)",
 		b.Score, b.Sum, b.Coverage, b.CoveragePower, b.NameWeight, b.NameShare, b.MentionWeight, b.Mention)
+
 	if b.HintWeight > 0 {
 		fmt.Fprintf(&sb, " × hint (1 + %.2f×%.3f²)", b.HintWeight, b.HintShare)
 	}
@@ -92,6 +93,9 @@ func (b *Breakdown) String() string {
 	}
 	if b.LearnedWeight > 0 {
 		fmt.Fprintf(&sb, " × learned (1 + %.2f×%.3f)", b.LearnedWeight, b.Learned)
+	}
+	if b.HintView > 0 {
+		fmt.Fprintf(&sb, "\n  sum, tf and coverage are the means of the definition (×%.2f) and the hint view (×%.2f)", 1-b.HintView, b.HintView)
 	}
 	for _, t := range b.Terms {
 		fmt.Fprintf(&sb, "\n  %s", t.Word)

@@ -137,6 +137,9 @@ func TestHintCoverage(t *testing.T) {
 	if together.HintWeight != search.DefaultWeights.HintCoverage || together.HintView != search.DefaultWeights.HintView {
 		t.Errorf("hinted tool's weight %v, view %v", together.HintWeight, together.HintView)
 	}
+	if !strings.Contains(together.String(), "hint view (×0.50)") || strings.Contains(unhinted.String(), "hint view") {
+		t.Errorf("only the hinted tool's breakdown should name its views:\n%s\n%s", together, unhinted)
+	}
 	// The tool without written hints is scored by its definition alone:
 	// its description's first sentence has "records", a share of the
 	// query of its own.
