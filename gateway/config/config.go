@@ -42,10 +42,11 @@
 //	    "http": {"maxSessions": 256, "sessionInitTimeout": "10s", // HTTP serving:
 //	             "sessionIdleTimeout": "30m", "exposures": ["search"]}, // gateway/config/http.go
 //	    "hints": "~/hints.jsonl",             // search hints, over stateDir's hints.jsonl
-//	    "enrich": {"enabled": false,          // write hints in the background (below)
-//	               "provider": "sampling",    // sampling, anthropic or openai
-//	               "model": "", "baseURL": "", "batch": 10, "concurrency": 1,
-//	               "maxToolsPerRun": 500},
+//	    "enrich": {"enabled": false,          // write hints in the background (below;
+//	               "provider": "sampling",    // gateway/config/enrich.go): sampling, anthropic or openai
+//	               "model": "", "baseURL": "", "apiKeyEnv": "ANTHROPIC_API_KEY",
+//	               "batch": 10, "concurrency": 1, "maxToolsPerRun": 500,
+//	               "dailyBudget": {"tools": 2000, "tokens": 1000000}},
 //	    "cluster": {"redis": "rediss://redis:6380/0", // replicas share state (gateway/config/cluster.go)
 //	                "prefix": "toolsearch", "replica": "", "ttl": "24h"},
 //	    "learning": {"enabled": false,        // rank by the tools called after searches
@@ -63,9 +64,10 @@
 // servers have started and again after their tools change, and writes them
 // to the state directory's hints.jsonl: provider "sampling" asks the
 // connected client that offers MCP sampling; "anthropic" and "openai" ask
-// the API ($ANTHROPIC_API_KEY, $OPENAI_API_KEY; baseURL for an
-// OpenAI-compatible server such as Ollama). Only visible tools are sent:
-// their name, description and input schema.
+// the API (the key from the variable apiKeyEnv names, $ANTHROPIC_API_KEY or
+// $OPENAI_API_KEY by default; baseURL for an OpenAI-compatible server such
+// as Ollama), within a daily budget of tools and tokens. Only visible tools
+// are sent: their name, description and input schema.
 //
 // Exposure auto decides per client when it connects: a client that defers
 // MCP tools behind its own tool search (Claude Code, known by the
@@ -288,32 +290,6 @@ type Gateway struct {
 	Tracing Tracing
 }
 
-// Providers of background enrichment.
-const (
-	EnrichSampling  = "sampling"
-	EnrichAnthropic = "anthropic"
-	EnrichOpenAI    = "openai"
-)
-
-// DefaultEnrichMaxTools bounds the tools one background run sends.
-const DefaultEnrichMaxTools = 500
-
-// Enrich configures background enrichment (toolsearch.enrich).
-type Enrich struct {
-	// Enabled turns it on; it is off by default.
-	Enabled bool
-	// Provider is EnrichSampling (the default), EnrichAnthropic or
-	// EnrichOpenAI.
-	Provider string
-	// Model and BaseURL override the provider's defaults.
-	Model, BaseURL string
-	// BatchSize and Concurrency are tools per request and requests in
-	// flight; zero means 10 and 1.
-	BatchSize, Concurrency int
-	// MaxToolsPerRun bounds the tools one run sends.
-	MaxToolsPerRun int
-}
-
 // Limits bound what the gateway does.
 type Limits struct {
 	MaxResults   int
@@ -511,6 +487,10 @@ func Parse(path string, data []byte, lookup func(string) (string, bool)) (*Confi
 		return nil, err
 	}
 	if err := parseDashboard(cfg, top); err != nil {
+		err.File = path
+		return nil, err
+	}
+	if err := parseEnrich(cfg, top, lookup); err != nil {
 		err.File = path
 		return nil, err
 	}
@@ -718,15 +698,6 @@ type rawGateway struct {
 	Builtins json.RawMessage   `json:"builtins"` // read by package builtin
 	Hints    string            `json:"hints"`
 	Clients  map[string]string `json:"clients"`
-	Enrich   *struct {
-		Enabled        bool   `json:"enabled"`
-		Provider       string `json:"provider"`
-		Model          string `json:"model"`
-		BaseURL        string `json:"baseURL"`
-		Batch          *int   `json:"batch"`
-		Concurrency    *int   `json:"concurrency"`
-		MaxToolsPerRun *int   `json:"maxToolsPerRun"`
-	} `json:"enrich"`
 }
 
 func parseGateway(g *Gateway, raw json.RawMessage) error {
@@ -831,35 +802,6 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 	}
 	if rg.Hints != "" {
 		g.Hints = ExpandHome(rg.Hints)
-	}
-	if e := rg.Enrich; e != nil {
-		g.Enrich = Enrich{Enabled: e.Enabled, Model: e.Model, BaseURL: e.BaseURL, Provider: EnrichSampling,
-			BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools}
-		switch p := strings.ToLower(strings.TrimSpace(e.Provider)); p {
-		case "":
-		case EnrichSampling, EnrichAnthropic, EnrichOpenAI:
-			g.Enrich.Provider = p
-		default:
-			return errAt("enrich.provider", fmt.Errorf("unknown provider %q (want sampling, anthropic or openai)", e.Provider))
-		}
-		if e.BaseURL != "" && !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://") {
-			return errAt("enrich.baseURL", fmt.Errorf("%q is not an http or https URL", e.BaseURL))
-		}
-		for _, f := range []struct {
-			name string
-			v    *int
-			max  int
-			dst  *int
-		}{{"enrich.batch", e.Batch, 50, &g.Enrich.BatchSize}, {"enrich.concurrency", e.Concurrency, 16, &g.Enrich.Concurrency},
-			{"enrich.maxToolsPerRun", e.MaxToolsPerRun, 1_000_000, &g.Enrich.MaxToolsPerRun}} {
-			if f.v == nil {
-				continue
-			}
-			if *f.v < 1 || *f.v > f.max {
-				return errAt(f.name, fmt.Errorf("%d is out of range 1..%d", *f.v, f.max))
-			}
-			*f.dst = *f.v
-		}
 	}
 	if p := rg.Policy; p != nil {
 		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask, Prompts: p.Prompts.globs(), Resources: p.Resources.globs()}

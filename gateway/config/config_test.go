@@ -252,6 +252,8 @@ func TestPromptAndResourceGlobs(t *testing.T) {
 
 func TestHintsAndEnrich(t *testing.T) {
 	t.Parallel()
+	lookup := env(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-default", "TEAM_KEY": " sk-team "})
+	budget := EnrichBudget{Tools: DefaultEnrichDailyTools, Tokens: DefaultEnrichDailyTokens}
 	tests := []struct {
 		name    string
 		gw      string
@@ -261,22 +263,43 @@ func TestHintsAndEnrich(t *testing.T) {
 	}{
 		{name: "absent: off", gw: `{}`, want: Enrich{}},
 		{name: "defaults", gw: `{"hints": "/x/h.jsonl", "enrich": {"enabled": true}}`, hints: "/x/h.jsonl",
-			want: Enrich{Enabled: true, Provider: EnrichSampling, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools}},
+			want: Enrich{Enabled: true, Provider: EnrichSampling, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools, DailyBudget: budget}},
 		{name: "openai", gw: `{"enrich": {"enabled": true, "provider": "OpenAI", "model": "llama3", "baseURL": "http://127.0.0.1:11434/v1", "batch": 5, "concurrency": 2, "maxToolsPerRun": 50}}`,
-			want: Enrich{Enabled: true, Provider: EnrichOpenAI, Model: "llama3", BaseURL: "http://127.0.0.1:11434/v1", BatchSize: 5, Concurrency: 2, MaxToolsPerRun: 50}},
+			want: Enrich{Enabled: true, Provider: EnrichOpenAI, Model: "llama3", BaseURL: "http://127.0.0.1:11434/v1", BatchSize: 5, Concurrency: 2, MaxToolsPerRun: 50,
+				APIKeyEnv: OpenAIKeyEnv, DailyBudget: budget}},
+		{name: "anthropic: the default variable's key", gw: `{"enrich": {"enabled": true, "provider": "anthropic"}}`,
+			want: Enrich{Enabled: true, Provider: EnrichAnthropic, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools,
+				APIKeyEnv: AnthropicKeyEnv, APIKey: "sk-ant-default", DailyBudget: budget}},
+		{name: "a variable of one's own, and a budget", gw: `{"enrich": {"enabled": true, "provider": "anthropic", "apiKeyEnv": "TEAM_KEY", "dailyBudget": {"tools": 30, "tokens": 40000}}}`,
+			want: Enrich{Enabled: true, Provider: EnrichAnthropic, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools,
+				APIKeyEnv: "TEAM_KEY", APIKey: "sk-team", DailyBudget: EnrichBudget{Tools: 30, Tokens: 40000}}},
+		{name: "an unset variable: no key", gw: `{"enrich": {"provider": "openai", "apiKeyEnv": "NOT_SET_ANYWHERE"}}`,
+			want: Enrich{Provider: EnrichOpenAI, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools, APIKeyEnv: "NOT_SET_ANYWHERE", DailyBudget: budget}},
+		{name: "zero is the default budget", gw: `{"enrich": {"dailyBudget": {"tools": 0}}}`,
+			want: Enrich{Provider: EnrichSampling, BatchSize: 10, Concurrency: 1, MaxToolsPerRun: DefaultEnrichMaxTools, DailyBudget: budget}},
 		{name: "unknown provider", gw: `{"enrich": {"provider": "gemini"}}`, wantErr: `field "toolsearch.enrich.provider": unknown provider "gemini"`},
 		{name: "bad url", gw: `{"enrich": {"baseURL": "file:///etc/passwd"}}`, wantErr: `field "toolsearch.enrich.baseURL"`},
 		{name: "batch out of range", gw: `{"enrich": {"batch": 0}}`, wantErr: `field "toolsearch.enrich.batch": 0 is out of range 1..50`},
 		{name: "concurrency out of range", gw: `{"enrich": {"concurrency": 99}}`, wantErr: `field "toolsearch.enrich.concurrency"`},
+		{name: "negative budget", gw: `{"enrich": {"dailyBudget": {"tools": -1}}}`, wantErr: `field "toolsearch.enrich.dailyBudget.tools": -1 is out of range 1..10000000`},
+		{name: "budget too large", gw: `{"enrich": {"dailyBudget": {"tokens": 1e12}}}`, wantErr: `field "toolsearch.enrich.dailyBudget.tokens"`},
+		{name: "budget not a count", gw: `{"enrich": {"dailyBudget": {"tools": "lots"}}}`, wantErr: `field "toolsearch.enrich.dailyBudget.tools": want int64, got a JSON string`},
+		{name: "budget not an object", gw: `{"enrich": {"dailyBudget": 5}}`, wantErr: `field "toolsearch.enrich.dailyBudget"`},
+		{name: "a key where its variable's name goes", gw: `{"enrich": {"provider": "anthropic", "apiKeyEnv": "sk-ant-api03-secret"}}`,
+			wantErr: `field "toolsearch.enrich.apiKeyEnv": want the name of the environment variable that holds the key`},
+		{name: "sampling needs no key", gw: `{"enrich": {"apiKeyEnv": "TEAM_KEY"}}`, wantErr: `field "toolsearch.enrich.apiKeyEnv": provider sampling`},
 		{name: "hints not a string", gw: `{"hints": 5}`, wantErr: `toolsearch.hints`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := Parse("c.json", []byte(`{"mcpServers": {}, "toolsearch": `+tt.gw+`}`), nil)
+			cfg, err := Parse("c.json", []byte(`{"mcpServers": {}, "toolsearch": `+tt.gw+`}`), lookup)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Parse = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "sk-ant-api03") {
+					t.Errorf("the error shows what may be a key: %v", err)
 				}
 				return
 			}
@@ -286,7 +309,30 @@ func TestHintsAndEnrich(t *testing.T) {
 			if cfg.Gateway.Enrich != tt.want || cfg.Gateway.Hints != tt.hints {
 				t.Errorf("enrich %+v hints %q, want %+v %q", cfg.Gateway.Enrich, cfg.Gateway.Hints, tt.want, tt.hints)
 			}
+			if k := cfg.Gateway.Enrich.APIKey; k != "" && !slices.Contains(cfg.Secrets(), k) {
+				t.Errorf("the key read is not among the secrets %q", cfg.Secrets())
+			}
 		})
+	}
+}
+
+// TestEnrichKeyMissing: which providers need a key the environment lacks.
+func TestEnrichKeyMissing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		e    Enrich
+		want bool
+	}{
+		{Enrich{Provider: EnrichSampling}, false},
+		{Enrich{Provider: EnrichAnthropic, APIKeyEnv: AnthropicKeyEnv}, true},
+		{Enrich{Provider: EnrichAnthropic, APIKeyEnv: AnthropicKeyEnv, APIKey: "k"}, false},
+		{Enrich{Provider: EnrichOpenAI, APIKeyEnv: OpenAIKeyEnv}, true},
+		{Enrich{Provider: EnrichOpenAI, APIKeyEnv: OpenAIKeyEnv, BaseURL: "http://127.0.0.1:11434/v1"}, false},
+		{Enrich{Provider: EnrichOpenAI, APIKeyEnv: "MY_KEY", BaseURL: "http://127.0.0.1:11434/v1"}, true},
+	} {
+		if got := tc.e.KeyMissing(); got != tc.want {
+			t.Errorf("%+v: KeyMissing = %v, want %v", tc.e, got, tc.want)
+		}
 	}
 }
 

@@ -83,6 +83,7 @@ func documentKeys() *keySet {
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawDashboardTop]()))
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawLearningTop]()))
 	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawTracingTop]()))
+	gateway = merge(gateway, schemaOf(reflect.TypeFor[rawEnrichTop]()))
 	gateway.keys["builtins"] = nil // read, and checked, by package builtin
 	servers := &keySet{each: server}
 	return &keySet{open: true, keys: map[string]*keySet{

@@ -18,6 +18,8 @@ func TestUnknownKeys(t *testing.T) {
 		{"builtins typo", `{"toolsearch": {"builtin": {}}}`, `did you mean "builtins"?`, "", "toolsearch.builtin"},
 		{"server disable typo", "{\"mcpServers\": {\n  \"mem\": {\"command\": \"x\",\n   \"disable\": true}}}", `line 3, column 4: unknown key "disable"; did you mean "disabled"?`, "mem", "disable"},
 		{"nested limits typo", `{"toolsearch": {"limits": {"startTimout": "5s"}}}`, `did you mean "startTimeout"?`, "", "toolsearch.limits.startTimout"},
+		{"enrich budget typo", "{\"toolsearch\": {\"enrich\": {\n  \"dailyBudget\": {\"tool\": 5}}}}", `line 2, column 19: unknown key "tool"; did you mean "tools"?`, "", "toolsearch.enrich.dailyBudget.tool"},
+		{"enrich key variable typo", `{"toolsearch": {"enrich": {"apiKey": "ANTHROPIC_API_KEY"}}}`, `did you mean "apiKeyEnv"?`, "", "toolsearch.enrich.apiKey"},
 		{"http typo", `{"toolsearch": {"http": {"allowedHost": ["a"]}}}`, `did you mean "allowedHosts"?`, "", "toolsearch.http.allowedHost"},
 		{"far from anything", `{"toolsearch": {"zzzzzzzzzz": 1}}`, `unknown key "zzzzzzzzzz"; known keys here: `, "", "toolsearch.zzzzzzzzzz"},
 		{"top-level near miss", `{"mcpServer": {"a": {"command": "x"}}}`, `did you mean "mcpServers"?`, "", "mcpServer"},
