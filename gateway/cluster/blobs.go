@@ -155,10 +155,19 @@ func (c *Cluster) blobValue(kind, digest string, data []byte) (key string, val [
 // words, never a client's; they are checked all the same, so that no
 // value can name a key outside its kind.
 func (c *Cluster) blobKey(kind, digest string) (string, error) {
-	for _, part := range []string{kind, digest} {
-		if part == "" || len(part) > 200 || strings.ContainsAny(part, ": \t\r\n{}") {
-			return "", fmt.Errorf("cluster: %q cannot name a shared value", part)
-		}
+	if err := checkNames(kind, digest); err != nil {
+		return "", err
 	}
 	return c.key("blob", kind, digest), nil
+}
+
+// checkNames checks the parts of a key's name: each non-empty, short, and
+// without a separator, a space or a brace.
+func checkNames(parts ...string) error {
+	for _, part := range parts {
+		if part == "" || len(part) > 200 || strings.ContainsAny(part, ": \t\r\n{}") {
+			return fmt.Errorf("cluster: %q cannot name a shared value", part)
+		}
+	}
+	return nil
 }

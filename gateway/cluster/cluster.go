@@ -21,6 +21,8 @@
 //	P:sessions               the open sessions: a sorted set of leases, scored by expiry (ms)
 //	P:session:<name>         one MCP session's saved state, sealed with its id (sessionstate.go)
 //	P:stream:<name>          a pub/sub channel: messages for one session's event stream (streams.go)
+//	P:lease:<kind>:<name>    who does a piece of work for every replica, or "done" (enrich.go)
+//	P:spend:<kind>:<day>     what the replicas spent on a UTC day: tools, tokens (enrich.go)
 //
 // docs/scale.md says what is shared, what stays per replica, and how each
 // failure behaves.
@@ -65,6 +67,7 @@ type Cluster struct {
 	log     *slog.Logger
 	red     *redact.Redactor
 	addr    string // the URL without its password, for logs
+	owner   string // names this process in the leases it takes (enrich.go)
 
 	up      atomic.Bool
 	mu      sync.Mutex
@@ -133,6 +136,7 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 	c := &Cluster{
 		rdb: redis.NewClient(opt), prefix: cfg.Prefix, replica: cfg.Replica, ttl: cfg.TTL, maxBlob: cfg.MaxBlobBytes,
 		log: log.With("replica", cfg.Replica), red: redact.New(secretsOf(cfg)...), addr: cfg.RedisRedacted(),
+		owner: newOwner(cfg.Replica),
 	}
 	if c.prefix == "" {
 		c.prefix = config.DefaultClusterPrefix

@@ -21,6 +21,7 @@ type stats struct {
 	sessionSaves, sessionLoads, sessionRefused      atomic.Int64
 	streamPublished, streamDelivered, streamRefused atomic.Int64
 	eventsKept, eventsReplayed                      atomic.Int64
+	leasesTaken                                     atomic.Int64 // work leases taken (enrich.go)
 }
 
 // WriteMetrics writes the cluster's metrics in the Prometheus text format,
@@ -48,5 +49,6 @@ func (c *Cluster) WriteMetrics(w io.Writer) {
 	p("toolsearch_cluster_stream_delivered_total", "counter", "Messages received for an event stream this replica holds.", c.stats.streamDelivered.Load(), "")
 	p("toolsearch_cluster_events_kept_total", "counter", "Events of MCP sessions' SSE streams kept so that any replica can replay them.", c.stats.eventsKept.Load(), "")
 	p("toolsearch_cluster_events_replayed_total", "counter", "Kept events replayed to a client that resumed its stream.", c.stats.eventsReplayed.Load(), "")
+	p("toolsearch_cluster_leases_taken_total", "counter", "Leases on shared work (a tool definition to enrich) this replica took.", c.stats.leasesTaken.Load(), "")
 	p("toolsearch_cluster_stream_refused_total", "counter", "Stream messages dropped because they did not open for their session (forged).", c.stats.streamRefused.Load(), "")
 }
