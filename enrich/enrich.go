@@ -270,6 +270,9 @@ type Result struct {
 	// Rejections lists the tools whose hints the checks refused, and the
 	// names the model made up; Failures the tools whose request failed.
 	Rejections, Failures []Rejection
+	// LastFailure is the error of the last request that failed after its
+	// retries (nil when none did), for errors.As and errors.Is.
+	LastFailure error
 }
 
 // ErrFatal marks an error after which no request can succeed (the
@@ -360,6 +363,7 @@ func (r *runner) batch(ctx context.Context, b Batch) {
 		}
 		r.res.Failed += len(b.Tools)
 		r.res.ToolsDone += len(b.Tools)
+		r.res.LastFailure = err
 		r.progressLocked()
 		r.failedLocked(err)
 		r.mu.Unlock()

@@ -298,6 +298,10 @@ func TestRetriesBounded(t *testing.T) {
 			if res.Failed != 2 || len(res.Failures) != 2 || !strings.Contains(res.Failures[0].Problem, tt.wantInErr) {
 				t.Errorf("failures %+v, want %q", res.Failures, tt.wantInErr)
 			}
+			var se *StatusError
+			if !errors.As(res.LastFailure, &se) || se.StatusCode != tt.answer.Status {
+				t.Errorf("last failure %v: want the HTTP %d it ended with", res.LastFailure, tt.answer.Status)
+			}
 			if cache.Set().Len() != 0 {
 				t.Error("a failed batch left hints in the cache")
 			}

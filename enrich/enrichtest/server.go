@@ -117,6 +117,20 @@ func (s *Server) Requests() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// ToolCounts counts, by tool name, the requests whose prompt carried the
+// tool (a request refused before it was read carries none).
+func (s *Server) ToolCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts := map[string]int{}
+	for _, c := range s.calls {
+		for _, n := range c.Tools {
+			counts[n]++
+		}
+	}
+	return counts
+}
+
 // AnsweredAt returns when each error answer was sent.
 func (s *Server) AnsweredAt() []time.Time {
 	s.mu.Lock()

@@ -56,6 +56,9 @@ func TestWire(t *testing.T) {
 				if got := s.Requests()[0].Tools; !slices.Equal(got, []string{"a", "b"}) {
 					t.Errorf("recorded tools %q", got)
 				}
+				if got := s.ToolCounts(); len(got) != 2 || got["a"] != 1 || got["b"] != 1 {
+					t.Errorf("tool counts %v, want a and b once", got)
+				}
 			}
 		})
 	}
