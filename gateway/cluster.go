@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -163,22 +164,63 @@ func (g *Gateway) sharedHintSet() *hints.Set {
 	return set
 }
 
+// maxHintSwaps bounds how often shareHints reads and merges again because
+// another replica wrote first.
+const maxHintSwaps = 20
+
 // shareHints adds set to the hints shared with the other replicas (what
-// they shared meanwhile is kept, set's entries winning).
-func (g *Gateway) shareHints(set *hints.Set) {
+// they shared meanwhile is kept, set's entries winning). The value is
+// written back only over the one read (BlobSwapper), so that two replicas
+// sharing at once both keep their hints: the later reads and merges
+// again. It reports whether the shared value holds set's entries.
+func (g *Gateway) shareHints(set *hints.Set) bool {
 	if g.cluster == nil || set == nil || set.Len() == 0 {
-		return
+		return false
 	}
-	all := hints.New()
-	if shared := g.sharedHintSet(); shared != nil {
-		all.Merge(shared)
+	digest := hintsDigest(g.cfg.Enabled())
+	sw, _ := g.cluster.(BlobSwapper)
+	for try := range maxHintSwaps {
+		if try > 0 { // another replica wrote first: read again, a little later
+			time.Sleep(rand.N(time.Duration(try) * 10 * time.Millisecond))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		old, err := g.cluster.GetBlob(ctx, sharedHints, digest)
+		if err != nil {
+			cancel()
+			g.log.Debug("could not share the search hints", "err", err)
+			return false
+		}
+		all := hints.New()
+		if old != nil {
+			if shared, err := hints.Parse(old); err == nil {
+				all.Merge(shared)
+			}
+		}
+		if old != nil && sameHints(all, set) {
+			cancel()
+			return true // nothing new
+		}
+		all.Merge(set)
+		if sw == nil {
+			err = g.cluster.PutBlob(ctx, sharedHints, digest, all.Marshal())
+			cancel()
+			if err != nil {
+				g.log.Debug("could not share the search hints", "err", err)
+			}
+			return err == nil
+		}
+		swapped, err := sw.SwapBlob(ctx, sharedHints, digest, old, all.Marshal())
+		cancel()
+		if err != nil {
+			g.log.Debug("could not share the search hints", "err", err)
+			return false
+		}
+		if swapped {
+			return true
+		}
 	}
-	all.Merge(set)
-	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
-	defer cancel()
-	if err := g.cluster.PutBlob(ctx, sharedHints, hintsDigest(g.cfg.Enabled()), all.Marshal()); err != nil {
-		g.log.Debug("could not share the search hints", "err", err)
-	}
+	g.log.Info("search hints not shared: other replicas kept writing theirs; the next run shares them")
+	return false
 }
 
 // shareManifest writes m for the other replicas.

@@ -650,6 +650,12 @@ func TestClusterSharedHints(t *testing.T) {
 	if err != nil || len(res.Hits) == 0 || res.Hits[0].Tool.ID() != "echo/echo" {
 		t.Errorf("b's search for the hint: %v %v, want echo/echo first", names(res), err)
 	}
+	// Hints written while b runs (its own file, which lacks the shared
+	// ones) keep the shared hints known.
+	b.g.rehint(hints.New())
+	if h, _ := b.g.hintSet.Load().For(bt); !slices.Contains(h, phrase) {
+		t.Errorf("after new hints, b knows %q for echo/echo, want the shared %q", h, phrase)
+	}
 }
 
 // fakeReplica names a replica for writeReplicaMetrics; nothing else of
@@ -675,5 +681,42 @@ func TestReplicaLabel(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.in, b.String(), tc.want)
 		}
+	}
+}
+
+// TestClusterShareHintsTogether: replicas sharing hints at the same
+// moment lose none of each other's: each writes back only over the value
+// it read, and merges again when another wrote first.
+func TestClusterShareHintsTogether(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "together", nil)
+	a := newReplica(t, path, "a", false, false)
+	b := newReplica(t, path, "b", false, false)
+	const n = 12
+	var wg sync.WaitGroup
+	for i := range n {
+		r := a
+		if i%2 == 1 {
+			r = b
+		}
+		wg.Go(func() {
+			set := hints.New()
+			if err := set.Put(hints.Entry{ID: fmt.Sprintf("echo/tool_%02d", i), Hints: []string{fmt.Sprintf("phrase %d", i)}}); err != nil {
+				t.Error(err)
+			}
+			if !r.g.shareHints(set) {
+				t.Errorf("hints %d not shared", i)
+			}
+		})
+	}
+	wg.Wait()
+	shared := a.g.sharedHintSet()
+	if shared == nil || shared.Len() != n {
+		got := 0
+		if shared != nil {
+			got = shared.Len()
+		}
+		t.Fatalf("the shared hints hold %d entries, want %d", got, n)
 	}
 }

@@ -88,8 +88,15 @@ func (g *Gateway) withHints(srv *catalog.Server) *catalog.Server {
 // rehint takes hints written while the gateway runs (fresh, from the
 // state directory's file) and re-indexes the servers whose tools they
 // change. Tool definitions are unchanged, so clients are told nothing.
+// When no tool's hints change, it changes nothing.
 func (g *Gateway) rehint(fresh *hints.Set) {
-	set := fresh.Clone()
+	// The hints known stay (those other replicas shared at start are in
+	// no file here); fresh ones win, and the configured file over both.
+	set := hints.New()
+	if old := g.hintSet.Load(); old != nil {
+		set.Merge(old)
+	}
+	set.Merge(fresh)
 	if g.userHints != nil {
 		set.Merge(g.userHints)
 	}
