@@ -83,7 +83,7 @@ func startEnrichGateway(t *testing.T, cfgPath string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.enrichQuiet = 50 * time.Millisecond
+	g.enrichTiming.quiet = 50 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
 	t.Cleanup(func() { stopGateway(t, g, cancel) })
@@ -233,5 +233,111 @@ func TestEnrichOffByDefault(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "hints.jsonl")); !os.IsNotExist(err) {
 		t.Errorf("a hints file was written with enrichment off: %v", err)
+	}
+}
+
+// TestSamplingNeedsTheCapability: with provider sampling, a client that
+// did not declare the sampling capability is never asked; enrichment says
+// it waits for one, and the first client that declares it is asked.
+func TestSamplingNeedsTheCapability(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	g := startEnrichGateway(t, writeConfig(t, map[string]any{"echo": roleServer(t, "echo")}, map[string]any{
+		"stateDir": state, "enrich": map[string]any{"enabled": true},
+	}))
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A client without sampling: enrichment waits rather than ask it.
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := mcp.NewClient(&mcp.Implementation{Name: "plain", Version: "1"}, nil).Connect(ctx, ct, legacySession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSession(t, plain) })
+	waitFor(t, "enrichment waiting for a sampling client", 20*time.Second, func() bool {
+		s := g.EnrichStatus()
+		return s.State == EnrichWaiting && strings.Contains(s.Reason, "a client that offers MCP sampling")
+	})
+	if _, err := os.Stat(filepath.Join(state, "hints.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("hints were written without a client that offers sampling: %v", err)
+	}
+	s := &sampler{}
+	ct2, st2 := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st2); err != nil {
+		t.Fatal(err)
+	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: s.handle}).Connect(ctx, ct2, legacySession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSession(t, cs) })
+	waitFor(t, "hints through the sampling client", 20*time.Second, func() bool {
+		st := g.EnrichStatus()
+		return st.State == EnrichIdle && st.WithHints == st.Tools
+	})
+	if reqs, _ := s.seen(); len(reqs) == 0 {
+		t.Error("the sampling client was never asked")
+	}
+}
+
+// enrichFeed records the enrichment states a gateway tells its feed.
+type enrichFeed struct {
+	mu     sync.Mutex
+	states []EnrichStatus
+}
+
+func (f *enrichFeed) Searched(SearchEvent)        {}
+func (f *enrichFeed) Loaded(LoadEvent)            {}
+func (f *enrichFeed) Called(CallEvent)            {}
+func (f *enrichFeed) SessionChanged(SessionEvent) {}
+func (f *enrichFeed) ServersChanged([]ServerView) {}
+func (f *enrichFeed) EnrichChanged(st EnrichStatus) {
+	f.mu.Lock()
+	f.states = append(f.states, st)
+	f.mu.Unlock()
+}
+
+func (f *enrichFeed) seen() []EnrichStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.states)
+}
+
+// TestEnrichFeed: a feed that shows enrichment (the dashboard) is told
+// its progress: waiting, running with the tools done, then idle with
+// every tool's hints, today's spend and outcomes.
+func TestEnrichFeed(t *testing.T) {
+	t.Parallel()
+	stand := enrichtest.New(t, enrichtest.Anthropic, goodAnswers)
+	path := enrichConfig(t, map[string]any{"echo": roleServer(t, "echo")}, stand, t.TempDir(), map[string]any{"batch": 2}, nil)
+	f := &enrichFeed{}
+	r := startEnrichRig(t, loadEnrichConfig(t, path, stand.APIKey), Options{Feed: f}, nil, false)
+	r.waitEnrich(t, "the run's end", func(s EnrichStatus) bool { return s.State == EnrichIdle })
+	waitFor(t, "the feed told of the end", 10*time.Second, func() bool {
+		s := f.seen()
+		return len(s) > 0 && s[len(s)-1].State == EnrichIdle
+	})
+	seen := f.seen()
+	var order []string
+	maxDone := 0
+	for _, st := range seen {
+		if len(order) == 0 || order[len(order)-1] != st.State {
+			order = append(order, st.State)
+		}
+		if st.Progress != nil {
+			maxDone = max(maxDone, st.Progress.Done)
+		}
+	}
+	if i, j := slices.Index(order, EnrichRunning), slices.Index(order, EnrichIdle); i < 0 || j < i {
+		t.Errorf("states told %v: want running, then idle", order)
+	}
+	last := seen[len(seen)-1]
+	if last.WithHints != last.Tools || last.Today.Written != int64(last.Tools) || last.Spent.Tools != int64(last.Tools) || maxDone != last.Tools {
+		t.Errorf("the last state told %+v (most done %d)", last, maxDone)
 	}
 }

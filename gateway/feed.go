@@ -40,6 +40,14 @@ type Feed interface {
 	ServersChanged([]ServerView)
 }
 
+// EnrichFeed is a Feed that also shows background enrichment (the
+// dashboard does): EnrichChanged is told its status whenever the state,
+// a run's progress or the tools with hints change. As for every Feed
+// method, it must return at once and must not call back into the gateway.
+type EnrichFeed interface {
+	EnrichChanged(EnrichStatus)
+}
+
 // SearchEvent is one search_tools call.
 type SearchEvent struct {
 	Time time.Time
@@ -308,6 +316,7 @@ func (g *Gateway) feedServers() {
 		out = append(out, sv)
 	}
 	g.feed.ServersChanged(out)
+	g.enr.feed() // the tools with hints may have changed (enrich_status.go)
 }
 
 // deferralOf says whether a server's tools are deferred, and why, under

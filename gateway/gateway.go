@@ -115,6 +115,11 @@ type Options struct {
 	// UI, when set, is served at /ui behind the same guard as /mcp (the
 	// dashboard, package gateway/dashboard).
 	UI http.Handler
+	// NoEnrich keeps background enrichment from running even when the
+	// configuration turns it on: EnrichStatus then says what the state
+	// directory's record holds (toolsearch status and serve --check ask
+	// no model).
+	NoEnrich bool
 	// TracerProvider, when set, receives the gateway's spans (tracing.go;
 	// package tracing): one per client request, search and tool call.
 	// Nil is tracing off. serve builds one from toolsearch.tracing.
@@ -261,10 +266,12 @@ type Gateway struct {
 	// of the configured hints file, which win over the state directory's.
 	hintSet   atomic.Pointer[hints.Set]
 	userHints *hints.Set
-	// enrichKick wakes the background enrichment (enrich.go), which
-	// waits for enrichQuiet without a kick before it runs again.
-	enrichKick  chan struct{}
-	enrichQuiet time.Duration
+	// enr is the background enrichment (enrich.go); enrichKick wakes
+	// it, and it waits for enrichTiming.quiet without a kick before it
+	// runs again.
+	enr          *enricher
+	enrichKick   chan struct{}
+	enrichTiming enrichTiming
 
 	// deafClients holds the names of clients that did not list the tools
 	// a search added in dynamic exposure (relist.go).
@@ -319,7 +326,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		collisions: map[string]bool{}, fwd: newForwarding(),
-		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichQuiet: enrichQuiet,
+		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichTiming: defaultEnrichTiming,
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 		feed: opts.Feed, ui: opts.UI,
 	}
@@ -327,6 +334,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	g.openLearning()             // learning.go
+	g.enr = g.newEnricher(opts.NoEnrich)
 	g.tracer = g.newTracer(opts) // tracing.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}

@@ -274,7 +274,9 @@ type healthServer struct {
 // says only whether the gateway is up. While draining it answers 503 with
 // status "shutting_down". A replica whose cluster is unreachable answers
 // 200 with status "degraded" (it serves from local state), and the
-// cluster's state under "cluster".
+// cluster's state under "cluster". With background enrichment on, its
+// state, progress and spend are under "enrich": a provider that fails or a
+// spent budget is a reason there, never a status other than "ok".
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	status, code := "ok", http.StatusOK
 	if g.Draining() {
@@ -307,6 +309,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		Servers  []healthServer `json:"servers"`
 		InFlight int            `json:"calls_in_flight"`
 		Cluster  any            `json:"cluster,omitempty"`
+		Enrich   *EnrichStatus  `json:"enrich,omitempty"`
 	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Static: g.static,
 		Servers: []healthServer{}}
 	snap := g.Snapshot()
@@ -331,6 +334,10 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	out.InFlight = g.InFlight()
 	if g.cluster != nil {
 		out.Cluster = g.cluster.Status()
+	}
+	if g.enr.on() { // background enrichment (enrich_status.go)
+		st := g.enr.status(r.Context(), true)
+		out.Enrich = &st
 	}
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)

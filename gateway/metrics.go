@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+	"github.com/toolsearch/toolsearch/enrich"
 )
 
 // metrics counts what the gateway does, for /metrics in the Prometheus text
@@ -51,6 +53,79 @@ type metrics struct {
 	// catalogTokens is the last value of catalogTok, which serveMetrics
 	// needs to work out the tokens held back.
 	catalogTokens atomic.Int64
+
+	// Background enrichment (enrich.go): registered when it is on
+	// (enrichOn); the gauges are set on each scrape (setEnrich).
+	enrichOnce      sync.Once
+	enrichTools     *prometheus.CounterVec // outcome: written, rejected, failed
+	enrichTokens    *prometheus.CounterVec // direction: input, output
+	enrichRequests  prometheus.Counter
+	enrichRemaining *prometheus.GaugeVec // unit: tools, tokens
+	enrichSpent     *prometheus.GaugeVec // unit: tools, tokens
+	enrichPending   prometheus.Gauge
+	enrichState     *prometheus.GaugeVec // state: 1 for the state it is in
+}
+
+// enrichStates are the states toolsearch_enrich_state has a series for.
+var enrichStates = []string{EnrichUnavailable, EnrichWaiting, EnrichRunning, EnrichIdle, EnrichBackoff, EnrichBudgetExhausted}
+
+// enrichOn registers the metrics of background enrichment.
+func (m *metrics) enrichOn() {
+	m.enrichOnce.Do(func() {
+		m.enrichTools = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_enrich_tools_total",
+			Help: "Tools sent for search hints, by outcome: written, rejected (the answer failed the checks) or failed (the request failed)."}, []string{"outcome"})
+		m.enrichTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_enrich_tokens_total",
+			Help: "Tokens of enrichment requests and answers, as the provider counted them, by direction: input or output."}, []string{"direction"})
+		m.enrichRequests = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolsearch_enrich_requests_total",
+			Help: "Requests sent to the enrichment provider, retries included."})
+		m.enrichRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_budget_remaining",
+			Help: "What is left of the day's enrichment budget (UTC), by unit: tools or tokens."}, []string{"unit"})
+		m.enrichSpent = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_spent_today",
+			Help: "What enrichment spent today (UTC), by unit: tools or tokens; every replica's, with a cluster."}, []string{"unit"})
+		m.enrichPending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "toolsearch_enrich_tools_without_hints",
+			Help: "Visible tools without search hints for their current definition."})
+		m.enrichState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_state",
+			Help: "1 for the state background enrichment is in."}, []string{"state"})
+		m.reg.MustRegister(m.enrichTools, m.enrichTokens, m.enrichRequests, m.enrichRemaining, m.enrichSpent, m.enrichPending, m.enrichState)
+		for _, o := range []string{"written", "rejected", "failed"} {
+			m.enrichTools.WithLabelValues(o) // every outcome shows, at 0, from the start
+		}
+		for _, d := range []string{"input", "output"} {
+			m.enrichTokens.WithLabelValues(d)
+		}
+	})
+}
+
+// enrichCounted counts a round of enrichment.
+func (m *metrics) enrichCounted(res enrich.Result) {
+	if m.enrichTools == nil {
+		return
+	}
+	m.enrichTools.WithLabelValues("written").Add(float64(res.Written))
+	m.enrichTools.WithLabelValues("rejected").Add(float64(res.Rejected))
+	m.enrichTools.WithLabelValues("failed").Add(float64(res.Failed))
+	m.enrichTokens.WithLabelValues("input").Add(float64(res.InputTokens))
+	m.enrichTokens.WithLabelValues("output").Add(float64(res.OutputTokens))
+	m.enrichRequests.Add(float64(res.Requests))
+}
+
+// setEnrich sets the gauges of enrichment from its status.
+func (m *metrics) setEnrich(st EnrichStatus) {
+	if m.enrichState == nil {
+		return
+	}
+	m.enrichRemaining.WithLabelValues("tools").Set(float64(st.Remaining.Tools))
+	m.enrichRemaining.WithLabelValues("tokens").Set(float64(st.Remaining.Tokens))
+	m.enrichSpent.WithLabelValues("tools").Set(float64(st.Spent.Tools))
+	m.enrichSpent.WithLabelValues("tokens").Set(float64(st.Spent.Tokens))
+	m.enrichPending.Set(float64(st.Tools - st.WithHints))
+	for _, s := range enrichStates {
+		v := 0.0
+		if s == st.State {
+			v = 1
+		}
+		m.enrichState.WithLabelValues(s).Set(v)
+	}
 }
 
 // latencyBounds are the upper bounds, in seconds, of the search latency
@@ -189,6 +264,9 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	g.metrics.tokLoaded.Set(float64(loaded))
 	g.metrics.tokHeld.Set(float64(held))
+	if g.enr.on() {
+		g.metrics.setEnrich(g.enr.status(r.Context(), true))
+	}
 	if g.cluster != nil { // every sample names the replica (cluster.go)
 		w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
 		g.writeReplicaMetrics(w, g.metrics.writeText)
