@@ -26,9 +26,6 @@ import (
 // spend is reserved before the work and settled after, in Lua scripts, so
 // that replicas reserving at once never together pass the limit.
 
-// leaseDone is the value of a lease whose work is finished.
-const leaseDone = "done"
-
 // takeLeasesScript takes, for ARGV[2] ms, each key of KEYS that is free or
 // already ARGV[1]'s. It returns per key 1 (taken), 2 (done) or 0 (held by
 // another).
