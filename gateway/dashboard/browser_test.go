@@ -48,7 +48,7 @@ func TestBrowser(t *testing.T) {
 	if chrome == "" {
 		t.Skip("no Chromium on PATH: install it (apt-get install -y chromium) to run the dashboard in a real browser")
 	}
-	r := newRig(t, rigOptions{npm: true})
+	r := newRig(t, rigOptions{npm: true, enrich: true})
 	dir := os.Getenv(artifactsEnv)
 	if dir == "" {
 		dir = t.TempDir()
@@ -153,6 +153,16 @@ func TestBrowser(t *testing.T) {
 	}
 	if strings.Contains(text(), upstreamSecret) {
 		t.Error("the servers page shows the secret the hostile server wrote to stderr")
+	}
+	// The enrichment panel, once every tool has hints.
+	waitText("servers", "Search hints")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const b = document.querySelector('[data-enrich="hints"] b');
+		if (!b) return false; const [w, n] = b.textContent.split(" / "); return Number(n) > 0 && w === n; })()`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the enrichment panel never showed every tool with hints: %v\n%s", err, text())
+	}
+	for _, want := range []string{"idle", "tools", "tokens", "written", "openai"} {
+		waitText("the enrichment panel", want)
 	}
 	if !eval(`[...document.querySelectorAll("pre.stderr")].some(p => p.textContent.includes("[REDACTED]") && p.textContent.includes("<script>"))`) {
 		t.Errorf("the hostile server's stderr tail is not shown redacted, as text")

@@ -1,8 +1,9 @@
 // Package dashboard is the live dashboard that toolsearch serve --http
-// shows at /ui: the upstream servers, the client sessions and their
-// exposure, the searches (with what was then loaded and called, and those
-// that led to no call) and the context economy (what the full tool list
-// would have cost each session against what it was sent).
+// shows at /ui: the upstream servers (and, when it is on, the background
+// enrichment that writes their tools' search hints), the client sessions
+// and their exposure, the searches (with what was then loaded and called,
+// and those that led to no call) and the context economy (what the full
+// tool list would have cost each session against what it was sent).
 //
 // A Dashboard is a gateway.Feed: the gateway tells it what happens, and it
 // keeps the latest events in memory, in a ring of at most Options.Keep,
@@ -58,6 +59,7 @@ type Dashboard struct {
 	mu       sync.Mutex
 	seq      uint64 // counts changes; the pages refresh when it moves
 	servers  []gateway.ServerView
+	enrich   *Enrich // nil until the gateway tells of enrichment
 	sessions map[string]*sessionRow
 	events   *ring[event]
 	// changed is closed (and replaced) at every change: the event
@@ -109,7 +111,10 @@ func (d *Dashboard) Close() {
 	d.once.Do(func() { close(d.closed) })
 }
 
-var _ gateway.Feed = (*Dashboard)(nil)
+var (
+	_ gateway.Feed       = (*Dashboard)(nil)
+	_ gateway.EnrichFeed = (*Dashboard)(nil)
+)
 
 // Searched implements gateway.Feed.
 func (d *Dashboard) Searched(ev gateway.SearchEvent) {
@@ -179,6 +184,19 @@ func (d *Dashboard) ServersChanged(servers []gateway.ServerView) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.servers = slices.Clone(servers)
+	d.bump()
+}
+
+// EnrichChanged implements gateway.EnrichFeed. A state equal to the last
+// one told changes nothing.
+func (d *Dashboard) EnrichChanged(st gateway.EnrichStatus) {
+	e := enrichOf(st)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.enrich != nil && *d.enrich == e {
+		return
+	}
+	d.enrich = &e
 	d.bump()
 }
 

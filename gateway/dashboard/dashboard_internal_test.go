@@ -455,3 +455,36 @@ func BenchmarkState(b *testing.B) {
 }
 
 const config1000 = 1000
+
+// TestEnrichChanged: the state shows the last enrichment status told; one
+// equal to the last changes nothing, another moves the sequence.
+func TestEnrichChanged(t *testing.T) {
+	t.Parallel()
+	d := New(Options{})
+	if d.State().Enrich != nil {
+		t.Fatal("enrichment shown before the gateway told of it")
+	}
+	next := time.Date(2026, 12, 4, 0, 0, 30, 0, time.UTC)
+	st := gateway.EnrichStatus{State: gateway.EnrichBudgetExhausted, Reason: "today's budget is spent", Provider: "anthropic",
+		Tools: 40, WithHints: 30, Day: "2026-12-03", Spent: gateway.EnrichAmount{Tools: 10, Tokens: 4000},
+		Budget: gateway.EnrichAmount{Tools: 10, Tokens: 100_000}, Today: gateway.EnrichCounts{Written: 8, Rejected: 2},
+		NextRun: &next, LastError: "the model's answer was refused for 2 tools"}
+	d.EnrichChanged(st)
+	got := d.State()
+	want := Enrich{State: "budget_exhausted", Reason: "today's budget is spent", Provider: "anthropic", Tools: 40, WithHints: 30,
+		Day: "2026-12-03", SpentTools: 10, SpentTokens: 4000, BudgetTools: 10, BudgetTokens: 100_000, Written: 8, Rejected: 2,
+		NextRun: next, LastError: "the model's answer was refused for 2 tools"}
+	if got.Enrich == nil || *got.Enrich != want {
+		t.Fatalf("enrich %+v, want %+v", got.Enrich, want)
+	}
+	d.EnrichChanged(st)
+	if d.State().Seq != got.Seq {
+		t.Error("an equal status moved the sequence")
+	}
+	st.Progress = &gateway.EnrichProgress{Done: 3, Total: 9}
+	st.State = gateway.EnrichRunning
+	d.EnrichChanged(st)
+	if s := d.State(); s.Seq == got.Seq || s.Enrich.Done != 3 || s.Enrich.Total != 9 {
+		t.Errorf("a new status: seq %d, enrich %+v", s.Seq, s.Enrich)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/dashboard"
 )
 
@@ -161,5 +162,30 @@ func TestGuardedLikeMCP(t *testing.T) {
 				t.Errorf("Content-Security-Policy %q", h.Get("Content-Security-Policy"))
 			}
 		})
+	}
+}
+
+// TestEnrichPanel: with background enrichment on, the state the pages read
+// says what it did: its state, the tools with hints, today's spend
+// against the budget and the day's outcomes.
+func TestEnrichPanel(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{enrich: true})
+	if st := r.state(t); st.Enrich == nil {
+		t.Fatal("the state has no enrichment with enrichment on")
+	}
+	var st dashboard.State
+	eventually(t, "every tool with hints", 30*time.Second, func() bool {
+		st = r.state(t)
+		return st.Enrich.State == "idle" && st.Enrich.Tools > 0 && st.Enrich.WithHints == st.Enrich.Tools
+	})
+	e := st.Enrich
+	if e.Provider != "openai" || e.Model != "small-model" || e.SpentTools != int64(e.Tools) || e.Written != int64(e.Tools) ||
+		e.BudgetTools != config.DefaultEnrichDailyTools || e.BudgetTokens != config.DefaultEnrichDailyTokens || e.SpentTokens <= 0 ||
+		e.Day != time.Now().UTC().Format(time.DateOnly) || e.LastError != "" || e.Total != 0 {
+		t.Errorf("enrichment %+v", e)
+	}
+	if off := newRig(t, rigOptions{}).state(t); off.Enrich != nil {
+		t.Errorf("enrichment off shows %+v", off.Enrich)
 	}
 }

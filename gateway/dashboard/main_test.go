@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/enrich/enrichtest"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/dashboard"
@@ -94,6 +96,9 @@ type rigOptions struct {
 	dashboard map[string]any
 	// token is the auth token ("" for none).
 	token string
+	// enrich turns background enrichment on, against a stand-in of an
+	// OpenAI-compatible server that answers every request with hints.
+	enrich bool
 }
 
 // rig is a started gateway with a dashboard, served on a loopback port.
@@ -130,6 +135,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	if o.token != "" {
 		ts["http"] = map[string]any{"authToken": o.token}
+	}
+	if o.enrich {
+		stand := enrichtest.New(t, enrichtest.OpenAI, nil)
+		// A server at a baseURL takes any key: the environment's, or none.
+		stand.APIKey = cmp.Or(os.Getenv(config.OpenAIKeyEnv), "none")
+		ts["enrich"] = map[string]any{"enabled": true, "provider": "openai", "baseURL": stand.URL + "/v1/", "model": "small-model"}
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": servers, "toolsearch": ts})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolsearch/toolsearch/gateway"
 )
 
 // State is what the pages show, as /ui/api/state answers it.
@@ -23,6 +25,54 @@ type State struct {
 	Misses   []Miss   `json:"misses"`
 	Calls    []Call   `json:"calls"`
 	Economy  Economy  `json:"economy"`
+	// Enrich is background enrichment, nil when it is off.
+	Enrich *Enrich `json:"enrich,omitempty"`
+}
+
+// Enrich is background enrichment (search hints a model writes), as the
+// servers page shows it: its state and why, the tools with hints, the
+// day's spend against the budget and the day's outcomes, and the last
+// error.
+type Enrich struct {
+	State     string `json:"state"`
+	Reason    string `json:"reason"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	Tools     int    `json:"tools"`
+	WithHints int    `json:"withHints"`
+	// Day is the UTC day of the spend.
+	Day          string `json:"day"`
+	SpentTools   int64  `json:"spentTools"`
+	SpentTokens  int64  `json:"spentTokens"`
+	BudgetTools  int64  `json:"budgetTools"`
+	BudgetTokens int64  `json:"budgetTokens"`
+	// Written, Rejected and Failed count the day's tools by outcome.
+	Written  int64 `json:"written"`
+	Rejected int64 `json:"rejected"`
+	Failed   int64 `json:"failed"`
+	// Done and Total are the run in progress (both 0 between runs).
+	Done        int       `json:"done"`
+	Total       int       `json:"total"`
+	NextRun     time.Time `json:"nextRun"`
+	LastError   string    `json:"lastError"`
+	LastErrorAt time.Time `json:"lastErrorAt"`
+}
+
+// enrichOf is what the pages show of st.
+func enrichOf(st gateway.EnrichStatus) Enrich {
+	e := Enrich{State: st.State, Reason: st.Reason, Provider: st.Provider, Model: st.Model, Tools: st.Tools, WithHints: st.WithHints,
+		Day: st.Day, SpentTools: st.Spent.Tools, SpentTokens: st.Spent.Tokens, BudgetTools: st.Budget.Tools, BudgetTokens: st.Budget.Tokens,
+		Written: st.Today.Written, Rejected: st.Today.Rejected, Failed: st.Today.Failed, LastError: st.LastError}
+	if st.Progress != nil {
+		e.Done, e.Total = st.Progress.Done, st.Progress.Total
+	}
+	if st.NextRun != nil {
+		e.NextRun = *st.NextRun
+	}
+	if st.LastErrorAt != nil {
+		e.LastErrorAt = *st.LastErrorAt
+	}
+	return e
 }
 
 // Server is one upstream server.
@@ -179,6 +229,10 @@ func (d *Dashboard) State() State {
 	slices.SortFunc(st.Sessions, func(a, b Session) int {
 		return cmp.Or(cmp.Compare(b.Opened.UnixNano(), a.Opened.UnixNano()), strings.Compare(a.ID, b.ID))
 	})
+	if d.enrich != nil {
+		e := *d.enrich
+		st.Enrich = &e
+	}
 	d.follow(&st, now)
 	return st
 }

@@ -82,7 +82,35 @@
       el("h2", {}, "Servers"),
       table(["Server", "State", ["Protocol", { class: "hide-narrow" }], "Tools", "Tokens", "Deferral",
         ["Restarts", { class: "hide-narrow" }], "Last error"], rows, "No upstream server is configured."),
+      enrichPanel(st.enrich),
     ];
+  }
+
+  // enrichPanel shows background enrichment: its state and why, the tools
+  // with hints, the day's spend against the budget, and the last error.
+  function enrichPanel(e) {
+    if (!e) return null;
+    const state = [el("span", { class: "badge b-enrich-" + String(e.state).replace(/[^a-z_]+/gi, "-") }, e.state)];
+    if (e.total > 0) state.push(" ", num(e.done) + " / " + num(e.total));
+    if (e.reason) state.push(el("div", { class: "why" }, e.reason));
+    if (e.nextRun && !e.nextRun.startsWith("0001-")) state.push(el("div", { class: "why" }, "next run " + time(e.nextRun)));
+    return el("section", { id: "enrich" },
+      el("h2", {}, "Search hints"),
+      el("p", { class: "note" }, "Written in the background by " + e.provider + (e.model ? " (" + e.model + ")" : "") +
+        ", for the tools that have none for their current definition."),
+      el("div", { class: "cards" },
+        el("div", { class: "card", "data-enrich": "state" }, "State", el("b", {}, state)),
+        el("div", { class: "card", "data-enrich": "hints" }, "Tools with hints",
+          el("b", {}, num(e.withHints) + " / " + num(e.tools)),
+          el("div", { class: "why" }, num(e.tools - e.withHints) + " without")),
+        el("div", { class: "card", "data-enrich": "spend" }, "Today (UTC " + e.day + ")",
+          el("b", {}, num(e.spentTools) + " / " + num(e.budgetTools) + " tools"),
+          el("div", { class: "why" }, num(e.spentTokens) + " / " + num(e.budgetTokens) + " tokens")),
+        el("div", { class: "card", "data-enrich": "outcomes" }, "Today's tools",
+          el("b", {}, num(e.written) + " written"),
+          el("div", { class: "why" }, num(e.rejected) + " rejected, " + num(e.failed) + " failed"))),
+      e.lastError ? el("div", { "data-enrich": "error" }, el("span", { class: "why" }, "Last error " + ago(e.lastErrorAt) + ":"),
+        el("pre", {}, e.lastError)) : null);
   }
 
   function clients(st) {
