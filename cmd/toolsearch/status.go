@@ -42,6 +42,10 @@ type statusJSON struct {
 	// the gateway knows nothing of; BuiltinsNote how other clients differ.
 	Builtins     []builtin.Decision `json:"builtins"`
 	BuiltinsNote string             `json:"builtins_note,omitempty"`
+	// Enrich is background enrichment: its configuration, what the state
+	// directory says of its last run and today's spend, and the tools
+	// with hints.
+	Enrich gateway.EnrichStatus `json:"enrich"`
 }
 
 type serverStatus struct {
@@ -71,12 +75,13 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	red := redact.New(cfg.Secrets()...)
 	stderr = red.Writer(stderr)
 	cfg.Gateway.Lazy = false
-	cfg.Gateway.Enrich.Enabled = false // a check asks no model
 	for _, s := range cfg.Servers {
 		s.Lazy = false
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion()})
+	// A check asks no model: enrichment is shown as the state directory
+	// has it, never run.
+	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion(), NoEnrich: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch status: %v\n", err)
 		return exitUsage
@@ -90,10 +95,12 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	sts := g.Statuses()
 	mode, reason := g.Exposure()
 	builtins, builtinsNote := g.Builtins()
+	enr := g.EnrichStatus()
 	cancel()
 	g.Close()
 
-	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason, Builtins: builtins, BuiltinsNote: builtinsNote}
+	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason, Builtins: builtins, BuiltinsNote: builtinsNote, Enrich: enr}
+	out.Enrich.Reason, out.Enrich.LastError = red.String(enr.Reason), red.String(enr.LastError)
 	code := exitOK
 	for _, s := range sts {
 		row := serverStatus{Name: s.Key, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools, Tokens: s.Tokens, Error: red.String(s.Error)}
@@ -137,8 +144,39 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	fmt.Fprintf(tw, "TOTAL\t\t\t%d\t%d\t\n", out.Tools, out.Tokens)
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
+	printEnrich(stdout, out.Enrich)
 	printBuiltins(stdout, out.Builtins, out.BuiltinsNote)
 	return code
+}
+
+// printEnrich prints the tools with search hints and, when background
+// enrichment is on, its state in one line, today's spend against the
+// budget and its last error.
+func printEnrich(w io.Writer, e gateway.EnrichStatus) {
+	fmt.Fprintf(w, "\nsearch hints: %d of %d tools have hints for their current definition\n", e.WithHints, e.Tools)
+	if e.State == gateway.EnrichOff {
+		fmt.Fprintln(w, "background enrichment: off (toolsearch.enrich.enabled)")
+		return
+	}
+	model := e.Model
+	if model == "" {
+		model = "its default model"
+	}
+	fmt.Fprintf(w, "background enrichment: %s (provider %s, %s)\n", e.Line(), e.Provider, model)
+	if e.Day != "" {
+		fmt.Fprintf(w, "  today (UTC %s): %d of %d tools, %d of %d tokens; %d tools written, %d rejected, %d failed\n",
+			e.Day, e.Spent.Tools, e.Budget.Tools, e.Spent.Tokens, e.Budget.Tokens, e.Today.Written, e.Today.Rejected, e.Today.Failed)
+	}
+	if e.NextRun != nil {
+		fmt.Fprintf(w, "  next run: %s\n", e.NextRun.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	if e.LastError != "" {
+		at := ""
+		if e.LastErrorAt != nil {
+			at = " (" + e.LastErrorAt.UTC().Format("2006-01-02 15:04:05 UTC") + ")"
+		}
+		fmt.Fprintf(w, "  last error%s: %s\n", at, e.LastError)
+	}
 }
 
 // printBuiltins prints which built-in tools are on and why, one line each.
