@@ -162,7 +162,7 @@ func printEnrich(w io.Writer, e gateway.EnrichStatus) {
 	if model == "" {
 		model = "its default model"
 	}
-	fmt.Fprintf(w, "background enrichment: %s (provider %s, %s)\n", e.Line(), e.Provider, model)
+	fmt.Fprintf(w, "background enrichment (provider %s, %s): %s\n", e.Provider, model, e.Line())
 	if e.Day != "" {
 		fmt.Fprintf(w, "  today (UTC %s): %d of %d tools, %d of %d tokens; %d tools written, %d rejected, %d failed\n",
 			e.Day, e.Spent.Tools, e.Budget.Tools, e.Spent.Tokens, e.Budget.Tokens, e.Today.Written, e.Today.Rejected, e.Today.Failed)
