@@ -417,7 +417,9 @@ func TestEnrichFailures(t *testing.T) {
 			want: outcome{state: EnrichBackoff, reason: "the provider did not answer in time", requests: 10}},
 		{name: "unreachable", down: true,
 			want: outcome{state: EnrichBackoff, reason: "the provider cannot be reached"}},
-		{name: "garbage", script: func(int, []string) enrichtest.Answer { return enrichtest.Answer{Text: "Sure! Here are some hints: deploy, ship"} },
+		{name: "garbage", script: func(int, []string) enrichtest.Answer {
+			return enrichtest.Answer{Text: "Sure! Here are some hints: deploy, ship"}
+		},
 			want: outcome{state: EnrichIdle, reason: "the model's answer was refused", requests: 2, rejected: true}},
 		{name: "huge hints", script: func(_ int, tools []string) enrichtest.Answer {
 			return enrichtest.Answer{Text: enrichtest.ReplyFor(tools, func(string) []any { return []any{huge, huge, huge, huge} })}

@@ -333,9 +333,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.version == "" {
 		g.version = "dev"
 	}
-	g.openLearning()             // learning.go
-	g.enr = g.newEnricher(opts.NoEnrich)
-	g.tracer = g.newTracer(opts) // tracing.go
+	g.openLearning()                     // learning.go
+	g.enr = g.newEnricher(opts.NoEnrich) // enrich.go
+	g.tracer = g.newTracer(opts)         // tracing.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}
 	if opts.Static == nil {
