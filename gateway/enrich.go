@@ -151,8 +151,9 @@ func (g *Gateway) newEnricher(noEnrich bool) *enricher {
 	return e
 }
 
-// on reports whether enrichment is configured to run.
-func (e *enricher) on() bool { return e.cfg.Enabled && !e.g.static }
+// on reports whether enrichment is configured to run (false for a
+// gateway not made by New, which has no enricher).
+func (e *enricher) on() bool { return e != nil && e.cfg.Enabled && !e.g.static }
 
 // kickEnrich wakes the background enrichment, if it runs.
 func (g *Gateway) kickEnrich() {

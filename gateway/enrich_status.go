@@ -106,6 +106,9 @@ func (s EnrichStatus) Line() string {
 // EnrichStatus returns the state of background enrichment: with
 // Options.NoEnrich, as the state directory's record left it.
 func (g *Gateway) EnrichStatus() EnrichStatus {
+	if g.enr == nil {
+		return EnrichStatus{State: EnrichOff}
+	}
 	return g.enr.status(context.Background(), true)
 }
 
