@@ -137,6 +137,18 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
+// benchKeywords are keyword queries over the made-up catalog's words.
+var benchKeywords = []string{
+	"create an issue in the repository",
+	"send a message to a channel",
+	"list calendar events for a user",
+	"download the invoice report as a file",
+	"schedule deployment of a branch",
+	"who can approve this payment order",
+	"archive old tickets and comments of the project",
+	"+merge branch commit",
+}
+
 // BenchmarkSearch runs each query form against the 5,000-tool index, one
 // query per iteration, cycling over a few queries of that form.
 func BenchmarkSearch(b *testing.B) {
@@ -151,16 +163,7 @@ func BenchmarkSearch(b *testing.B) {
 		form    search.Form
 		queries []string
 	}{
-		{"keyword", search.ModeAuto, search.FormKeyword, []string{
-			"create an issue in the repository",
-			"send a message to a channel",
-			"list calendar events for a user",
-			"download the invoice report as a file",
-			"schedule deployment of a branch",
-			"who can approve this payment order",
-			"archive old tickets and comments of the project",
-			"+merge branch commit",
-		}},
+		{"keyword", search.ModeAuto, search.FormKeyword, benchKeywords},
 		{"select", search.ModeAuto, search.FormSelect, []string{
 			"select:" + id(1),
 			"select:" + id(2) + "," + id(3),
@@ -236,16 +239,7 @@ func hintedCatalog(tb testing.TB) *catalog.Snapshot {
 // cost of the two views and of every tool's phrasings.
 func BenchmarkSearchHinted(b *testing.B) {
 	ix := search.Build(hintedCatalog(b))
-	queries := []string{
-		"create an issue in the repository",
-		"send a message to a channel",
-		"list calendar events for a user",
-		"download the invoice report as a file",
-		"schedule deployment of a branch",
-		"who can approve this payment order",
-		"archive old tickets and comments of the project",
-		"+merge branch commit",
-	}
+	queries := benchKeywords
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0
