@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
 // Marshal writes the set as a hints file, one entry a line, in order.
@@ -29,40 +28,8 @@ func (s *Set) Marshal() []byte {
 // leaves either the old file or the new one, never a part of either.
 // The folder is made when missing.
 func WriteFile(path string, s *Set) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := safefile.WriteFile(path, s.Marshal(), 0o644); err != nil {
 		return fmt.Errorf("write hints: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write hints: %w", err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write hints %s: %w", path, err)
-	}
-	if _, err := f.Write(s.Marshal()); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write hints %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write hints %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil { // make the rename itself durable
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -207,30 +207,13 @@ func (s *Store) Save(path string) error {
 }
 
 // writeAtomic writes data to path through a temporary file and a rename,
-// so that a reader sees the old file or the new one, never part of one.
+// so that a reader sees the old file or the new one, never part of one;
+// the file and a folder it makes are the user's alone.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-	}
-	return werr
+	return safefile.WriteFile(path, data, 0o600)
 }
 
 // Remove deletes the file at path; a file that does not exist is not an

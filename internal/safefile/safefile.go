@@ -113,5 +113,9 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", path, werr)
 	}
+	if d, err := os.Open(dir); err == nil { // make the rename itself durable
+		_ = d.Sync()
+		d.Close()
+	}
 	return nil
 }
