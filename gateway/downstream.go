@@ -19,7 +19,9 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/enrich"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/enrichment"
 )
 
 // Names of the gateway's own tools.
@@ -244,7 +246,7 @@ func (g *Gateway) register(s *session) {
 	n := len(g.sessions)
 	g.sessMu.Unlock()
 	g.metrics.setSessions(n)
-	g.kickEnrich() // a client that offers sampling may have come (enrich.go)
+	g.enr.Kick() // a client that offers sampling may have come (package enrichment)
 }
 
 func (g *Gateway) unregister(s *session) {
@@ -263,6 +265,71 @@ func (g *Gateway) sessionList() []*session {
 		out = append(out, s)
 	}
 	return out
+}
+
+// samplingProvider is background enrichment's provider "sampling"
+// (enrichment.Sampler): it asks a connected client's model through MCP
+// sampling, as a server would ask it.
+type samplingProvider struct {
+	g     *Gateway
+	model string
+}
+
+var _ enrichment.Sampler = (*samplingProvider)(nil)
+
+// Ready reports whether a connected client offers sampling.
+func (p *samplingProvider) Ready() bool { return p.client() != nil }
+
+// client returns the newest client session that declared sampling.
+func (p *samplingProvider) client() *mcp.ServerSession {
+	var best *session
+	for _, s := range p.g.sessionList() {
+		ss := s.serverSession()
+		if ss == nil || !canSample(clientCaps(ss)) {
+			continue
+		}
+		if best == nil || s.seq > best.seq {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.serverSession()
+}
+
+// Complete sends the prompt as sampling/createMessage and reads the text
+// of the answer.
+func (p *samplingProvider) Complete(ctx context.Context, req enrich.Request) (enrich.Reply, error) {
+	ss := p.client()
+	if ss == nil {
+		return enrich.Reply{}, fmt.Errorf("%w: %w", enrich.ErrFatal, enrichment.ErrNoSampler)
+	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+	params := &mcp.CreateMessageParams{
+		SystemPrompt: req.System,
+		MaxTokens:    int64(req.MaxTokens),
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: req.Prompt}}},
+		// Short structured text: a small, fast model does.
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+		ModelPreferences: &mcp.ModelPreferences{CostPriority: 0.8, SpeedPriority: 0.8, IntelligencePriority: 0.3},
+	}
+	if p.model != "" {
+		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+		params.ModelPreferences.Hints = []*mcp.ModelHint{{Name: p.model}}
+	}
+	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
+	res, err := ss.CreateMessage(ctx, params)
+	if err != nil {
+		return enrich.Reply{}, fmt.Errorf("sampling: %w", err)
+	}
+	text, ok := res.Content.(*mcp.TextContent)
+	if !ok {
+		return enrich.Reply{}, fmt.Errorf("sampling: the client answered with %T, not text", res.Content)
+	}
+	return enrich.Reply{Text: text.Text, InputTokens: catalog.CountTokens(req.System) + catalog.CountTokens(req.Prompt),
+		OutputTokens: catalog.CountTokens(text.Text)}, nil
 }
 
 // syncSessions brings every session's lists (and the shared servers' of

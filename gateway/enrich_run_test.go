@@ -17,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/enrichment"
 )
 
 // enrichKeyEnv is the variable the tests' configurations name in
@@ -37,10 +38,10 @@ func goodAnswers(_ int, tools []string) enrichtest.Answer {
 
 // quickEnrich are waits short enough for tests, with failures and
 // refused tools waiting an hour, so that a loop that does not wait shows.
-func quickEnrich(t *enrichTiming) {
-	t.quiet, t.again = 50*time.Millisecond, 100*time.Millisecond
-	t.retry, t.refused, t.skip = time.Hour, time.Hour, time.Hour
-	t.backoff = 10 * time.Millisecond
+func quickEnrich(t *enrichment.Timing) {
+	t.Quiet, t.Again = 50*time.Millisecond, 100*time.Millisecond
+	t.Retry, t.Refused, t.Skip = time.Hour, time.Hour, time.Hour
+	t.Backoff = 10 * time.Millisecond
 }
 
 // enrichRig is a gateway whose enrichment asks a stand-in model API.
@@ -89,7 +90,7 @@ func loadEnrichConfig(t *testing.T, path, key string) *config.Config {
 
 // startEnrichRig starts a gateway of cfg with the waits tune sets, and
 // serves it over HTTP when serve is set.
-func startEnrichRig(t *testing.T, cfg *config.Config, opts Options, tune func(*enrichTiming), serve bool) *enrichRig {
+func startEnrichRig(t *testing.T, cfg *config.Config, opts Options, tune func(*enrichment.Timing), serve bool) *enrichRig {
 	t.Helper()
 	r := &enrichRig{log: &clusterLog{}, state: cfg.Gateway.StateDir}
 	opts.Logger = slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -359,7 +360,7 @@ func TestEnrichMissingKey(t *testing.T) {
 	if hits := c.search(t, "echo the text back"); len(hits) == 0 {
 		t.Error("no search result with enrichment unavailable")
 	}
-	r.g.kickEnrich()
+	r.g.enr.Kick()
 	time.Sleep(300 * time.Millisecond) // six quiet times
 	if n := len(stand.Requests()); n != 0 {
 		t.Errorf("%d requests without a key", n)
@@ -391,7 +392,7 @@ func TestEnrichFailures(t *testing.T) {
 		script func(n int, tools []string) enrichtest.Answer
 		key    string // "" is the stand-in's
 		down   bool   // the provider's address answers nothing
-		tune   func(*enrichTiming)
+		tune   func(*enrichment.Timing)
 		want   outcome
 	}{
 		{name: "401: the key refused", key: "wrong-key",
@@ -413,7 +414,7 @@ func TestEnrichFailures(t *testing.T) {
 		{name: "5xx every time", script: func(int, []string) enrichtest.Answer { return enrichtest.Answer{Status: 500} },
 			want: outcome{state: EnrichBackoff, reason: "the provider failed: HTTP 500", requests: 10}},
 		{name: "a timeout every time", script: func(int, []string) enrichtest.Answer { return enrichtest.Answer{Hold: make(chan struct{})} },
-			tune: func(t *enrichTiming) { t.requestTimeout = 100 * time.Millisecond },
+			tune: func(t *enrichment.Timing) { t.RequestTimeout = 100 * time.Millisecond },
 			want: outcome{state: EnrichBackoff, reason: "the provider did not answer in time", requests: 10}},
 		{name: "unreachable", down: true,
 			want: outcome{state: EnrichBackoff, reason: "the provider cannot be reached"}},
@@ -511,7 +512,7 @@ func TestEnrichFailures(t *testing.T) {
 			// wait short: nothing more is sent.
 			n := len(stand.Requests())
 			for range 3 {
-				r.g.kickEnrich()
+				r.g.enr.Kick()
 				connectHTTP(t, r.base+"/mcp/search", nil)
 			}
 			time.Sleep(500 * time.Millisecond) // ten quiet times
@@ -536,8 +537,8 @@ func TestEnrichRetriesLater(t *testing.T) {
 		return goodAnswers(n, tools)
 	})
 	path := enrichConfig(t, map[string]any{"echo": roleServer(t, "echo")}, stand, t.TempDir(), nil, nil)
-	r := startEnrichRig(t, loadEnrichConfig(t, path, stand.APIKey), Options{}, func(t *enrichTiming) {
-		t.refused, t.refusedMax = 200*time.Millisecond, time.Hour
+	r := startEnrichRig(t, loadEnrichConfig(t, path, stand.APIKey), Options{}, func(t *enrichment.Timing) {
+		t.Refused, t.RefusedMax = 200*time.Millisecond, time.Hour
 	}, false)
 	st := r.waitEnrich(t, "hints after two refusals", func(s EnrichStatus) bool { return s.State == EnrichIdle && s.SinceStart.Written > 0 })
 	reqs := stand.Requests()

@@ -83,7 +83,7 @@ func startEnrichGateway(t *testing.T, cfgPath string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.enrichTiming.quiet = 50 * time.Millisecond
+	g.enrichTiming.Quiet = 50 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
 	t.Cleanup(func() { stopGateway(t, g, cancel) })

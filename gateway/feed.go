@@ -316,7 +316,7 @@ func (g *Gateway) feedServers() {
 		out = append(out, sv)
 	}
 	g.feed.ServersChanged(out)
-	g.enr.feed() // the tools with hints may have changed (enrich_status.go)
+	g.enr.Feed() // the tools with hints may have changed (package enrichment)
 }
 
 // deferralOf says whether a server's tools are deferred, and why, under

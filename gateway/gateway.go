@@ -82,6 +82,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -266,12 +267,10 @@ type Gateway struct {
 	// of the configured hints file, which win over the state directory's.
 	hintSet   atomic.Pointer[hints.Set]
 	userHints *hints.Set
-	// enr is the background enrichment (enrich.go); enrichKick wakes
-	// it, and it waits for enrichTiming.quiet without a kick before it
-	// runs again.
-	enr          *enricher
-	enrichKick   chan struct{}
-	enrichTiming enrichTiming
+	// enr is the background enrichment (package enrichment; the gateway
+	// is its owner, enrichOwner), started with the waits of enrichTiming.
+	enr          *enrichment.Enricher
+	enrichTiming enrichment.Timing
 
 	// deafClients holds the names of clients that did not list the tools
 	// a search added in dynamic exposure (relist.go).
@@ -326,7 +325,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		collisions: map[string]bool{}, fwd: newForwarding(),
-		indexDirty: make(chan struct{}, 1), enrichKick: make(chan struct{}, 1), enrichTiming: defaultEnrichTiming,
+		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming,
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 		feed: opts.Feed, ui: opts.UI,
 	}
@@ -334,7 +333,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	g.openLearning()                     // learning.go
-	g.enr = g.newEnricher(opts.NoEnrich) // enrich.go
+	g.enr = g.newEnricher(opts.NoEnrich) // below
 	g.tracer = g.newTracer(opts)         // tracing.go
 	g.pol.Store(pol)
 	ups := map[string]*upstream{}
@@ -476,7 +475,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	defer g.reloadMu.Unlock()
 	g.run = ctx
 	g.startBuiltins(ctx) // built-in tools (builtin.go)
-	g.startEnrich(ctx)   // background enrichment, when configured (enrich.go)
+	g.startEnrich(ctx)   // background enrichment, when configured
 	if g.learn != nil {
 		g.wg.Go(func() { g.saveLearningLoop(ctx) }) // learning.go
 	}
@@ -568,6 +567,67 @@ func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
 // whose name impersonates another server's never reaches the catalog:
 // withoutImpostors, naming.go.)
 func (g *Gateway) Visible(t *catalog.Tool) bool { return g.policy().Visible(t) }
+
+// EnrichStatus returns the state of background enrichment: with
+// Options.NoEnrich, as the state directory's record left it.
+func (g *Gateway) EnrichStatus() EnrichStatus {
+	if g.enr == nil {
+		return EnrichStatus{State: EnrichOff}
+	}
+	return g.enr.Status(context.Background(), true)
+}
+
+// newEnricher makes the gateway's enricher, in the state its
+// configuration gives; startEnrich runs it.
+func (g *Gateway) newEnricher(noEnrich bool) *enrichment.Enricher {
+	cfg := g.cfg.Gateway.Enrich
+	if g.static {
+		cfg.Enabled = false // a fixed catalog (Options.Static) is never enriched
+	}
+	opts := enrichment.Options{Config: cfg, StateDir: g.cfg.Gateway.StateDir, HintsPath: g.stateHintsPath(), Check: noEnrich,
+		Coordinator: g.enrichCoordinator(), Sampler: &samplingProvider{g: g, model: cfg.Model}, Logger: g.log,
+		Counted: g.metrics.enrichCounted} // metrics.go
+	if f, ok := g.feed.(EnrichFeed); ok {
+		opts.Feed = f.EnrichChanged
+	}
+	return enrichment.New(enrichOwner{g}, opts)
+}
+
+// startEnrich starts the background enrichment when it is configured and
+// can run. It is called by Start.
+func (g *Gateway) startEnrich(ctx context.Context) {
+	if g.enr.On() {
+		g.metrics.enrichOn() // metrics.go
+	}
+	if loop := g.enr.Start(g.enrichTiming); loop != nil {
+		g.wg.Go(func() { loop(ctx) })
+	}
+}
+
+// enrichCoordinator is the cluster's EnrichCoordinator, nil without one.
+func (g *Gateway) enrichCoordinator() EnrichCoordinator {
+	if g.cluster == nil {
+		return nil
+	}
+	c, _ := g.cluster.(EnrichCoordinator)
+	return c
+}
+
+// enrichOwner is the gateway as its enricher sees it (enrichment.Owner):
+// Snapshot, Visible, WaitSettled and Redact are the gateway's own; the
+// hints it writes go into the index and to the other replicas.
+type enrichOwner struct{ *Gateway }
+
+var _ enrichment.Owner = enrichOwner{}
+
+// Rehint re-indexes the servers whose tools the hints change (hints.go).
+func (o enrichOwner) Rehint(set *hints.Set) { o.rehint(set) }
+
+// ShareHints shares the hints with the other replicas (cluster.go).
+func (o enrichOwner) ShareHints(set *hints.Set) bool { return o.shareHints(set) }
+
+// SharedHints returns the hints the other replicas shared (cluster.go).
+func (o enrichOwner) SharedHints() *hints.Set { return o.sharedHintSet() }
 
 // serverFrom normalises raw tool definitions and builds a catalog server.
 func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
@@ -672,7 +732,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	g.cur.Store(nv)
 	g.mu.Unlock()
 	g.indexChanged()
-	g.kickEnrich() // enrich.go
+	g.enr.Kick() // background enrichment (package enrichment)
 	g.metrics.setTokens(g.visibleTokens(nv))
 	g.feedServers() // feed.go
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {

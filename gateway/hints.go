@@ -4,8 +4,8 @@ package gateway
 // time, which the index searches. The gateway reads the hints other
 // replicas shared (cluster.go), then the state directory's hints.jsonl
 // (written by toolsearch enrich, or by the gateway's own background
-// enrichment, enrich.go), and then the file toolsearch.hints names, each
-// winning over the ones before. Hints are put on a server's tools as the
+// enrichment, package enrichment), and then the file toolsearch.hints
+// names, each winning over the ones before. Hints are put on a server's tools as the
 // server is built, before it joins the catalog: from a cached manifest at
 // start and at every publish, so a server's index always has the hints
 // known when it was last indexed. Hints written while the gateway runs

@@ -335,8 +335,8 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if g.cluster != nil {
 		out.Cluster = g.cluster.Status()
 	}
-	if g.enr.on() { // background enrichment (enrich_status.go)
-		st := g.enr.status(r.Context(), true)
+	if g.enr.On() { // background enrichment (package enrichment)
+		st := g.enr.Status(r.Context(), true)
 		out.Enrich = &st
 	}
 	w.WriteHeader(code)

@@ -54,7 +54,7 @@ type metrics struct {
 	// needs to work out the tokens held back.
 	catalogTokens atomic.Int64
 
-	// Background enrichment (enrich.go): registered when it is on
+	// Background enrichment (package enrichment): registered when it is on
 	// (enrichOn); the gauges are set on each scrape (setEnrich).
 	enrichOnce      sync.Once
 	enrichTools     *prometheus.CounterVec // outcome: written, rejected, failed
@@ -264,8 +264,8 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	g.metrics.tokLoaded.Set(float64(loaded))
 	g.metrics.tokHeld.Set(float64(held))
-	if g.enr.on() {
-		g.metrics.setEnrich(g.enr.status(r.Context(), true))
+	if g.enr.On() {
+		g.metrics.setEnrich(g.enr.Status(r.Context(), true))
 	}
 	if g.cluster != nil { // every sample names the replica (cluster.go)
 		w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))

@@ -1,4 +1,4 @@
-package gateway
+package enrichment
 
 import (
 	"context"
@@ -11,25 +11,25 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
-// Background enrichment across replicas (docs/scale.md). With a cluster
-// that is an EnrichCoordinator, one replica sends a given tool definition
-// once: before a round, a replica takes a lease on each tool it would
-// send, named by the tool's ID and the digest of its definition, and
-// sends only those it took. Once their hints are written and shared
-// (shareHints), it marks the leases done; a replica that finds a lease
-// done takes the shared hints into its own hints file and index
-// (adoptShared), and one that finds it held by another waits and looks
-// again. A lease of a tool whose hints were refused or whose request
-// failed is kept until it expires, so that no replica asks for it again
-// meanwhile; one of a tool not sent (the run stopped, or the budget ran
-// out) is given back at once. The day's spend is counted in the cluster
-// as well (enrich_budget.go). While Redis is down, each replica sends
-// what it sees fit, as a gateway on its own does.
+// Background enrichment across replicas (docs/scale.md). With a
+// Coordinator, one replica sends a given tool definition once: before a
+// round, a replica takes a lease on each tool it would send, named by the
+// tool's ID and the digest of its definition, and sends only those it
+// took. Once their hints are written and shared (Owner.ShareHints), it
+// marks the leases done; a replica that finds a lease done takes the
+// shared hints into its own hints file and index (adoptShared), and one
+// that finds it held by another waits and looks again. A lease of a tool
+// whose hints were refused or whose request failed is kept until it
+// expires, so that no replica asks for it again meanwhile; one of a tool
+// not sent (the run stopped, or the budget ran out) is given back at
+// once. The day's spend is counted in the cluster as well (budget.go).
+// While Redis is down, each replica sends what it sees fit, as a gateway
+// on its own does.
 
-// EnrichCoordinator is what a Cluster offers background enrichment
-// besides Cluster (package cluster implements it): leases on work that one
-// replica does for all, and a day's spend counted for all.
-type EnrichCoordinator interface {
+// Coordinator is what a gateway's cluster offers background enrichment
+// (package cluster implements it): leases on work that one replica does
+// for all, and a day's spend counted for all.
+type Coordinator interface {
 	// TakeLeases takes, for ttl, the leases of kind named names that no
 	// other replica holds, and returns those it took (or held already)
 	// and those another replica marked done.
@@ -47,21 +47,17 @@ type EnrichCoordinator interface {
 	AddSpend(ctx context.Context, kind, day string, delta config.EnrichBudget) (config.EnrichBudget, error)
 }
 
-// enrichKind names enrichment's leases and spend in the cluster.
-const enrichKind = "enrich"
+// leaseKind names enrichment's leases and spend in the cluster.
+const leaseKind = "enrich"
 
-// enrichDoneTTL is how long a lease stays marked done: longer than any
-// replica waits before it looks again.
-const enrichDoneTTL = 24 * time.Hour
+// doneTTL is how long a lease stays marked done: longer than any replica
+// waits before it looks again.
+const doneTTL = 24 * time.Hour
 
-// enrichCoordinator is the cluster's EnrichCoordinator, nil without one.
-func (g *Gateway) enrichCoordinator() EnrichCoordinator {
-	if g.cluster == nil {
-		return nil
-	}
-	c, _ := g.cluster.(EnrichCoordinator)
-	return c
-}
+// coordTimeout bounds a call to the Coordinator, on top of the cluster's
+// own per-command bound (as the gateway bounds its own reads from the
+// cluster).
+const coordTimeout = 3 * time.Second
 
 // leaseName names the lease of a tool's current definition: its ID and
 // digest, hashed (two servers may serve the same definition).
@@ -73,8 +69,8 @@ func leaseName(t *catalog.Tool) string {
 // leaseTools takes the leases of tools; it returns the tools it took and
 // those another replica finished. Without a coordinator, or while it
 // cannot be reached, every tool is taken.
-func (e *enricher) leaseTools(ctx context.Context, tools []*catalog.Tool) (taken, done []*catalog.Tool, held int) {
-	c := e.g.enrichCoordinator()
+func (e *Enricher) leaseTools(ctx context.Context, tools []*catalog.Tool) (taken, done []*catalog.Tool, held int) {
+	c := e.coord
 	if c == nil {
 		return tools, nil, 0
 	}
@@ -84,11 +80,11 @@ func (e *enricher) leaseTools(ctx context.Context, tools []*catalog.Tool) (taken
 		names[i] = leaseName(t)
 		byName[names[i]] = t
 	}
-	cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
+	cctx, cancel := context.WithTimeout(ctx, coordTimeout)
 	defer cancel()
-	tn, dn, err := c.TakeLeases(cctx, enrichKind, names, e.timing.lease)
+	tn, dn, err := c.TakeLeases(cctx, leaseKind, names, e.timing.Lease)
 	if err != nil {
-		e.g.log.Debug("enrichment leases not taken; sending as a gateway on its own", "err", err)
+		e.log.Debug("enrichment leases not taken; sending as a gateway on its own", "err", err)
 		return tools, nil, 0
 	}
 	for _, n := range tn {
@@ -102,8 +98,8 @@ func (e *enricher) leaseTools(ctx context.Context, tools []*catalog.Tool) (taken
 
 // endLeases marks the leases of tools done (their hints are shared) or
 // gives them back.
-func (e *enricher) endLeases(tools []*catalog.Tool, done bool) {
-	c := e.g.enrichCoordinator()
+func (e *Enricher) endLeases(tools []*catalog.Tool, done bool) {
+	c := e.coord
 	if c == nil || len(tools) == 0 {
 		return
 	}
@@ -111,23 +107,23 @@ func (e *enricher) endLeases(tools []*catalog.Tool, done bool) {
 	for i, t := range tools {
 		names[i] = leaseName(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), coordTimeout)
 	defer cancel()
 	var err error
 	if done {
-		err = c.FinishLeases(ctx, enrichKind, names, enrichDoneTTL)
+		err = c.FinishLeases(ctx, leaseKind, names, doneTTL)
 	} else {
-		err = c.ReleaseLeases(ctx, enrichKind, names)
+		err = c.ReleaseLeases(ctx, leaseKind, names)
 	}
 	if err != nil {
-		e.g.log.Debug("enrichment leases not ended; they expire", "err", err)
+		e.log.Debug("enrichment leases not ended; they expire", "err", err)
 	}
 }
 
 // adoptShared puts into cache the shared hints of tools (those another
 // replica wrote for their current definitions), and returns how many.
-func (e *enricher) adoptShared(cache *hints.Cache, tools []*catalog.Tool) int {
-	shared := e.g.sharedHintSet()
+func (e *Enricher) adoptShared(cache *hints.Cache, tools []*catalog.Tool) int {
+	shared := e.owner.SharedHints()
 	if shared == nil {
 		return 0
 	}
@@ -141,7 +137,7 @@ func (e *enricher) adoptShared(cache *hints.Cache, tools []*catalog.Tool) int {
 		}
 	}
 	if err := cache.Put(entries...); err != nil {
-		e.g.log.Warn("could not keep the hints another replica wrote", "err", err)
+		e.log.Warn("could not keep the hints another replica wrote", "err", err)
 		return 0
 	}
 	return len(entries)

@@ -1,4 +1,4 @@
-package gateway
+package enrichment
 
 import "path/filepath"
 
@@ -9,10 +9,10 @@ import "path/filepath"
 // the file. Only the holder writes enrich.json, so the day's spend is
 // never counted twice nor lost. On Unix the lock is flock(2), released by
 // the kernel when its process dies; elsewhere there is no such lock, and
-// gateways sharing a directory each run (enrich_lock_other.go).
+// gateways sharing a directory each run (lock_other.go).
 
-// enrichLockFile is the lock in the state directory.
-const enrichLockFile = "enrich.lock"
+// lockFile is the lock in the state directory.
+const lockFile = "enrich.lock"
 
-// enrichLockPath is the lock's path in the state directory dir.
-func enrichLockPath(dir string) string { return filepath.Join(dir, enrichLockFile) }
+// lockPath is the lock's path in the state directory dir.
+func lockPath(dir string) string { return filepath.Join(dir, lockFile) }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gateway
+package enrichment
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// lockEnrichRun takes the state directory's run lock without waiting.
+// lockRun takes the state directory's run lock without waiting.
 // held is true when another process (or another gateway of this one)
 // holds it; unlock releases it.
-func lockEnrichRun(dir string) (unlock func(), held bool, err error) {
-	path := enrichLockPath(dir)
+func lockRun(dir string) (unlock func(), held bool, err error) {
+	path := lockPath(dir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, fmt.Errorf("enrichment lock: %w", err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package enrichment
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 // restart does not reset the daily budget), what came of that day's
 // tools, and the state and last error of the last run, which toolsearch
 // status shows. It is written whole and atomically (safefile.WriteFile)
-// by the gateway holding the state directory's run lock (enrich_lock.go),
+// by the gateway holding the state directory's run lock (lock.go),
 // so two gateways sharing the directory never write it at once.
 //
 //	{"version": 1, "day": "2026-12-03", "spent": {"tools": 40, "tokens": 18000},
@@ -25,26 +25,26 @@ import (
 //	 "state": "idle", "reason": "", "lastRun": "…", "nextRun": "…",
 //	 "lastError": "…", "lastErrorAt": "…"}
 
-// enrichRecordFile is the state directory's enrichment record.
-const enrichRecordFile = "enrich.json"
+// recordName is the state directory's enrichment record.
+const recordName = "enrich.json"
 
-// enrichRecordVersion is the version of the record's layout.
-const enrichRecordVersion = 1
+// recordVersion is the version of the record's layout.
+const recordVersion = 1
 
-// maxEnrichRecordBytes bounds the record read back.
-const maxEnrichRecordBytes = 1 << 20
+// maxRecordBytes bounds the record read back.
+const maxRecordBytes = 1 << 20
 
-// enrichRecord is the content of enrich.json.
-type enrichRecord struct {
+// record is the content of enrich.json.
+type record struct {
 	Version int `json:"version"`
 	// Day is the UTC day (YYYY-MM-DD) Spent and the counts are of.
-	Day   string       `json:"day"`
-	Spent EnrichAmount `json:"spent"`
+	Day   string `json:"day"`
+	Spent Amount `json:"spent"`
 	// Written, Rejected and Failed count that day's tools by outcome.
 	Written  int64 `json:"written"`
 	Rejected int64 `json:"rejected"`
 	Failed   int64 `json:"failed"`
-	// State and Reason are the state the last run left (EnrichStatus).
+	// State and Reason are the state the last run left (Status).
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// LastRun is when the last run ended; NextRun when the next is due
@@ -56,36 +56,36 @@ type enrichRecord struct {
 	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
 }
 
-// enrichRecordPath is the record's path in the state directory dir.
-func enrichRecordPath(dir string) string { return filepath.Join(dir, enrichRecordFile) }
+// recordPath is the record's path in the state directory dir.
+func recordPath(dir string) string { return filepath.Join(dir, recordName) }
 
-// loadEnrichRecord reads the record at path. A missing file is an empty
+// loadRecord reads the record at path. A missing file is an empty
 // record; one that cannot be read is an empty record and an error (the
 // next write replaces it).
-func loadEnrichRecord(path string) (enrichRecord, error) {
-	data, err := safefile.ReadFile(path, maxEnrichRecordBytes)
+func loadRecord(path string) (record, error) {
+	data, err := safefile.ReadFile(path, maxRecordBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return enrichRecord{Version: enrichRecordVersion}, nil
+		return record{Version: recordVersion}, nil
 	}
 	if err != nil {
-		return enrichRecord{Version: enrichRecordVersion}, fmt.Errorf("enrichment record: %w", err)
+		return record{Version: recordVersion}, fmt.Errorf("enrichment record: %w", err)
 	}
-	var r enrichRecord
+	var r record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return enrichRecord{Version: enrichRecordVersion}, fmt.Errorf("enrichment record %s: %w", path, err)
+		return record{Version: recordVersion}, fmt.Errorf("enrichment record %s: %w", path, err)
 	}
-	if r.Version != enrichRecordVersion {
-		return enrichRecord{Version: enrichRecordVersion}, fmt.Errorf("enrichment record %s: version %d, want %d", path, r.Version, enrichRecordVersion)
+	if r.Version != recordVersion {
+		return record{Version: recordVersion}, fmt.Errorf("enrichment record %s: version %d, want %d", path, r.Version, recordVersion)
 	}
 	if r.Spent.Tools < 0 || r.Spent.Tokens < 0 {
-		r.Spent = EnrichAmount{}
+		r.Spent = Amount{}
 	}
 	return r, nil
 }
 
 // save writes the record to path atomically.
-func (r enrichRecord) save(path string) error {
-	r.Version = enrichRecordVersion
+func (r record) save(path string) error {
+	r.Version = recordVersion
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("enrichment record: %w", err)
@@ -95,9 +95,9 @@ func (r enrichRecord) save(path string) error {
 
 // today is the record as of day: a record of an earlier day starts the
 // day's spend and counts from zero (its state and last error stay).
-func (r enrichRecord) today(day string) enrichRecord {
+func (r record) today(day string) record {
 	if r.Day != day {
-		r.Day, r.Spent, r.Written, r.Rejected, r.Failed = day, EnrichAmount{}, 0, 0, 0
+		r.Day, r.Spent, r.Written, r.Rejected, r.Failed = day, Amount{}, 0, 0, 0
 	}
 	return r
 }
@@ -112,14 +112,14 @@ type recordFile struct {
 
 // load reads the record; one that cannot be read is empty (the next
 // update replaces it).
-func (f *recordFile) load() enrichRecord {
-	r, _ := loadEnrichRecord(f.path)
+func (f *recordFile) load() record {
+	r, _ := loadRecord(f.path)
 	return r
 }
 
 // update reads the record as of day, changes it with change, and writes
 // it back; it returns the record written.
-func (f *recordFile) update(day string, change func(*enrichRecord)) (enrichRecord, error) {
+func (f *recordFile) update(day string, change func(*record)) (record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.load().today(day)
