@@ -464,7 +464,10 @@ func (b *buildAnalyser) tool(t *catalog.Tool, serverTerms []string) analysed {
 	// The name is the tool's first own phrasing, noted once every field is
 	// counted: keep its terms, as later analysis reuses b.toks.
 	var own [16]termRef
-	nameRefs := append(own[:0], name...)
+	var nameRefs []termRef
+	if b.phrasings {
+		nameRefs = append(own[:0], name...)
+	}
 	for _, id := range acts {
 		b.bump(&a, id, FieldName)
 		a.lens[FieldName]--

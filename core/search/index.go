@@ -188,7 +188,7 @@ type doc struct {
 	// hints are the terms of the tool's phrasings, each with the
 	// phrasings it occurs in and those it starts, for hint coverage and
 	// the hint lead (see ranking.hintShare and ranking.hintLead): its
-	// written search hints (bits below ownPhrasings) and its definition's
+	// written search hints (bits below maxCoverageHints) and its definition's
 	// own phrasings (ownName and ownSummary).
 	hints []hintTerms
 	// leads is how many of hints start a phrasing: those come first,
@@ -218,9 +218,6 @@ type hintTerms struct {
 const (
 	ownName    = 62
 	ownSummary = 63
-	// ownPhrasings is the bit of the first own phrasing: written hints
-	// have the bits below it.
-	ownPhrasings = ownName
 	// ownMask has the bits of the own phrasings.
 	ownMask = uint64(1)<<ownName | uint64(1)<<ownSummary
 )
@@ -231,7 +228,7 @@ const ownHintBase = math.MaxUint16 - 63
 
 // maxCoverageHints is the most written hints of one tool that hint
 // coverage looks at; later ones still count in the hints field.
-const maxCoverageHints = ownPhrasings
+const maxCoverageHints = ownName
 
 // segment is an immutable group of indexed tools. dead marks servers whose
 // tools in this segment were replaced by a later segment.

@@ -853,7 +853,9 @@ func (r *ranking) viewCoverage(matched uint64, seg *segment, i int) float64 {
 		hint = def
 	}
 	const notHints, notDescription = ^uint8(1 << FieldHints), ^uint8(1 << FieldDescription)
-	for m := matched &^ def; m != 0; m &= m - 1 {
+	// An action class's group covers nothing (its idf is 0): only the
+	// query's words are looked up.
+	for m := matched & r.words &^ def; m != 0; m &= m - 1 {
 		gi := bits.TrailingZeros64(m)
 		var fields uint8
 		for _, mem := range r.groups[r.order[gi]].members {
