@@ -22,7 +22,7 @@ import (
 )
 
 // claudeCode returns the Claude Code binary installed in the module's
-// node_modules (npm install --no-save @anthropic-ai/claude-code@2.1.328),
+// node_modules (npm install --no-save @anthropic-ai/claude-code@2.1.332),
 // or skips.
 func claudeCode(t *testing.T) string {
 	t.Helper()
@@ -31,7 +31,7 @@ func claudeCode(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.Size() < 1<<20 {
-		t.Skip("Claude Code is not installed: npm install --no-save @anthropic-ai/claude-code@2.1.328")
+		t.Skip("Claude Code is not installed: npm install --no-save @anthropic-ai/claude-code@2.1.332")
 	}
 	return bin
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // claudeCodeVersion is the version package.json pins.
-const claudeCodeVersion = "2.1.328"
+const claudeCodeVersion = "2.1.332"
 
 var (
 	claudeOnce sync.Once

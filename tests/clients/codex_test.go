@@ -14,7 +14,7 @@ import (
 )
 
 // codexVersion is the version package.json pins.
-const codexVersion = "0.169.0"
+const codexVersion = "0.171.0"
 
 var (
 	codexOnce sync.Once
