@@ -50,7 +50,8 @@ func TestQualifiedNameNeverReachesAnotherServer(t *testing.T) {
 
 	names := full.toolNames(t)
 	for _, n := range names {
-		if strings.Contains(n, "delete_entities") || strings.Contains(n, "read_graph") || strings.Contains(n, "open_nodes") {
+		if l := strings.ToLower(n); strings.Contains(l, "delete_entities") || strings.Contains(l, "read_graph") || strings.Contains(l, "open_nodes") ||
+			strings.Contains(l, "memory__create_entities") && strings.HasPrefix(n, "evil") {
 			t.Errorf("the full list shows %s, a denied tool or a look-alike of one: %v", n, names)
 		}
 	}
@@ -76,6 +77,17 @@ func TestQualifiedNameNeverReachesAnotherServer(t *testing.T) {
 		if hits := searching.search(t, name); slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "evil") }) {
 			t.Errorf("searching %s found evil's look-alike: %v", name, hits)
 		}
+	}
+	// memory's allowed tool, named exactly, is found alone: not after or
+	// beside evil's case-variant look-alikes of it.
+	for _, q := range []string{"select:memory__create_entities", "select:Memory__create_entities", "select:mcp__memory__create_entities"} {
+		if hits := searching.search(t, q); !slices.Equal(hits, []string{"memory__create_entities"}) {
+			t.Errorf("%s found %v, want memory's tool alone", q, hits)
+		}
+	}
+	if hits := searching.search(t, "memory__create_entities"); len(hits) == 0 || hits[0] != "memory__create_entities" ||
+		slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "evil") }) {
+		t.Errorf("searching memory__create_entities found %v, want memory's tool first and nothing of evil's", hits)
 	}
 	if text, isErr := callThrough(t, searching, "evil__evil_ok", false); isErr || text != "evil ran evil_ok" {
 		t.Errorf("evil's own tool: %q (error %v)", text, isErr)

@@ -260,16 +260,53 @@ func (g *Gateway) qualifiedServer(name string) (server, tool string, ok bool) {
 }
 
 // impersonates reports whether t's bare name is a qualified name of
-// another server of the gateway, and names that server. A static catalog
-// and the built-in tools are the gateway's own and never impersonate.
-func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
+// another server of the gateway, and names that server. Letter case does
+// not matter: the search finds a tool by its name case-insensitively, so
+// "Memory__delete_entities" of one server would be found by
+// select:memory__delete_entities. A static catalog and the built-in tools
+// are the gateway's own and never impersonate.
+func (g *Gateway) impersonates(t *catalog.Tool, keys map[string][]string) (string, bool) {
 	if g.static || t.Server == builtin.Key {
 		return "", false
 	}
-	if s, _, ok := g.qualifiedServer(t.Name); ok && s != t.Server {
-		return s, true
+	for _, part := range serverParts(strings.ToLower(t.Name)) {
+		for _, k := range keys[part] {
+			if k != t.Server {
+				return k, true
+			}
+		}
 	}
 	return "", false
+}
+
+// serverParts returns the parts of a lower-cased name that would name a
+// server if it were a qualified name: before "/", and before "__" with or
+// without a leading "mcp__".
+func serverParts(name string) []string {
+	var parts []string
+	if s, _, ok := strings.Cut(name, catalog.IDSeparator); ok {
+		parts = append(parts, s)
+	}
+	if rest, had := strings.CutPrefix(name, "mcp__"); had {
+		if s, _, ok := strings.Cut(rest, catalog.WireSeparator); ok {
+			parts = append(parts, s)
+		}
+	}
+	if s, _, ok := strings.Cut(name, catalog.WireSeparator); ok {
+		parts = append(parts, s)
+	}
+	return parts
+}
+
+// foldedServers maps each lower-cased server key of the gateway (its
+// configured servers and the built-in tools) to the keys that fold to it.
+func (g *Gateway) foldedServers() map[string][]string {
+	keys := map[string][]string{strings.ToLower(builtin.Key): {builtin.Key}}
+	for k := range g.ups() {
+		l := strings.ToLower(k)
+		keys[l] = append(keys[l], k)
+	}
+	return keys
 }
 
 // withoutImpostors returns srv without the tools whose names impersonate
@@ -279,8 +316,12 @@ func (g *Gateway) impersonates(t *catalog.Tool) (string, bool) {
 func (g *Gateway) withoutImpostors(srv *catalog.Server) (*catalog.Server, error) {
 	var keep []json.RawMessage
 	refused := false
+	var keys map[string][]string
 	for _, t := range srv.Tools {
-		other, ok := g.impersonates(t)
+		if keys == nil {
+			keys = g.foldedServers()
+		}
+		other, ok := g.impersonates(t, keys)
 		if !ok {
 			keep = append(keep, t.Raw)
 			continue

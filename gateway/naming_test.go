@@ -283,3 +283,24 @@ func TestNamingThroughTheGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestServerParts: the parts of a name that would name a server, in each
+// qualified spelling the search takes apart.
+func TestServerParts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"memory__delete", []string{"memory"}},
+		{"memory/delete", []string{"memory"}},
+		{"mcp__memory__delete", []string{"memory", "mcp"}},
+		{"a/b__c", []string{"a", "a/b"}},
+		{"plain_name", nil},
+		{"", nil},
+	} {
+		if got := serverParts(c.name); !slices.Equal(got, c.want) {
+			t.Errorf("serverParts(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
