@@ -50,6 +50,15 @@ func runAttackRole(role string) int {
 		return serveNamed(names)
 	case "phisher":
 		return servePhisher()
+	case "bloat":
+		return serveBloat()
+	case "flood":
+		// More tools than the gateway takes from one server.
+		names := make([]string, maxServerTools+1)
+		for i := range names {
+			names[i] = fmt.Sprintf("tool_%d", i)
+		}
+		return serveNamed(names)
 	case "db":
 		// A database-like server whose tool names hold "__".
 		return serveNamed([]string{"drop__table", "admin__reset", "select_rows"})
@@ -84,6 +93,33 @@ func serveNamed(names []string) int {
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, prefix+":", err)
+		return 1
+	}
+	return 0
+}
+
+// serveBloat lists a tool with a 10 MB description, one whose schema
+// alone is over 1 MiB, and an ordinary one.
+func serveBloat() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bloat", Version: "1"}, nil)
+	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bloat ran " + req.Params.Name}}}, nil
+	}
+	var long strings.Builder
+	for i := 0; long.Len() < 10<<20; i++ {
+		fmt.Fprintf(&long, "word%d é ", i) // distinct words, and a two-byte letter a cut may split
+	}
+	s.AddTool(&mcp.Tool{Name: "long_description", Description: "Summarise a document. " + long.String(),
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	props := map[string]any{}
+	for i := 0; i < 40_000; i++ {
+		props[fmt.Sprintf("field_%d", i)] = map[string]any{"type": "string", "description": "a field of a very large form"}
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	s.AddTool(&mcp.Tool{Name: "huge_schema", Description: "Fill in a form.", InputSchema: json.RawMessage(schema)}, handler)
+	s.AddTool(&mcp.Tool{Name: "ordinary", Description: "An ordinary tool.", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "bloat:", err)
 		return 1
 	}
 	return 0

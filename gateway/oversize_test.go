@@ -13,9 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -413,6 +415,150 @@ func TestOversizedMessage(t *testing.T) {
 				if n, _ := sample(scrape(t, srv.URL), "toolsearch_upstream_oversized_messages_total", labels); n != 1 {
 					t.Errorf("step %d: /metrics has toolsearch_upstream_oversized_messages_total%v = %v, want 1", i, labels, n)
 				}
+			}
+		})
+	}
+}
+
+// TestUpstreamDefinitionsBounded: a server's tools/list bounds what the
+// gateway holds. A 10 MB description is cut to 64 KiB and marked, a
+// definition over 1 MiB is left out, and the gateway's heap holds a
+// bounded amount once the server is listed (without the bounds, it grew
+// by 237 MiB). Not parallel: it reads the heap.
+func TestUpstreamDefinitionsBounded(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g, logs := newGatewayLogged(t, map[string]any{"bloat": attackServer(t, "bloat", "bloat")},
+		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "bloat", 60*time.Second, StateReady)
+
+	snap := g.Snapshot()
+	long, ok := snap.Tool("bloat/long_description")
+	if !ok {
+		t.Fatal("the tool with a long description is not in the catalog")
+	}
+	if n := len(long.Description); n > maxDescriptionBytes+len(descriptionCut) || !strings.HasSuffix(long.Description, descriptionCut) ||
+		!utf8.ValidString(long.Description) || !strings.HasPrefix(long.Description, "Summarise a document.") {
+		t.Errorf("the long description is %d bytes, valid UTF-8 %v, ends %q", n, utf8.ValidString(long.Description), long.Description[max(0, n-80):])
+	}
+	if _, ok := snap.Tool("bloat/huge_schema"); ok {
+		t.Error("a definition over 1 MiB is in the catalog")
+	}
+	if _, ok := snap.Tool("bloat/ordinary"); !ok {
+		t.Error("the ordinary tool of the same server is missing")
+	}
+	for _, want := range []string{"cutting a tool's description to 64 KiB", "leaving out a tool whose definition is over 1 MiB"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q", want)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// What stays is mostly the connection's: the MCP library keeps its
+	// read buffer at the size of the longest line and the last message
+	// read, decoded, until the next one comes (about 50 MiB for a 10 MB
+	// message), and the token counter's vocabulary (9 MiB), loaded once.
+	// The cut catalog and its index are under 1 MiB.
+	const bound = 128 << 20
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > bound {
+		t.Errorf("the gateway's heap grew by %d MiB, over %d MiB", grew>>20, bound>>20)
+	} else {
+		t.Logf("the gateway's heap grew by %d MiB", grew>>20)
+	}
+}
+
+// TestUpstreamTooManyTools: a server that lists more tools than the
+// gateway takes from one server fails with a reason that says so, and
+// none of its tools are served.
+func TestUpstreamTooManyTools(t *testing.T) {
+	t.Parallel()
+	g, _ := newGatewayLogged(t, map[string]any{"flood": attackServer(t, "flood", "flood")},
+		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := statusOf(g, "flood")
+		if strings.Contains(st.Error, "more than 10000 tools") {
+			if st.Tools != 0 {
+				t.Errorf("flood's status counts %d tools", st.Tools)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("flood is %s (%q); want it refused for listing too many tools", st.State, st.Error)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, ok := g.Snapshot().Tool("flood/tool_0"); ok {
+		t.Error("a tool of the server that listed too many is in the catalog")
+	}
+}
+
+// statusOf returns the status of server key.
+func statusOf(g *Gateway, key string) Status {
+	for _, st := range g.Statuses() {
+		if st.Key == key {
+			return st
+		}
+	}
+	return Status{}
+}
+
+// TestBoundDefinitions: what boundDefinitions keeps of each definition.
+func TestBoundDefinitions(t *testing.T) {
+	t.Parallel()
+	tool := func(desc any, schema any) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"name": "t", "description": desc, "inputSchema": schema})
+		return b
+	}
+	obj := map[string]any{"type": "object"}
+	long := strings.Repeat("é", maxDescriptionBytes) // two bytes each: a cut lands inside one
+	bigSchema := map[string]any{"type": "object", "description": strings.Repeat("x", maxToolBytes)}
+	for _, c := range []struct {
+		name    string
+		raw     json.RawMessage
+		kept    bool
+		cut     bool // the description was cut
+		sameRaw bool // the bytes are the server's own
+	}{
+		{"short", tool("Read a file.", obj), true, false, true},
+		{"long description", tool(long, obj), true, true, false},
+		{"long description, number", tool(12345, bigSchema), false, false, false},
+		{"schema over 1 MiB", tool("ok", bigSchema), false, false, false},
+		{"long and not JSON", json.RawMessage(`{"name":"t","description":"` + strings.Repeat("x", maxDescriptionBytes+1)), true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var warned []string
+			out := boundDefinitions([]json.RawMessage{tool("first", obj), c.raw}, func(msg string, _ ...any) { warned = append(warned, msg) })
+			if !c.kept {
+				if len(out) != 1 || len(warned) != 1 {
+					t.Fatalf("kept %d of 2 definitions, warned %q; want the first alone, and a warning", len(out), warned)
+				}
+				return
+			}
+			if len(out) != 2 {
+				t.Fatalf("kept %d of 2 definitions", len(out))
+			}
+			if same := string(out[1]) == string(c.raw); same != c.sameRaw {
+				t.Errorf("the definition is the server's own bytes: %v, want %v", same, c.sameRaw)
+			}
+			if !c.cut {
+				return
+			}
+			var got struct{ Description string }
+			if err := json.Unmarshal(out[1], &got); err != nil {
+				t.Fatal(err)
+			}
+			if !utf8.ValidString(got.Description) || !strings.HasSuffix(got.Description, descriptionCut) ||
+				len(got.Description) > maxDescriptionBytes+len(descriptionCut) {
+				t.Errorf("the cut description is %d bytes, valid UTF-8 %v", len(got.Description), utf8.ValidString(got.Description))
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
@@ -568,6 +569,7 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	ctx = tapContext(ctx)
 	var (
 		decoded []json.RawMessage
+		listed  int // bytes of decoded
 		hints   cacheHints
 	)
 	cursor := ""
@@ -583,9 +585,16 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 		for _, t := range res.Tools {
 			b, err := json.Marshal(t)
 			if err != nil {
-				return nil, hints, fmt.Errorf("tool %q: %w", t.Name, err)
+				return nil, hints, fmt.Errorf("tool %q: %w", quoteShort(t.Name), err)
 			}
 			decoded = append(decoded, b)
+			listed += keptSize(b)
+		}
+		if len(decoded) > maxServerTools {
+			return nil, hints, fmt.Errorf("the server lists more than %d tools, the most the gateway takes from one server", maxServerTools)
+		}
+		if listed > maxServerListBytes {
+			return nil, hints, fmt.Errorf("the server's tool definitions pass %d MiB, the most the gateway takes from one server", maxServerListBytes>>20)
 		}
 		if res.NextCursor == "" {
 			break
@@ -594,11 +603,116 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	}
 	capMu.Lock()
 	defer capMu.Unlock()
+	raws := decoded
 	if capErr == nil && len(captured) == len(decoded) {
-		return captured, hints, nil
+		raws = captured
+	} else {
+		u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(decoded), "err", capErr)
 	}
-	u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(decoded), "err", capErr)
-	return decoded, hints, nil
+	return boundDefinitions(raws, func(msg string, args ...any) { u.log.Warn(msg, args...) }), hints, nil
+}
+
+// Bounds on what one upstream server's tools/list may make the gateway
+// hold. Every definition is kept several times over (as sent, decoded, in
+// the search index, in the lists served), so these bound the gateway's
+// memory in proportion to what a server sends. The real servers measured
+// stay far below them: their longest description is about 34 KB, their
+// largest definition about 80 KB and their largest list about 1 MB of
+// 401 tools.
+const (
+	// maxServerTools is the most tools taken from one server.
+	maxServerTools = 10_000
+	// maxServerListBytes is the most bytes of tool definitions taken from
+	// one server.
+	maxServerListBytes = 8 << 20
+	// maxDescriptionBytes is the longest description kept whole; a longer
+	// one is cut at a character boundary and marked as cut.
+	maxDescriptionBytes = 64 << 10
+	// maxToolBytes is the largest definition kept, once its description
+	// is cut; a larger one (its schema, say) is left out.
+	maxToolBytes = 1 << 20
+)
+
+// descriptionCut ends a description cut at maxDescriptionBytes.
+const descriptionCut = " [cut by toolsearch: the description was longer than 64 KiB]"
+
+// boundDefinitions returns raws with every description longer than
+// maxDescriptionBytes cut, and without any definition still larger than
+// maxToolBytes; warn says what was done to which tool. raws itself is
+// returned when nothing needs doing.
+func boundDefinitions(raws []json.RawMessage, warn func(msg string, args ...any)) []json.RawMessage {
+	out := raws
+	copied := false
+	drop := func(i int) {
+		if !copied {
+			out = append([]json.RawMessage(nil), raws[:i]...)
+			copied = true
+		}
+	}
+	for i, raw := range raws {
+		if len(raw) <= maxDescriptionBytes {
+			if copied {
+				out = append(out, raw)
+			}
+			continue
+		}
+		cut, name, err := cutDescription(raw)
+		switch {
+		case err != nil:
+			// Not an object the catalog could take either: it says why.
+		case len(cut) > maxToolBytes:
+			drop(i)
+			warn("leaving out a tool whose definition is over 1 MiB", "tool", quoteShort(name), "bytes", len(cut))
+			continue
+		case len(cut) != len(raw):
+			drop(i)
+			warn("cutting a tool's description to 64 KiB", "tool", quoteShort(name), "bytes", len(raw))
+			out = append(out, cut)
+			continue
+		}
+		if copied {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// keptSize is how many bytes of raw boundDefinitions keeps.
+func keptSize(raw json.RawMessage) int {
+	if len(raw) <= maxDescriptionBytes {
+		return len(raw)
+	}
+	cut, _, err := cutDescription(raw)
+	if err != nil || len(cut) > maxToolBytes {
+		return 0
+	}
+	return len(cut)
+}
+
+// cutDescription returns raw with its description cut to
+// maxDescriptionBytes, and the tool's name; raw itself when the
+// description is short enough.
+func cutDescription(raw json.RawMessage) (json.RawMessage, string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, "", err
+	}
+	var name, desc string
+	_ = json.Unmarshal(obj["name"], &name)
+	if err := json.Unmarshal(obj["description"], &desc); err != nil || len(desc) <= maxDescriptionBytes {
+		return raw, name, nil
+	}
+	end := maxDescriptionBytes
+	for end > 0 && !utf8.RuneStart(desc[end]) {
+		end--
+	}
+	b, err := json.Marshal(desc[:end] + descriptionCut)
+	if err != nil {
+		return nil, name, err
+	}
+	obj["description"] = b
+	cut, err := json.Marshal(obj)
+	return cut, name, err
 }
 
 // liveSession is a ready session with what goes with it.
