@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -54,7 +55,8 @@ func (l level) String() string {
 // levels remembers, per model, the level the upstream takes: each starts at
 // what the configuration says (Config.ToolSearch, Config.SystemMessages;
 // Unknown probes), and a refusal that names a feature (a 400 that
-// messages.RefusalOf reads) lowers it for the rest of the proxy's life.
+// readRefusal reads), or a lower level the upstream took after a refusal
+// that named nothing, lowers it for the rest of the proxy's life.
 type levels struct {
 	start level
 	why   string
@@ -133,33 +135,62 @@ func (ls *levels) lower(model string, from level, r messages.Refusal) (level, bo
 const maxModels = 256
 
 // refusedError is what checkRefusal returns for a refusal worth a retry:
-// upstreamError then serves the request again at the lowered level.
+// upstreamError then serves the request again at level next.
 type refusedError struct {
-	o       *outgoing
-	refusal messages.Refusal
+	o    *outgoing
+	next level
+	// unnamed is set when the refusal named nothing the request used: the
+	// next level is a guess, remembered only if the upstream takes it.
+	unnamed *unnamedStep
+	what    string
 }
 
-func (e *refusedError) Error() string { return "the upstream refused " + e.refusal.Feature }
+func (e *refusedError) Error() string { return "the upstream refused " + e.what }
 
-// maxRetries bounds the retries of one request: one per feature a level
-// can drop (inline definitions, tool changes and system messages, tool
-// search), so that a request lands if any level works: inline refused,
-// then reference-add refused, then classic refused, and the fourth try
-// goes plain. Each retry is strictly lower, so a refusal the lower level
-// cannot help ends the retries earlier.
+// unnamedStep is a retry one level lower after a refusal that named
+// nothing: from is the level refused, d what the retry drops, message the
+// upstream's words.
+type unnamedStep struct {
+	from    level
+	d       drop
+	message string
+}
+
+// maxRetries bounds the retries of one request: one per level below the
+// request as sent (inline definitions by reference, system messages
+// folded, tool search emulated), so that a request lands if any level
+// works. Each retry is strictly lower, so a refusal the lower level cannot
+// help ends the retries earlier.
 const maxRetries = 3
 
-// maxRefusalBody bounds the 400 body the proxy reads to recognise a
+// maxRefusalBody bounds the error body the proxy reads to recognise a
 // refusal.
 const maxRefusalBody = 1 << 20
 
-// checkRefusal reads an upstream 400 in emulate mode: when it refuses a
-// feature the request carried and retries are left, it records the
-// lower level for the model and asks for a retry (nothing has reached the
-// client yet). Any other answer goes to the client unchanged.
+// checkRefusal reads an upstream answer in emulate mode (see refusal.go).
+// A 400 (or 422) that names a feature the request used and a lower level
+// drops lowers the level for the model and asks for a retry; one that names
+// nothing the request used asks for a retry one level lower, where a lower
+// level changes the request, remembered only once the upstream takes it.
+// Nothing has reached the client yet. Any other answer, and the last
+// refusal, go to the client unchanged, except a refusal of tool search the
+// proxy could not get past: that one becomes a clean 400 naming the
+// feature, so that a client that retries without tool search (Claude
+// Code) does.
 func (p *Proxy) checkRefusal(resp *http.Response) error {
 	o, ok := resp.Request.Context().Value(ctxKey{}).(*outgoing)
-	if !ok || o.req == nil || o.retries >= maxRetries || resp.StatusCode != http.StatusBadRequest {
+	if !ok || o.req == nil {
+		return nil
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if s := o.unnamed; s != nil {
+			if next, lowered := p.levels.lower(o.req.model, s.from, messages.Refusal{Feature: "a request naming nothing", Below: s.d.strategy(), Message: s.message}); lowered {
+				p.log.Info("proxy: the upstream took the request one level lower; remembered", "model", o.req.model, "level", next.String())
+			}
+		}
+		return nil
+	}
+	if !refusalStatus(resp.StatusCode) {
 		return nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
@@ -168,15 +199,35 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 	if err != nil {
 		return nil
 	}
-	r, ok := messages.RefusalOf(string(b))
-	if !ok {
-		return nil
+	r := readRefusal(b, o.sent, resp.Request.Header)
+	if o.retries < maxRetries {
+		if r.named.drop != keep {
+			next, lowered := p.levels.lower(o.req.model, o.level, messages.Refusal{Feature: r.named.String(), Below: r.named.drop.strategy(), Message: r.message})
+			if lowered {
+				p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", o.req.model,
+					"refused", r.named.String(), "from", o.level.String(), "to", next.String())
+				return &refusedError{o: o, next: next, what: r.named.String()}
+			}
+		} else if !r.any {
+			if next, ok := r.below(o.level); ok {
+				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying one level lower",
+					"model", o.req.model, "status", resp.StatusCode, "from", o.level.String(), "to", next.String(), "message", r.message)
+				return &refusedError{o: o, next: next, what: "the request",
+					unnamed: &unnamedStep{from: o.level, d: next.rank(), message: r.message}}
+			}
+		}
 	}
-	next, lowered := p.levels.lower(o.req.model, o.level, r)
-	if !lowered {
-		return nil
+	if r.named.drop == dropEmulate {
+		msg := fmt.Sprintf("the upstream refused %s, part of tool search, and the proxy could not send the request without it; "+
+			"send it without tool search (no defer_loading tools, no tool_reference blocks): %s", r.named.String(), r.message)
+		p.log.Warn("proxy: the upstream refuses tool search and no level helps", "model", o.req.model, "refused", r.named.String())
+		body := errorBody("invalid_request_error", msg)
+		resp.StatusCode, resp.Status = http.StatusBadRequest, "400 Bad Request"
+		resp.Header.Set("Content-Type", "application/json")
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		resp.ContentLength = int64(len(body))
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", o.req.model,
-		"refused", r.Feature, "from", o.level.String(), "to", next.String())
-	return &refusedError{o: o, refusal: r}
+	return nil
 }

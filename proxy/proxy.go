@@ -13,9 +13,13 @@
 //   - Emulate: for an upstream that does not, or may not. The proxy
 //     learns, per model, what the upstream takes (see level): a request
 //     goes as the client sent it until the upstream answers a 400 that
-//     names a feature (messages.RefusalOf); then the level is lowered for
-//     the model and the same request sent again, before anything reaches
-//     the client: once per refused feature, at most three times. The
+//     names a feature the request used (a role, block type, field or beta,
+//     however worded; see readRefusal); then the level is lowered for the
+//     model and the same request sent again, before anything reaches the
+//     client: once per refused feature, at most three times. A 400 that
+//     names nothing the request used is retried one level lower, where
+//     that changes the request, and the level remembered only if the
+//     upstream takes it; the last refusal reaches the client unchanged. The
 //     levels follow the strategies of package messages. Lowered, inline
 //     definitions (tool_definition) are named by reference and declared
 //     in tools with defer_loading; then the tools tool_addition blocks
@@ -414,6 +418,10 @@ type outgoing struct {
 	// tries before this one (each at a strictly lower level).
 	level   level
 	retries int
+	// sent is the body sent upstream, which a refusal is read against.
+	sent []byte
+	// unnamed is set on a retry after a refusal that named nothing.
+	unnamed *unnamedStep
 }
 
 // rewriteOutgoing points a forwarded request at the upstream and applies
@@ -475,7 +483,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	var refused *refusedError
 	if errors.As(err, &refused) {
 		o := refused.o
-		how := p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1)
+		how := p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1, &refused.next, refused.unnamed)
 		p.log.Info("proxy: request retried", "model", o.req.model, "retry", o.retries+1, "how", how)
 		return
 	}
@@ -584,7 +592,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return "refused"
 	}
-	return p.serveEmulated(w, r, route, body, req, 0)
+	return p.serveEmulated(w, r, route, body, req, 0, nil, nil)
 }
 
 // serveEmulated sends a request at the level learnt for its model (see
@@ -592,10 +600,16 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 // system messages folded, or with tool search emulated. A refusal that
 // names a feature the request carried lowers the level and sends the
 // request again (through upstreamError): at most three times, each time
-// strictly lower.
-func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int) string {
+// strictly lower. A retry names its level (at), and unnamed when it is a
+// step down after a refusal that named nothing.
+func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int, at *level, unnamed *unnamedStep) string {
 	lv, _ := p.levels.get(req.model)
-	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries}
+	if at != nil {
+		lv.noInline = lv.noInline || at.noInline
+		lv.fold = lv.fold || at.fold
+		lv.emulate = lv.emulate || at.emulate
+	}
+	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries, unnamed: unnamed}
 	if lv.emulate {
 		o.dropBetas = append(o.dropBetas, toolSearchBetas...)
 	}
@@ -669,6 +683,7 @@ func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route stri
 // forwardWith sends a request upstream with a new body, with the
 // per-request state o, and streams the answer back unchanged.
 func (p *Proxy) forwardWith(w http.ResponseWriter, r *http.Request, body []byte, o *outgoing) {
+	o.sent = body
 	ctx := context.WithValue(r.Context(), ctxKey{}, o)
 	r2 := r.Clone(ctx)
 	r2.Body = io.NopCloser(bytes.NewReader(body))

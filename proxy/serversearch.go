@@ -242,6 +242,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			streamed int // blocks of m already streamed to the client
 			err      error
 		)
+		sent := top.Marshal()
 		if req.stream {
 			// Stream the round: the model's blocks reach the client as the
 			// upstream sends them, up to its first call of the search tool.
@@ -255,9 +256,9 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 				ms = sse.NewMessageWriter(sse.NewWriter(w))
 				return ms.Start(msg)
 			}
-			status, body, m, streamed, err = p.streamRound(ctx, r, top.Marshal(), drop, plan, start, &ms)
+			status, body, m, streamed, err = p.streamRound(ctx, r, sent, drop, plan, start, &ms)
 		} else {
-			status, body, err = p.callUpstream(ctx, r, top.Marshal(), drop, ms)
+			status, body, err = p.callUpstream(ctx, r, sent, drop, ms)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -267,20 +268,29 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			fail(http.StatusBadGateway, errorBody("api_error", "the proxy could not reach the upstream: "+errText(err)))
 			return
 		}
-		if status == http.StatusBadRequest && round == 0 && !fold && ms == nil {
+		if refusalStatus(status) && round == 0 && !fold && ms == nil {
 			// A first refusal of system messages or of what they carry:
 			// fold them and start over. Without tool search upstream an
 			// inline definition refused cannot be named by reference
 			// instead (that needs defer_loading), so it too is folded:
-			// the added tools go into tools.
-			if rf, ok := messages.RefusalOf(string(body)); ok && (rf.Below == messages.Classic || rf.Below == messages.ReferenceAdd) {
-				rf.Below = messages.Classic
-				if _, lowered := p.levels.lower(req.model, level{emulate: true}, rf); lowered {
-					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Feature)
+			// the added tools go into tools. A refusal that names nothing
+			// the request used is folded too when there is something to
+			// fold, and not remembered.
+			rf := readRefusal(body, sent, r.Header)
+			switch {
+			case rf.named.drop == dropFold || rf.named.drop == dropInline:
+				refused := messages.Refusal{Feature: rf.named.String(), Below: messages.Classic, Message: rf.message}
+				if _, lowered := p.levels.lower(req.model, level{emulate: true}, refused); lowered {
+					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.named.String())
 					req.applyToolChanges()
 					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
 					return
 				}
+			case !rf.any && (rf.present[dropFold] || rf.present[dropInline]):
+				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying with system messages folded", "model", req.model, "message", rf.message)
+				req.applyToolChanges()
+				p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
+				return
 			}
 		}
 		if status != http.StatusOK {

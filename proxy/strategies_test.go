@@ -443,7 +443,10 @@ func TestRetriesOnePerFeature(t *testing.T) {
 			wantNotLast: []string{"tool_definition", "defer_loading"}},
 		{name: "one feature", chain: []string{"tool_reference"}, wantStatus: 200, wantCalls: 2,
 			wantLast: []string{`"tool_definition"`, "Loaded tools: mcp__github__create_pull_request"}, wantNotLast: []string{`"tool_reference"`, "defer_loading"}},
-		{name: "nothing lower helps", chain: []string{"tool_reference", "model"}, wantStatus: 400, wantCalls: 2},
+		// The second refusal names nothing the request used but points at
+		// its system message: one step down (folded), then the last
+		// refusal reaches the client.
+		{name: "nothing lower helps", chain: []string{"tool_reference", "model"}, wantStatus: 400, wantCalls: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
