@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,17 +26,31 @@ import (
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )
 
+// Claude Code's pinned versions, as installed in the module's
+// node_modules: the newest and the one before it.
+const (
+	claudeCodeNewest   = "@anthropic-ai/claude-code"
+	claudeCodePrevious = "claude-code-previous"
+)
+
 // claudeCode returns the Claude Code binary installed in the module's
 // node_modules (npm install --no-save @anthropic-ai/claude-code@2.1.332),
 // or skips.
 func claudeCode(t *testing.T) string {
 	t.Helper()
-	bin, err := filepath.Abs("../node_modules/@anthropic-ai/claude-code/bin/claude.exe")
+	return claudeCodeAt(t, claudeCodeNewest)
+}
+
+// claudeCodeAt returns the binary of the Claude Code installed under
+// node_modules/dir, or skips.
+func claudeCodeAt(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("../node_modules", dir, "bin/claude.exe"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.Size() < 1<<20 {
-		t.Skip("Claude Code is not installed: npm install --no-save @anthropic-ai/claude-code@2.1.332")
+		t.Skip("Claude Code is not installed under node_modules/" + dir + " (npm ci)")
 	}
 	return bin
 }
@@ -109,6 +128,179 @@ func TestClaudeCodeThroughProxyToStrictEndpoint(t *testing.T) {
 		if !strings.Contains(r, "Input should be 'user' or 'assistant'") && !strings.Contains(r, "defer_loading") && !strings.Contains(r, "tool_reference") {
 			t.Fatalf("a refusal that is no probe's: %q", r)
 		}
+	}
+}
+
+// systemRefusals are the words endpoints refuse a system-role message
+// with (the sources are cited in proxy's TestReadRefusal), and one that
+// names nothing.
+var systemRefusals = []struct {
+	name string
+	fn   func(i int) (int, string)
+}{
+	{"anthropic shape, unexpected role", func(int) (int, string) {
+		return 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: unexpected role 'system'"}}`
+	}},
+	{"fastapi 422", func(i int) (int, string) {
+		return 422, fmt.Sprintf(`{"detail":[{"type":"literal_error","loc":["body","messages",%d,"role"],"msg":"Input should be 'user' or 'assistant'","input":"system","ctx":{"expected":"'user' or 'assistant'"}}]}`, i)
+	}},
+	{"serde, plain text", func(i int) (int, string) {
+		return 400, fmt.Sprintf("Failed to deserialize the JSON body into the target type: messages[%d].role: unknown variant `system`, expected `user` or `assistant` at line 1 column 1932", i)
+	}},
+	{"openai shape, system message", func(int) (int, string) {
+		return 400, `{"error":{"message":"System message must be at the beginning.","type":"BadRequestError","param":null,"code":400}}`
+	}},
+	{"names nothing", func(int) (int, string) { return 400, `Request body format invalid` }},
+}
+
+// TestClaudeCodeSystemRefusals runs both pinned Claude Code versions,
+// with a current model (for which they send a {"role":"system"} message in
+// every request) and tool search on by default, through the proxy in
+// emulate mode to an endpoint that refuses defer_loading and tool_reference
+// and refuses system-role messages in each wording of systemRefusals. Each
+// session finds the MCP tool, calls it and ends; the proxy answers Claude
+// Code no 4xx (it folds the system messages and emulates tool search,
+// learning that from the refusals); the upstream refuses only the probes.
+func TestClaudeCodeSystemRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Claude Code")
+	}
+	memory, err := filepath.Abs("../node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(memory); err != nil {
+		t.Skip("the memory MCP server is not installed (npm ci)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	for _, version := range []string{claudeCodePrevious, claudeCodeNewest} {
+		bin := claudeCodeAt(t, version)
+		for _, wording := range systemRefusals {
+			t.Run(version+"/"+wording.name, func(t *testing.T) {
+				up := proxytest.New(t, proxytest.Options{SystemRefusal: wording.fn,
+					Options: anthropictest.Options{NoReferences: true, SearchToolName: "ToolSearch", Model: taskModel}})
+				p, err := proxy.New(proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, Logger: testLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var mu sync.Mutex
+				var answered []int
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					rec := &statusRecorder{ResponseWriter: w}
+					p.ServeHTTP(rec, r)
+					if strings.HasPrefix(r.URL.Path, "/v1/messages") {
+						mu.Lock()
+						answered = append(answered, rec.status)
+						mu.Unlock()
+					}
+				}))
+				defer srv.Close()
+				home := t.TempDir()
+				cfg := filepath.Join(home, "mcp.json")
+				mcpConfig := `{"mcpServers":{"memory":{"command":"` + node + `","args":["` + memory + `"],"env":{"MEMORY_FILE_PATH":"` + filepath.Join(home, "memory.jsonl") + `"}}}}`
+				if err := os.WriteFile(cfg, []byte(mcpConfig), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, "-p", "create entities in the knowledge graph",
+					"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__memory__create_entities,ToolSearch",
+					"--model", "claude-opus-5")
+				cmd.Dir = home
+				cmd.Env = []string{
+					"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home,
+					"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-secret",
+					"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err = cmd.Run()
+				refused := append(up.Refusals(), up.Inner.Rejections()...)
+				mu.Lock()
+				statuses := slices.Clone(answered)
+				mu.Unlock()
+				t.Logf("claude: %v\nstdout: %s\nrefusals upstream: %q\nstatuses to Claude Code: %v", err, stdout.String(), refused, statuses)
+				if err != nil {
+					t.Fatalf("claude failed: %v\nstderr: %s", err, stderr.String())
+				}
+				if out := stdout.String(); !strings.Contains(out, "Done:") || !strings.Contains(out, "create_entities") {
+					t.Fatalf("claude did not finish the task by calling the MCP tool: %s", out)
+				}
+				if len(up.Refusals()) == 0 {
+					t.Fatal("Claude Code sent no system-role message: the test tests nothing")
+				}
+				for _, s := range statuses {
+					if s >= 400 {
+						t.Fatalf("the proxy answered Claude Code %d (statuses %v): a refusal reached the client", s, statuses)
+					}
+				}
+				if len(refused) > 3 {
+					t.Fatalf("the endpoint refused more than the proxy's probes: %q", refused)
+				}
+				sent := false
+				for _, b := range up.Messages() {
+					tools, _, _ := sections(t, b)
+					for _, tl := range tools {
+						if strings.Contains(string(tl), `"name":"mcp__memory__create_entities"`) && !strings.Contains(string(tl), "defer_loading") {
+							sent = true
+						}
+					}
+				}
+				if !sent {
+					t.Fatal("the discovered MCP tool never went upstream as an ordinary tool")
+				}
+			})
+		}
+	}
+}
+
+// taskModel is the scripted model reading the user's words only: the text
+// of system messages folded into user messages (Claude Code's notes on
+// its sessions and tools) is not the task.
+func taskModel(req *anthropictest.Request) anthropictest.Reply {
+	r := *req
+	r.Messages = make([]anthropictest.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		kept := m
+		kept.Blocks = nil
+		for _, b := range m.Blocks {
+			if b.Type == "text" && strings.HasPrefix(strings.TrimSpace(b.Text), "<"+proxy.SystemReminderTag+">") {
+				continue
+			}
+			kept.Blocks = append(kept.Blocks, b)
+		}
+		r.Messages[i] = kept
+	}
+	return anthropictest.ScriptedModel(&r)
+}
+
+// statusRecorder records the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush flushes the underlying writer, for streams.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 

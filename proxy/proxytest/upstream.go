@@ -10,7 +10,8 @@
 //   - with Options.NoReferences, the 400s of endpoints that break tool
 //     search (defer_loading, tool_reference blocks, server search tools);
 //   - unless Options.SystemMessages, a 400 for {"role": "system"} messages
-//     inside messages (the validating stand-in's NoSystemMessages);
+//     inside messages (the validating stand-in's NoSystemMessages, or the
+//     wording Options.SystemRefusal gives);
 //   - a record of every request: path and query, headers, body.
 package proxytest
 
@@ -39,6 +40,11 @@ type Options struct {
 	// (the mid-conversation-system beta), with the tool changes they may
 	// carry, as the validating stand-in checks them.
 	SystemMessages bool
+	// SystemRefusal, when set and SystemMessages is not, refuses a
+	// POST /v1/messages whose messages hold a system-role message in other
+	// words than the validating stand-in's: it returns the status and the
+	// raw body to answer, given the index of the first such message.
+	SystemRefusal func(index int) (status int, body string)
 }
 
 // Recorded is one request the Upstream received.
@@ -63,8 +69,16 @@ type Upstream struct {
 	srv    *httptest.Server
 	client *http.Client
 
-	mu   sync.Mutex
-	reqs []Recorded
+	mu       sync.Mutex
+	reqs     []Recorded
+	refusals []string
+}
+
+// Refusals returns the bodies of the refusals SystemRefusal answered.
+func (u *Upstream) Refusals() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.refusals)
 }
 
 // New starts a stand-in that stops when the test ends.
@@ -167,6 +181,25 @@ func (u *Upstream) messages(w http.ResponseWriter, r *http.Request, body []byte)
 	if err := json.Unmarshal(body, &top); err != nil {
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", "request body is not valid JSON")
 		return
+	}
+	if u.opts.SystemRefusal != nil && !u.opts.SystemMessages {
+		var msgs []struct {
+			Role string `json:"role"`
+		}
+		_ = json.Unmarshal(top["messages"], &msgs)
+		for i, m := range msgs {
+			if m.Role != "system" {
+				continue
+			}
+			status, out := u.opts.SystemRefusal(i)
+			u.mu.Lock()
+			u.refusals = append(u.refusals, out)
+			u.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, out)
+			return
+		}
 	}
 	stream := string(top["stream"]) == "true"
 	delete(top, "stream")
