@@ -45,6 +45,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 // HintsPerTool is how many hints enrich asks for per tool, and how many a
@@ -113,6 +114,13 @@ type Options struct {
 	// Progress, when set, is called after each batch and before each
 	// wait for a retry (never concurrently).
 	Progress func(Progress)
+	// Redact rewrites each request's prompt before it is sent, so that a
+	// secret a definition holds (a server may echo its key into a
+	// description) never reaches the provider: the gateway and the CLI
+	// pass their configuration's redactor. Nil replaces the values
+	// shaped like a credential (provider keys, bearer tokens, URL
+	// passwords); a redactor of this module does that too.
+	Redact func(string) string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -224,6 +232,10 @@ func NewPlan(tools []*catalog.Tool, cache *hints.Cache, opts Options) (Plan, err
 		byServer[t.Server] = append(byServer[t.Server], t)
 		p.digests[t] = hints.Digest(t)
 	}
+	red := opts.Redact
+	if red == nil {
+		red = redact.New().String
+	}
 	base := catalog.CountTokens(systemPrompt) + promptOverheadTokens
 	for _, server := range order {
 		var cur []*catalog.Tool
@@ -233,6 +245,7 @@ func NewPlan(tools []*catalog.Tool, cache *hints.Cache, opts Options) (Plan, err
 				return
 			}
 			b := Batch{Server: server, Tools: cur, Request: newRequest(cur)}
+			b.Request.Prompt = red(b.Request.Prompt)
 			b.InputTokens = catalog.CountTokens(b.Request.System) + catalog.CountTokens(b.Request.Prompt)
 			p.Batches = append(p.Batches, b)
 			p.Send += len(cur)

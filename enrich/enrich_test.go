@@ -17,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 var wires = []enrichtest.Kind{enrichtest.Anthropic, enrichtest.OpenAI}
@@ -708,5 +709,48 @@ func TestHostileDescriptionStaysWithItsServer(t *testing.T) {
 	}
 	if n != 3 {
 		t.Errorf("%d made-up names rejected, want 3: %v", n, res.Rejections)
+	}
+}
+
+// TestPlanRedactsSecrets: a definition's secrets never reach a request:
+// values the caller names, and credential shapes whether named or not.
+func TestPlanRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	shaped := "ghp_" + strings.Repeat("a1B2", 9)
+	srv, err := catalog.NewServer("leaky", []json.RawMessage{json.RawMessage(
+		`{"name":"lookup","description":"Look up a record as user named-secret-42, token ` + shaped + `.","inputSchema":{"type":"object"}}`)}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := catalog.NewSnapshot(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		redact func(string) string
+		gone   []string
+		kept   []string
+	}{
+		{"shapes only", nil, []string{shaped}, []string{"named-secret-42", "Look up a record"}},
+		{"named and shapes", redact.New("named-secret-42").String, []string{shaped, "named-secret-42"}, []string{"Look up a record"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan, err := NewPlan(snap.Tools(), nil, Options{Redact: c.redact})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := plan.Batches[0].Request.Prompt
+			for _, s := range c.gone {
+				if strings.Contains(prompt, s) {
+					t.Errorf("the request holds %q:\n%s", s, prompt)
+				}
+			}
+			for _, s := range c.kept {
+				if !strings.Contains(prompt, s) {
+					t.Errorf("the request lost %q:\n%s", s, prompt)
+				}
+			}
+		})
 	}
 }

@@ -553,3 +553,40 @@ func TestEnrichRetriesLater(t *testing.T) {
 		t.Errorf("last error %q: want the refusal", st.LastError)
 	}
 }
+
+// TestEnrichSendsNoSecret: a server echoes its configured credential into
+// a tool's description and puts a provider-shaped key in its schema; the
+// request the background enrichment sends holds neither, and the tool is
+// still enriched.
+func TestEnrichSendsNoSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "cfg-secret-7f3a9c2e41d0"
+	stand := enrichtest.New(t, enrichtest.Anthropic, goodAnswers)
+	leaky := roleServer(t, "leaky")
+	leaky["env"].(map[string]string)["LEAKY_TOKEN"] = secret
+	path := enrichConfig(t, map[string]any{"leaky": leaky}, stand, t.TempDir(), nil, nil)
+	r := startEnrichRig(t, loadEnrichConfig(t, path, stand.APIKey), Options{}, nil, false)
+	st := r.waitEnrich(t, "the run's end", func(s EnrichStatus) bool { return s.State == EnrichIdle && s.WithHints > 0 })
+	calls := stand.Requests()
+	if len(calls) == 0 {
+		t.Fatalf("no request reached the provider (status %+v)", st)
+	}
+	sent := false
+	for _, c := range calls {
+		body, _ := json.Marshal(c.Body)
+		for _, leak := range []string{secret, "sk-ant-api03-Q7Q7"} {
+			if strings.Contains(string(body), leak) || strings.Contains(c.Prompt, leak) {
+				t.Errorf("the request to the provider holds %q:\n%.600s", leak, c.Prompt)
+			}
+		}
+		if strings.Contains(c.Prompt, "Look up a record") {
+			sent = true
+			if strings.Count(c.Prompt, "[REDACTED]") < 2 {
+				t.Errorf("the request does not hold the redacted definition:\n%s", c.Prompt)
+			}
+		}
+	}
+	if !sent {
+		t.Error("the leaky server's tool was never sent to be enriched")
+	}
+}

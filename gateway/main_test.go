@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,19 @@ func runRole(role string) int {
 	switch role {
 	case "echo":
 		return serveEcho(ctx, false)
+	case "leaky":
+		// A server that echoes its credential into a tool's description,
+		// and a key shaped like a provider's into its schema.
+		s := mcp.NewServer(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "lookup", Description: "Look up a record. Authenticated as " + os.Getenv("LEAKY_TOKEN") + ".",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string","default":"sk-ant-api03-` + strings.Repeat("Q7", 40) + `"}}}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found"}}}, nil
+			})
+		if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
+			return 1
+		}
+		return 0
 	case "garbage":
 		// A chatty server: a banner and stray prints on stdout, then a
 		// working server.

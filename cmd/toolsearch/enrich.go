@@ -17,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/enrich"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 // Providers enrich can ask.
@@ -137,6 +138,9 @@ func runEnrich(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	opts := enrich.Options{BatchSize: *batch, Concurrency: *concurrency}
+	if from.cfg != nil {
+		opts.Redact = redact.New(from.cfg.Secrets()...).String
+	}
 	todo := needHints(tools, cache)
 	held := 0
 	if *limit > 0 && len(todo) > *limit {

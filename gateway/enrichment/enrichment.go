@@ -425,7 +425,7 @@ func (e *Enricher) candidates(cache *hints.Cache, passed map[string]bool) []*cat
 // to look at.
 func (e *Enricher) round(ctx context.Context, p enrich.Provider, cache *hints.Cache, tally *runTally, passed map[string]bool, total int) bool {
 	opts := enrich.Options{BatchSize: e.cfg.BatchSize, Concurrency: e.cfg.Concurrency,
-		Backoff: e.timing.Backoff, RequestTimeout: e.timing.RequestTimeout}
+		Backoff: e.timing.Backoff, RequestTimeout: e.timing.RequestTimeout, Redact: e.owner.Redact}
 	size := min(e.cfg.BatchSize*e.cfg.Concurrency*roundBatches, e.cfg.MaxToolsPerRun-tally.sent)
 	cands := e.candidates(cache, passed)
 	if len(cands) == 0 {
