@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestAccumulatorRoundTrip streams messages with WriteMessage and rebuilds
@@ -84,4 +88,136 @@ func FuzzAccumulator(f *testing.F) {
 			}
 		}
 	})
+}
+
+// deltaStream is the events of a message with one text block filled by n
+// text deltas of size bytes each (multi-byte and escaped characters among
+// them), then one citation per 100 deltas.
+func deltaStream(n, size int) []Event {
+	piece := strings.Repeat("é\"<x", size/4+1)[:size-1] + "\n"
+	for !utf8.ValidString(piece) {
+		piece = piece[:len(piece)-2] + "\n"
+	}
+	delta, _ := json.Marshal(map[string]any{"type": "content_block_delta", "index": 0,
+		"delta": map[string]string{"type": "text_delta", "text": piece}})
+	evs := []Event{
+		{"message_start", []byte(`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":1}}}`)},
+		{"content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"start: "}}`)},
+	}
+	for i := range n {
+		evs = append(evs, Event{"content_block_delta", delta})
+		if i%100 == 99 {
+			evs = append(evs, Event{"content_block_delta", []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"c"}}}`)})
+		}
+	}
+	return append(evs,
+		Event{"content_block_stop", []byte(`{"type":"content_block_stop","index":0}`)},
+		Event{"message_delta", []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}`)},
+		Event{"message_stop", []byte(`{"type":"message_stop"}`)})
+}
+
+// accumulate adds evs and returns the blocks and the stream's size.
+func accumulate(tb testing.TB, evs []Event) ([]json.RawMessage, int) {
+	var acc Accumulator
+	n := 0
+	for _, ev := range evs {
+		n += len(ev.Data)
+		if err := acc.Add(ev); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return acc.Blocks(), n
+}
+
+// TestAccumulateLinear: the memory the Accumulator allocates per byte of
+// stream does not grow with the stream (it grew with the square of the
+// text when every delta re-encoded the whole text), and the text rebuilt
+// is every delta's. Not parallel: it reads the process's allocation count.
+func TestAccumulateLinear(t *testing.T) {
+	perByte := map[int]float64{}
+	for _, n := range []int{500, 5000} {
+		evs := deltaStream(n, 64)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		blocks, size := accumulate(t, evs)
+		runtime.ReadMemStats(&after)
+		perByte[n] = float64(after.TotalAlloc-before.TotalAlloc) / float64(size)
+		var b struct {
+			Text      string `json:"text"`
+			Citations []any  `json:"citations"`
+		}
+		if len(blocks) != 1 || json.Unmarshal(blocks[0], &b) != nil {
+			t.Fatalf("%d deltas: blocks %d", n, len(blocks))
+		}
+		var d struct {
+			Delta struct{ Text string } `json:"delta"`
+		}
+		_ = json.Unmarshal(evs[2].Data, &d)
+		if want := "start: " + strings.Repeat(d.Delta.Text, n); b.Text != want || len(b.Citations) != n/100 {
+			t.Fatalf("%d deltas: text of %d bytes and %d citations, want %d bytes and %d", n, len(b.Text), len(b.Citations), len(want), n/100)
+		}
+	}
+	t.Logf("allocated per byte of stream: %.1f (500 deltas), %.1f (5000 deltas)", perByte[500], perByte[5000])
+	if perByte[5000] > 3*perByte[500] {
+		t.Fatalf("10 times the deltas allocated %.1f times as much per byte (%.1f against %.1f): the work grows faster than the stream",
+			perByte[5000]/perByte[500], perByte[5000], perByte[500])
+	}
+}
+
+// TestAccumulatorLimit: a stream past the Limit is refused with
+// ErrTooLarge at the event that passes it; one within it is read whole.
+func TestAccumulatorLimit(t *testing.T) {
+	t.Parallel()
+	evs := deltaStream(100, 64)
+	total := 0
+	for _, ev := range evs {
+		total += len(ev.Data)
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   int64
+		wantErr bool
+	}{
+		{"exactly the stream", int64(total), false},
+		{"one byte short", int64(total - 1), true},
+		{"a tenth", int64(total / 10), true},
+		{"default", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			acc := Accumulator{Limit: tc.limit}
+			var err error
+			for _, ev := range evs {
+				if err = acc.Add(ev); err != nil {
+					break
+				}
+			}
+			if tc.wantErr != (err != nil) || (err != nil && !errors.Is(err, ErrTooLarge)) {
+				t.Fatalf("Add: %v, want ErrTooLarge: %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), strconv.FormatInt(tc.limit, 10)) {
+				t.Errorf("error %q does not say the bound", err)
+			}
+		})
+	}
+}
+
+// BenchmarkAccumulate rebuilds a text block from 1,000, 10,000 and 100,000
+// deltas of 64 bytes: ns/byte stays flat when the work is linear.
+func BenchmarkAccumulate(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		evs := deltaStream(n, 64)
+		size := 0
+		for _, ev := range evs {
+			size += len(ev.Data)
+		}
+		b.Run(strconv.Itoa(n)+"deltas", func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				accumulate(b, evs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/byte")
+		})
+	}
 }
