@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -230,6 +231,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		stopSeq    json.RawMessage
 		msgs       = plan.messages
 		tools      = plan.tools
+		held       int // bytes of the model's blocks over the turn's rounds
 	)
 	for round := 0; ; round++ {
 		top := plan.top.Clone()
@@ -263,6 +265,11 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client went away
+			}
+			if errors.Is(err, errAnswerTooLarge) {
+				p.log.Warn("proxy: upstream answer too large", "path", r.URL.Path, "round", round, "bound", maxUpstreamBody)
+				fail(http.StatusBadGateway, errorBody("api_error", err.Error()))
+				return
 			}
 			p.log.Warn("proxy: upstream call failed", "path", r.URL.Path, "round", round, "err", err)
 			fail(http.StatusBadGateway, errorBody("api_error", "the proxy could not reach the upstream: "+errText(err)))
@@ -306,6 +313,16 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			if round == 0 {
 				meta = body
 			}
+		}
+		for _, b := range m.Content {
+			held += len(b)
+		}
+		if held > maxUpstreamBody {
+			// Each round is bounded, and so is the turn: its blocks go
+			// back upstream in the next round.
+			p.log.Warn("proxy: upstream answers too large", "path", r.URL.Path, "round", round, "bound", maxUpstreamBody)
+			fail(http.StatusBadGateway, errorBody("api_error", errAnswerTooLarge.Error()))
+			return
 		}
 		content = append(content, m.Content[:streamed]...)
 		usage.add(m.Usage)
@@ -386,8 +403,28 @@ var hopHeaders = map[string]bool{
 	"Content-Length": true, "Accept-Encoding": true, "Host": true,
 }
 
-// maxUpstreamBody bounds a non-streamed upstream answer the proxy reads.
-const maxUpstreamBody = 64 << 20
+// maxUpstreamBody bounds an upstream answer the proxy holds whole: a round
+// of emulated server-side search, streamed (the event data read) or not,
+// or an error body. It is the Messages API's own bound on a request (32
+// MiB), which the round's blocks go back upstream in.
+const maxUpstreamBody = sse.DefaultLimit
+
+// errAnswerTooLarge is a round's answer past maxUpstreamBody. The client
+// gets it as an api_error (an error event once its stream has begun) and
+// the upstream call is closed.
+var errAnswerTooLarge = fmt.Errorf("the upstream's answer is larger than the %d bytes the proxy holds of one round of emulated tool search", maxUpstreamBody)
+
+// readUpstream reads an upstream answer whole, within maxUpstreamBody.
+func readUpstream(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxUpstreamBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the upstream answer: %w", err)
+	}
+	if len(b) > maxUpstreamBody {
+		return nil, errAnswerTooLarge
+	}
+	return b, nil
+}
 
 // pingEvery is how often a client stream gets a ping while the proxy waits
 // for the upstream.
@@ -409,9 +446,9 @@ func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte,
 			return
 		}
 		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		b, err := readUpstream(resp.Body)
 		if err != nil {
-			ch <- result{err: fmt.Errorf("reading the upstream answer: %w", err)}
+			ch <- result{err: err}
 			return
 		}
 		ch <- result{status: resp.StatusCode, body: b}
@@ -491,14 +528,14 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		b, err := readUpstream(resp.Body)
 		return resp.StatusCode, b, upstreamMessage{}, 0, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// An upstream that answers a stream request with a whole message.
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+		b, err := readUpstream(resp.Body)
 		if err != nil {
-			return 0, nil, upstreamMessage{}, 0, fmt.Errorf("reading the upstream answer: %w", err)
+			return 0, nil, upstreamMessage{}, 0, err
 		}
 		var m upstreamMessage
 		if err := json.Unmarshal(b, &m); err != nil || m.Type != "message" {
@@ -509,7 +546,7 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 		}
 		return http.StatusOK, nil, m, 0, nil
 	}
-	var acc sse.Accumulator
+	acc := sse.Accumulator{Limit: maxUpstreamBody}
 	rd := sse.NewReader(resp.Body)
 	index := map[int]int{} // upstream index → client index, for relayed blocks
 	holding := false       // from the first search call on, blocks wait
@@ -529,7 +566,10 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 		}
 		afterStart = false
 		if err := acc.Add(ev); err != nil {
-			if ev.Name == "error" {
+			switch {
+			case errors.Is(err, sse.ErrTooLarge):
+				return 0, nil, upstreamMessage{}, 0, errAnswerTooLarge
+			case ev.Name == "error":
 				return http.StatusBadGateway, ev.Data, upstreamMessage{}, 0, nil
 			}
 			return 0, nil, upstreamMessage{}, 0, err
