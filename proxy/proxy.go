@@ -71,7 +71,10 @@
 //   - with 415 when it is a POST to /v1/messages or below
 //     (count_tokens, batches) whose Content-Type is not application/json:
 //     a page's form or text/plain POST, which a browser sends without
-//     asking first, never reaches the upstream.
+//     asking first, never reaches the upstream. The path is judged however
+//     it is spelt (case, percent-encoding, //, ., .., a backslash, path
+//     parameters), as an upstream might route it: any path with a
+//     "messages" segment is held to JSON.
 //
 // HTTPServer returns a server that also bounds the request headers, their
 // read time and idle connections. It sets no write timeout, so that event
@@ -697,13 +700,11 @@ func (p *Proxy) forwardWith(w http.ResponseWriter, r *http.Request, body []byte,
 
 // checkContentType refuses a POST to the Messages endpoints that is not
 // JSON. A browser sends a text/plain, form or multipart POST to any site
-// without asking first (no CORS preflight); a JSON one it does not.
+// without asking first (no CORS preflight); a JSON one it does not. The
+// path is judged as an upstream might route it (messagesPath), not as it
+// is spelt.
 func checkContentType(r *http.Request) string {
-	if r.Method != http.MethodPost {
-		return ""
-	}
-	clean := path.Clean("/" + r.URL.Path)
-	if clean != "/v1/messages" && !strings.HasPrefix(clean, "/v1/messages/") {
+	if !strings.EqualFold(r.Method, http.MethodPost) || !messagesPath(r.URL) {
 		return ""
 	}
 	ct := r.Header.Get("Content-Type")
@@ -714,6 +715,36 @@ func checkContentType(r *http.Request) string {
 		return "the request has no Content-Type: send the body as JSON with \"Content-Type: application/json\""
 	}
 	return fmt.Sprintf("Content-Type %q is not accepted here: send the body as JSON with \"Content-Type: application/json\"", clipText(ct, 100))
+}
+
+// maxUnescapes bounds how many times messagesPath percent-decodes a path.
+const maxUnescapes = 4
+
+// messagesPath reports whether a request path may reach the Messages API
+// (/v1/messages and below) at an upstream, whatever its spelling: the path
+// as sent is percent-decoded until it no longer changes (an upstream may
+// decode %252f twice), backslashes are read as slashes, it is cleaned (//,
+// ., ..) and case-folded, and a segment counts as "messages" with its path
+// parameters (;x=1) and trailing dots and spaces removed. Any such segment
+// counts, wherever it is, so that a prefix the upstream routes
+// (/anthropic/v1/messages) is held to JSON too.
+func messagesPath(u *url.URL) bool {
+	p := u.EscapedPath()
+	for range maxUnescapes {
+		d, err := url.PathUnescape(p)
+		if err != nil || d == p {
+			break
+		}
+		p = d
+	}
+	p = strings.ToLower(path.Clean("/" + strings.ReplaceAll(p, `\`, "/")))
+	for _, seg := range strings.Split(p, "/") {
+		seg, _, _ = strings.Cut(seg, ";")
+		if strings.TrimRight(seg, ". \t") == "messages" {
+			return true
+		}
+	}
+	return false
 }
 
 // clipText bounds text from a request before it is echoed.
