@@ -12,6 +12,13 @@
 // MCP clients put them), else from the HTTP headers of a streamable HTTP
 // request; a malformed one is ignored and the request starts a new trace.
 //
+// What a client writes reaches spans clipped: the tool it names, its MCP
+// method and protocol version to MaxNameBytes, the text of each recorded
+// query to MaxQueryBytes (at most MaxQueries of them), an error message to
+// MaxStatusBytes, each cut at a rune boundary and made valid UTF-8. Spans
+// wait in memory while a collector is slow and are all sent to it, so a
+// client's megabyte-long tool name must not be copied into either.
+//
 // A nil *Tracer is tracing turned off: every method is a no-op that
 // returns its context unchanged, and allocates nothing.
 package tracing
@@ -20,6 +27,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -48,6 +57,37 @@ const (
 	KeyResults     = attribute.Key("toolsearch.search.results")
 	KeyTotal       = attribute.Key("toolsearch.search.total")
 )
+
+// Bounds on the client's text a span holds, in bytes, "…" included.
+const (
+	// MaxNameBytes bounds a tool name, an MCP method and a protocol
+	// version, in span names and attributes.
+	MaxNameBytes = 128
+	// MaxQueryBytes bounds the text of one query recorded in a search span
+	// (RecordQueries).
+	MaxQueryBytes = 256
+	// MaxQueries bounds how many queries' text a search span records.
+	MaxQueries = 16
+	// MaxStatusBytes bounds the error message of a failed span's status.
+	MaxStatusBytes = 1024
+)
+
+// clip returns s valid UTF-8 within n bytes: cut at a rune boundary and
+// ended with "…" when it was longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		if utf8.ValidString(s) {
+			return s
+		}
+		return clip(strings.ToValidUTF8(s, "\uFFFD"), n)
+	}
+	const more = "…"
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(s[:cut], "") + more
+}
 
 // ToolError is the error.type of a call whose result is a tool error
 // (isError), as the semantic conventions name it.
@@ -104,14 +144,16 @@ func (t *Tracer) StartRequest(ctx context.Context, r Request) (context.Context, 
 		return ctx, nil
 	}
 	ctx = Extract(ctx, r.Meta, r.Header)
-	name := r.Method
-	attrs := []attribute.KeyValue{KeyMethod.String(r.Method)}
+	method := clip(r.Method, MaxNameBytes)
+	name := method
+	attrs := []attribute.KeyValue{KeyMethod.String(method)}
 	if r.Tool != "" {
-		name += " " + r.Tool
-		attrs = append(attrs, KeyTool.String(r.Tool))
+		tool := clip(r.Tool, MaxNameBytes)
+		name += " " + tool
+		attrs = append(attrs, KeyTool.String(tool))
 	}
 	if r.Protocol != "" {
-		attrs = append(attrs, KeyProtocol.String(r.Protocol))
+		attrs = append(attrs, KeyProtocol.String(clip(r.Protocol, MaxNameBytes)))
 	}
 	if r.Era != "" {
 		attrs = append(attrs, KeyEra.String(r.Era))
@@ -121,7 +163,8 @@ func (t *Tracer) StartRequest(ctx context.Context, r Request) (context.Context, 
 
 // StartSearch starts the span of one search: query and the further
 // queries of a multi-query search. Only their lengths are recorded unless
-// the tracer records queries.
+// the tracer records queries; then the text of the first MaxQueries, each
+// clipped to MaxQueryBytes.
 func (t *Tracer) StartSearch(ctx context.Context, query string, queries []string) (context.Context, trace.Span) {
 	if t == nil {
 		return ctx, nil
@@ -132,7 +175,14 @@ func (t *Tracer) StartSearch(ctx context.Context, query string, queries []string
 	}
 	attrs := []attribute.KeyValue{KeyQueryLength.Int(n), KeyQueryCount.Int(len(queries) + min(1, len(query)))}
 	if t.queries {
-		attrs = append(attrs, KeyQueryText.StringSlice(append([]string{query}, queries...)))
+		texts := make([]string, 0, min(MaxQueries, len(queries)+1))
+		for i, q := range append([]string{query}, queries...) {
+			if i == MaxQueries {
+				break
+			}
+			texts = append(texts, clip(q, MaxQueryBytes))
+		}
+		attrs = append(attrs, KeyQueryText.StringSlice(texts))
 	}
 	return t.tracer.Start(ctx, "search", trace.WithAttributes(attrs...))
 }
@@ -160,6 +210,7 @@ func (t *Tracer) StartCall(ctx context.Context, server, tool string, builtin boo
 	if builtin {
 		kind = trace.SpanKindInternal
 	}
+	tool = clip(tool, MaxNameBytes)
 	ctx, span := t.tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(kind), trace.WithAttributes(
 		KeyMethod.String("tools/call"), KeyTool.String(tool), KeyServer.String(server), KeyBuiltin.Bool(builtin)))
 	if builtin {
@@ -193,8 +244,8 @@ func (t *Tracer) fail(span trace.Span, err error, errType string) {
 	if errType == "" {
 		errType = fmt.Sprintf("%T", err)
 	}
-	span.SetAttributes(KeyErrorType.String(errType))
-	span.SetStatus(codes.Error, t.redact(err.Error()))
+	span.SetAttributes(KeyErrorType.String(clip(errType, MaxNameBytes)))
+	span.SetStatus(codes.Error, clip(t.redact(err.Error()), MaxStatusBytes))
 }
 
 // Extract returns ctx with the remote span context a request carries: its

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -190,4 +191,75 @@ func FuzzExtract(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestClientTextClipped: what a client writes (the tool it names, its
+// method and protocol version, its queries, an error that echoes them)
+// reaches spans within the stated bounds, valid UTF-8, whatever its size:
+// a megabyte-long tool name is not copied into span names nor into
+// gen_ai.tool.name.
+func TestClientTextClipped(t *testing.T) {
+	t.Parallel()
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name, text string
+	}{
+		{"short", "create_issue"},
+		{"at the bound", strings.Repeat("a", MaxNameBytes)},
+		{"a megabyte", strings.Repeat("a", mb)},
+		{"multi-byte", strings.Repeat("é", mb/2)},
+		{"four-byte runes", strings.Repeat("𝄞", MaxNameBytes)},
+		{"invalid UTF-8", strings.Repeat("\xff\xfe", mb/2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := tracetest.NewSpanRecorder()
+			tr := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Options{RecordQueries: true})
+			ctx, req := tr.StartRequest(context.Background(), Request{Method: "tools/" + tc.text, Tool: tc.text, Protocol: tc.text})
+			queries := make([]string, 100)
+			for i := range queries {
+				queries[i] = tc.text
+			}
+			_, search := tr.StartSearch(ctx, tc.text, queries)
+			tr.EndSearch(search, "keyword", 0, 0, errors.New("no tool "+tc.text))
+			_, call, _ := tr.StartCall(ctx, "srv", tc.text, false, nil)
+			tr.End(call, false, errors.New("unknown tool "+tc.text), tc.text)
+			tr.End(req, false, nil, "")
+
+			spans := rec.Ended()
+			if len(spans) != 3 {
+				t.Fatalf("%d spans", len(spans))
+			}
+			check := func(what, s string, bound int) {
+				t.Helper()
+				if len(s) > bound || !utf8.ValidString(s) {
+					t.Errorf("%s: %d bytes (valid UTF-8: %v), want at most %d, valid", what, len(s), utf8.ValidString(s), bound)
+				}
+			}
+			intact := len(tc.text) <= MaxNameBytes && utf8.ValidString(tc.text)
+			for _, s := range spans {
+				check("span name", s.Name(), 2*MaxNameBytes+1) // a method and a tool
+				for _, kv := range s.Attributes() {
+					if kv.Key == KeyTool && intact && kv.Value.AsString() != tc.text {
+						t.Errorf("%s = %q, want the name within the bound as it is", kv.Key, kv.Value.AsString())
+					}
+				}
+				check("status", s.Status().Description, MaxStatusBytes)
+				for _, kv := range s.Attributes() {
+					switch kv.Value.Type().String() {
+					case "STRING":
+						check(string(kv.Key), kv.Value.AsString(), MaxNameBytes)
+					case "STRINGSLICE":
+						list := kv.Value.AsStringSlice()
+						if len(list) > MaxQueries {
+							t.Errorf("%s: %d queries recorded, want at most %d", kv.Key, len(list), MaxQueries)
+						}
+						for _, q := range list {
+							check(string(kv.Key), q, MaxQueryBytes)
+						}
+					}
+				}
+			}
+		})
+	}
 }

@@ -17,6 +17,19 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
+// Bounds of what the provider holds while a collector is slow or down.
+const (
+	// MaxQueuedSpans is how many ended spans wait for the exporter; past
+	// it, new spans are dropped (the batch being sent is apart, at most
+	// MaxExportBatch spans).
+	MaxQueuedSpans = 1024
+	// MaxExportBatch is how many spans one export posts at most.
+	MaxExportBatch = 256
+	// MaxAttributeBytes bounds any string attribute value (package tracing
+	// clips the client's text well within it).
+	MaxAttributeBytes = 4096
+)
+
 // NewProvider builds the tracer provider of a configuration whose tracing
 // is on: spans batched and posted as OTLP protobuf over HTTP to
 // cfg.Endpoint (else where the OTEL_EXPORTER_OTLP_* variables say),
@@ -24,6 +37,11 @@ import (
 // (a request with a trace context follows its parent's decision). The
 // resource names the service (cfg.ServiceName, else OTEL_SERVICE_NAME,
 // else "toolsearch") and version, and reads OTEL_RESOURCE_ATTRIBUTES.
+//
+// At most MaxQueuedSpans ended spans wait while the collector is slow or
+// down (more are dropped, never queued without bound, and the gateway
+// never waits for the collector), and no attribute value is longer than
+// MaxAttributeBytes.
 //
 // Nothing is sent until the first span ends. The caller shuts the
 // provider down when the gateway stops, which sends the spans still
@@ -44,8 +62,13 @@ func NewProvider(ctx context.Context, cfg config.Tracing, version string) (*sdkt
 	if err != nil {
 		return nil, err
 	}
+	limits := sdktrace.NewSpanLimits() // OTEL_SPAN_* variables, else the SDK's defaults
+	if limits.AttributeValueLengthLimit < 0 || limits.AttributeValueLengthLimit > MaxAttributeBytes {
+		limits.AttributeValueLengthLimit = MaxAttributeBytes
+	}
 	return sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
+		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(MaxQueuedSpans), sdktrace.WithMaxExportBatchSize(MaxExportBatch)),
+		sdktrace.WithRawSpanLimits(limits),
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
 	), nil

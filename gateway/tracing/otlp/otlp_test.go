@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +130,80 @@ func TestProviderExports(t *testing.T) {
 				t.Errorf("spans posted: %v", spans)
 			}
 		})
+	}
+}
+
+// TestProviderBoundedWhileCollectorStalls: while the collector does not
+// answer, the provider holds at most MaxQueuedSpans spans besides the
+// batch on its way (the rest are dropped, and ending a span never waits),
+// and six calls of a tool with a megabyte-long name post a few hundred
+// bytes of it, not megabytes.
+func TestProviderBoundedWhileCollectorStalls(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var posted, spans int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // the collector stalls until the test has ended its spans
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		req := &coltracepb.ExportTraceServiceRequest{}
+		if proto.Unmarshal(body, req) != nil {
+			http.Error(w, "want a protobuf ExportTraceServiceRequest", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		posted += len(body)
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans += len(ss.Spans)
+			}
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		b, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	tp, err := NewProvider(context.Background(), config.Tracing{Endpoint: srv.URL, SampleRatio: 1}, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tracing.New(tp, tracing.Options{RecordQueries: true})
+	long := strings.Repeat("x", 1<<20)
+	start := time.Now()
+	for range 6 {
+		ctx, req := tr.StartRequest(context.Background(), tracing.Request{Method: "tools/call", Tool: long})
+		_, s := tr.StartSearch(ctx, long, nil)
+		tr.EndSearch(s, "keyword", 0, 0, nil)
+		_, call, _ := tr.StartCall(ctx, "srv", long, false, nil)
+		tr.End(call, true, nil, "")
+		tr.End(req, false, nil, "")
+	}
+	const made = 4 * MaxQueuedSpans
+	for range made {
+		_, s := tr.StartRequest(context.Background(), tracing.Request{Method: "tools/list"})
+		tr.End(s, false, nil, "")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("ending spans took %v while the collector stalled: the gateway waited for it", d)
+	}
+	close(release)
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("the collector got %d of %d spans in %d bytes", spans, made+24, posted)
+	if spans == 0 || spans > MaxQueuedSpans+MaxExportBatch {
+		t.Errorf("the collector got %d spans, want some and at most %d (the queue and one batch)", spans, MaxQueuedSpans+MaxExportBatch)
+	}
+	if posted > 1<<20 {
+		t.Errorf("%d bytes were posted: the megabyte-long tool name went to the collector", posted)
 	}
 }
