@@ -38,7 +38,9 @@
 //     blocks the API returns (server_tool_use, tool_search_tool_result,
 //     then the model's turn), streamed in the API's event order when the
 //     client streams (each upstream round is streamed too, and relayed as
-//     it arrives).
+//     it arrives). A round the proxy holds is bounded: 32 MiB of it, and of
+//     the turn's blocks; past that the client gets an api_error naming the
+//     bound.
 //
 // ModeAuto chooses between them from what the configuration says the
 // upstream supports, and logs the choice. Errors keep the API's shape
