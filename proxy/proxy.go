@@ -113,6 +113,8 @@ const (
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	// DefaultMaxRoundBytes is Config.MaxRoundBytes when unset.
+	DefaultMaxRoundBytes = 32 << 20
 )
 
 // Mode says how the proxy treats tool search for its upstream.
@@ -259,6 +261,13 @@ type Config struct {
 	// MaxResults is how many tools an emulated server-side search loads at
 	// most; 0 means 5.
 	MaxResults int
+	// MaxRoundBytes bounds what the proxy holds of one upstream round of an
+	// emulated server-side search (the event data of a streamed round, the
+	// body of a whole one) and of the model's blocks over a turn; 0 means
+	// 32 MiB, the Messages API's own bound on a request, which the blocks go
+	// back upstream in. Past it the client gets an api_error naming the
+	// bound.
+	MaxRoundBytes int64
 	// Transport makes the upstream calls; nil means a clone of
 	// http.DefaultTransport with more idle connections per host.
 	Transport http.RoundTripper
@@ -311,6 +320,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.MaxResults <= 0 {
 		cfg.MaxResults = 5
+	}
+	if cfg.MaxRoundBytes <= 0 {
+		cfg.MaxRoundBytes = DefaultMaxRoundBytes
 	}
 	if cfg.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()

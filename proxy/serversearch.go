@@ -231,7 +231,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 		stopSeq    json.RawMessage
 		msgs       = plan.messages
 		tools      = plan.tools
-		held       int // bytes of the model's blocks over the turn's rounds
+		held       int64 // bytes of the model's blocks over the turn's rounds
 	)
 	for round := 0; ; round++ {
 		top := plan.top.Clone()
@@ -267,7 +267,7 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 				return // the client went away
 			}
 			if errors.Is(err, errAnswerTooLarge) {
-				p.log.Warn("proxy: upstream answer too large", "path", r.URL.Path, "round", round, "bound", maxUpstreamBody)
+				p.log.Warn("proxy: upstream answer too large", "path", r.URL.Path, "round", round, "bound", p.cfg.MaxRoundBytes)
 				fail(http.StatusBadGateway, errorBody("api_error", err.Error()))
 				return
 			}
@@ -315,13 +315,13 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			}
 		}
 		for _, b := range m.Content {
-			held += len(b)
+			held += int64(len(b))
 		}
-		if held > maxUpstreamBody {
+		if held > p.cfg.MaxRoundBytes {
 			// Each round is bounded, and so is the turn: its blocks go
 			// back upstream in the next round.
-			p.log.Warn("proxy: upstream answers too large", "path", r.URL.Path, "round", round, "bound", maxUpstreamBody)
-			fail(http.StatusBadGateway, errorBody("api_error", errAnswerTooLarge.Error()))
+			p.log.Warn("proxy: upstream answers too large", "path", r.URL.Path, "round", round, "bound", p.cfg.MaxRoundBytes)
+			fail(http.StatusBadGateway, errorBody("api_error", p.tooLarge().Error()))
 			return
 		}
 		content = append(content, m.Content[:streamed]...)
@@ -403,25 +403,25 @@ var hopHeaders = map[string]bool{
 	"Content-Length": true, "Accept-Encoding": true, "Host": true,
 }
 
-// maxUpstreamBody bounds an upstream answer the proxy holds whole: a round
-// of emulated server-side search, streamed (the event data read) or not,
-// or an error body. It is the Messages API's own bound on a request (32
-// MiB), which the round's blocks go back upstream in.
-const maxUpstreamBody = sse.DefaultLimit
+// errAnswerTooLarge is a round's answer past Config.MaxRoundBytes (the
+// error says the bound). The client gets it as an api_error (an error
+// event once its stream has begun) and the upstream call is closed.
+var errAnswerTooLarge = errors.New("the upstream's answer is larger than the proxy holds of one round of emulated tool search")
 
-// errAnswerTooLarge is a round's answer past maxUpstreamBody. The client
-// gets it as an api_error (an error event once its stream has begun) and
-// the upstream call is closed.
-var errAnswerTooLarge = fmt.Errorf("the upstream's answer is larger than the %d bytes the proxy holds of one round of emulated tool search", maxUpstreamBody)
+// tooLarge is errAnswerTooLarge with the bound.
+func (p *Proxy) tooLarge() error {
+	return fmt.Errorf("%w (%d bytes)", errAnswerTooLarge, p.cfg.MaxRoundBytes)
+}
 
-// readUpstream reads an upstream answer whole, within maxUpstreamBody.
-func readUpstream(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxUpstreamBody+1))
+// readUpstream reads an upstream answer whole (a round of emulated search,
+// or an error body), within Config.MaxRoundBytes.
+func (p *Proxy) readUpstream(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, p.cfg.MaxRoundBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the upstream answer: %w", err)
 	}
-	if len(b) > maxUpstreamBody {
-		return nil, errAnswerTooLarge
+	if int64(len(b)) > p.cfg.MaxRoundBytes {
+		return nil, p.tooLarge()
 	}
 	return b, nil
 }
@@ -446,7 +446,7 @@ func (p *Proxy) callUpstream(ctx context.Context, in *http.Request, body []byte,
 			return
 		}
 		defer resp.Body.Close()
-		b, err := readUpstream(resp.Body)
+		b, err := p.readUpstream(resp.Body)
 		if err != nil {
 			ch <- result{err: err}
 			return
@@ -528,12 +528,12 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, err := readUpstream(resp.Body)
+		b, err := p.readUpstream(resp.Body)
 		return resp.StatusCode, b, upstreamMessage{}, 0, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// An upstream that answers a stream request with a whole message.
-		b, err := readUpstream(resp.Body)
+		b, err := p.readUpstream(resp.Body)
 		if err != nil {
 			return 0, nil, upstreamMessage{}, 0, err
 		}
@@ -546,7 +546,7 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 		}
 		return http.StatusOK, nil, m, 0, nil
 	}
-	acc := sse.Accumulator{Limit: maxUpstreamBody}
+	acc := sse.Accumulator{Limit: p.cfg.MaxRoundBytes}
 	rd := sse.NewReader(resp.Body)
 	index := map[int]int{} // upstream index → client index, for relayed blocks
 	holding := false       // from the first search call on, blocks wait
@@ -568,7 +568,7 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 		if err := acc.Add(ev); err != nil {
 			switch {
 			case errors.Is(err, sse.ErrTooLarge):
-				return 0, nil, upstreamMessage{}, 0, errAnswerTooLarge
+				return 0, nil, upstreamMessage{}, 0, p.tooLarge()
 			case ev.Name == "error":
 				return http.StatusBadGateway, ev.Data, upstreamMessage{}, 0, nil
 			}

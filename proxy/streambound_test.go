@@ -35,15 +35,18 @@ func serverSearchBody(t testing.TB, stream bool) []byte {
 const messageStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":7,"output_tokens":1}}}`
 
 // TestEmulatedAnswerBounded: an upstream that answers a round of emulated
-// server-side search with more than the proxy holds (32 MiB), streamed or
-// whole, gets its call closed, and the client gets an api_error naming the
-// bound (an error event in a started stream), never a cut message nor an
-// unbounded buffer. Before the bound, the streamed case also cost time in
-// the square of the answer.
+// server-side search with more than the proxy holds (MaxRoundBytes, here
+// 1 MiB), streamed or whole, gets its call closed, and the client gets an
+// api_error naming the bound (an error event in a started stream), never a
+// cut message nor an unbounded buffer. Before the bound, the streamed case
+// also cost time in the square of the answer.
 func TestEmulatedAnswerBounded(t *testing.T) {
 	t.Parallel()
-	const sent = 48 << 20 // what the upstream tries to send
-	bound := strconv.Itoa(32 << 20)
+	const (
+		limit = 1 << 20
+		sent  = 16 << 20 // what the upstream tries to send
+	)
+	bound := strconv.Itoa(limit)
 	for _, tc := range []struct {
 		name   string
 		stream bool
@@ -83,7 +86,8 @@ func TestEmulatedAnswerBounded(t *testing.T) {
 				}
 				finished <- ok
 			})
-			_, url := startProxy(t, proxy.Config{Upstream: up, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported, Logger: quietLogger()})
+			_, url := startProxy(t, proxy.Config{Upstream: up, Mode: proxy.ModeEmulate, ToolSearch: proxy.Unsupported, MaxRoundBytes: limit,
+				Logger: quietLogger()})
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/messages", strings.NewReader(string(serverSearchBody(t, tc.stream))))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
