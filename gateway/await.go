@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,13 +61,15 @@ var bareCandidate = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // awaitTargets waits, for a query that targets servers still starting with
 // no tools known yet (neither listed nor cached), until each is ready or
-// has failed, at most its start timeout. Other queries never wait: a
-// search does not block on servers it does not name.
+// has failed, at most its start timeout. A query targets a server by
+// naming it (targetedServers) or, in free words, by a word of its name
+// or command (wordTargets). Other queries wait only when they find
+// nothing while servers are starting (searchMany).
 func (g *Gateway) awaitTargets(ctx context.Context, query string) {
 	if g.static || len(g.ups()) == 0 {
 		return
 	}
-	for _, key := range g.targetedServers(query) {
+	for _, key := range append(g.targetedServers(query), g.wordTargets(query)...) {
 		u := g.ups()[key]
 		if _, known := g.cur.Load().snap.Server(key); known {
 			continue
@@ -123,7 +126,121 @@ func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, 
 		if st.Error != "" {
 			return nil, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
 		}
+		if note := g.startingNote([]string{k}); note != "" {
+			return nil, fmt.Errorf("cannot call %s yet: server %q has not listed its tools. %s", strings.TrimSpace(name), k, note)
+		}
 		return nil, fmt.Errorf("cannot call %s: server %q is %s and has not listed its tools yet", strings.TrimSpace(name), k, st.State)
 	}
 	return nil, err
+}
+
+// genericWords are words of server names and commands that say nothing
+// of what a server does, so a query holding them targets no server.
+var genericWords = map[string]bool{"mcp": true, "server": true, "servers": true, "node": true, "npx": true, "uvx": true,
+	"python": true, "python3": true, "docker": true, "run": true, "bin": true, "cli": true, "tool": true, "tools": true,
+	"js": true, "py": true, "exe": true, "the": true, "and": true, "for": true}
+
+// wordsOf splits s into lower-case words of letters and digits.
+func wordsOf(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	})
+}
+
+// serverWords are the words a query may name a server by: those of its
+// key and of its command's file name ("memory" for a server keyed
+// memory, or started by mcp-server-memory), less generic ones and words
+// of fewer than three letters.
+func (u *upstream) serverWords() []string {
+	var out []string
+	cmd := u.cfg.Command
+	if i := strings.LastIndexAny(cmd, `/\`); i >= 0 {
+		cmd = cmd[i+1:]
+	}
+	for _, w := range append(wordsOf(u.cfg.Key), wordsOf(cmd)...) {
+		if len(w) >= 3 && !genericWords[w] && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// startingUnknown returns the configured servers still starting whose
+// tools are not known yet (neither listed nor cached), in key order.
+func (g *Gateway) startingUnknown() []string {
+	if g.static {
+		return nil
+	}
+	v := g.cur.Load()
+	var out []string
+	for _, k := range g.keys() {
+		if _, known := v.snap.Server(k); known {
+			continue
+		}
+		if st := g.ups()[k].status().State; st == StateStarting || st == StateRestarting {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// wordTargets returns the servers still starting with no tools known
+// whose name or command a free-word query mentions ("memory create
+// entities" mentions a server keyed memory). Regexes and select: lists
+// are left to targetedServers.
+func (g *Gateway) wordTargets(query string) []string {
+	q := strings.TrimSpace(query)
+	if q == "" || strings.HasPrefix(q, "select:") || strings.ContainsAny(q, `\^$*+?()[]{}|`) {
+		return nil
+	}
+	words := wordsOf(q)
+	var out []string
+	for _, k := range g.startingUnknown() {
+		for _, w := range g.ups()[k].serverWords() {
+			if slices.Contains(words, w) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// awaitStarting waits, for at most each one's start timeout, until every
+// server still starting with no tools known has settled. It reports
+// whether there was any to wait for.
+func (g *Gateway) awaitStarting(ctx context.Context) bool {
+	keys := g.startingUnknown()
+	for _, k := range keys {
+		u := g.ups()[k]
+		u.awaitSettled(ctx, time.Until(u.status().Since.Add(u.startTimeout()+time.Second)))
+	}
+	return len(keys) > 0
+}
+
+// startingNote tells a model about the servers still starting with no
+// tools known among keys (all of them when keys is nil): for how long
+// each has been starting, how long it may still take, and what to do
+// meanwhile. It is "" when none is.
+func (g *Gateway) startingNote(keys []string) string {
+	var parts []string
+	for _, k := range g.startingUnknown() {
+		if keys != nil && !slices.Contains(keys, k) {
+			continue
+		}
+		u := g.ups()[k]
+		st := u.status()
+		left := time.Until(st.Since.Add(u.startTimeout())).Round(time.Second)
+		if left < time.Second {
+			left = time.Second
+		}
+		parts = append(parts, fmt.Sprintf("%s (starting for %v; it may take up to %v more)", k,
+			time.Since(st.Since).Round(time.Second), left))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Servers still starting, whose tools are not known yet: " + strings.Join(parts, ", ") +
+		". Search again after that time with the same words, or with the server's name (select:<server>__<tool> once you know the tool's name); " +
+		"a search that names a starting server waits for it."
 }

@@ -8,7 +8,27 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
+
+// TestServerWords: the words a free-word query names a starting server by.
+func TestServerWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		key, command string
+		want         []string
+	}{
+		{"memory", "/usr/lib/node_modules/.bin/mcp-server-memory", []string{"memory"}},
+		{"gh", "npx", nil},
+		{"my-db", `C:\tools\postgres-mcp.exe`, []string{"postgres"}},
+		{"github", "docker", []string{"github"}},
+	} {
+		u := &upstream{cfg: &config.Server{Key: tc.key, Command: tc.command}}
+		if got := u.serverWords(); !slices.Equal(got, tc.want) {
+			t.Errorf("serverWords(%q, %q) = %v, want %v", tc.key, tc.command, got, tc.want)
+		}
+	}
+}
 
 // TestTargetedServers: which query forms name a server outright.
 func TestTargetedServers(t *testing.T) {
@@ -45,7 +65,7 @@ func TestTargetedServers(t *testing.T) {
 // has failed, saying why.
 func TestSearchWaitsForTargetedServer(t *testing.T) {
 	t.Parallel()
-	for _, query := range []string{"slow", "slow__", "mcp__slow", "slow__echo", "select:slow__echo,echo__echo"} {
+	for _, query := range []string{"slow", "slow__", "mcp__slow", "slow__echo", "select:slow__echo,echo__echo", "slow echo"} {
 		t.Run(query, func(t *testing.T) {
 			t.Parallel()
 			slow, open := gatedServer(t, "slow-start")
@@ -99,6 +119,36 @@ func TestSearchWaitsForTargetedServer(t *testing.T) {
 			}
 		})
 	}
+	// A search that finds nothing while a server is starting waits for
+	// it and searches again, though its words name no server; meanwhile
+	// the gateway can say what is starting and what to do.
+	t.Run("nothing found waits", func(t *testing.T) {
+		t.Parallel()
+		slow, open := gatedServer(t, "slow-start")
+		g := startGateway(t, writeConfig(t, map[string]any{"slow": slow}, map[string]any{"limits": map[string]any{"startTimeout": "60s"}}))
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		note := g.startingNote(nil)
+		if !containsAll(note, "slow (starting for", "may take up to", "Search again") {
+			t.Errorf("the note on a starting server = %q", note)
+		}
+		if g.startingNote([]string{"other"}) != "" {
+			t.Error("a note on servers none of which is starting")
+		}
+		timer := time.AfterFunc(500*time.Millisecond, open)
+		defer timer.Stop()
+		start := time.Now()
+		res, err := g.Search(ctx, "echo the text", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Tool.Server != "slow" {
+			t.Errorf("search while slow started found %d hits, none of slow's, after %v", len(res.Hits), time.Since(start))
+		}
+		if g.startingNote(nil) != "" {
+			t.Error("a note on starting servers once all are up")
+		}
+	})
 	t.Run("fails", func(t *testing.T) {
 		t.Parallel()
 		g := startGateway(t, writeConfig(t, map[string]any{"exits": roleServer(t, "exit")},

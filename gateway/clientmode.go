@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
@@ -61,8 +62,40 @@ import (
 // on (its default for the Anthropic API, ENABLE_TOOL_SEARCH otherwise).
 var deferringClients = []string{"claude-code"}
 
+// quickListers are the clientInfo names of clients that list tools once
+// as they start and go on without the list when it is not answered
+// within a short time of their own, by how long after initialize the
+// gateway answers their first list at the latest. Codex CLI (0.169.0,
+// 0.171.0) starts its first turn well under a second after it started
+// its MCP servers, with whatever tools had been listed by then (a list
+// answered 600 ms after its initialize missed the turn, one answered
+// after 150 ms made it); a list answered later reaches only its later
+// turns. Other clients wait for their first list as long as
+// limits.firstListWait (Claude Code: MCP_TIMEOUT, 30 s by default).
+var quickListers = map[string]time.Duration{"codex-mcp-client": 150 * time.Millisecond}
+
+// firstListBound is how long a session's first tools/list in full
+// exposure may wait for servers still starting: limits.firstListWait,
+// and for a quick lister no later than its bound after initialize.
+func (g *Gateway) firstListBound(c *clientFacts) time.Duration {
+	bound := g.cfg.Gateway.Limits.FirstListWait
+	if c == nil {
+		return bound
+	}
+	if q, ok := quickListers[c.name]; ok {
+		left := q
+		if !c.at.IsZero() {
+			left = q - time.Since(c.at)
+		}
+		bound = max(min(bound, left), 0)
+	}
+	return bound
+}
+
 // clientFacts is what a client said of itself in initialize.
 type clientFacts struct {
+	// at is when it said so.
+	at time.Time
 	// name and version are clientInfo's: self-reported.
 	name, version string
 	// protocol is the protocol version the client asked for.
@@ -74,7 +107,7 @@ type clientFacts struct {
 // metaFacts reads the facts auto uses from a 2026-07-28 request's _meta
 // (its clientInfo and protocol version).
 func metaFacts(meta map[string]any) *clientFacts {
-	c := &clientFacts{protocol: metaVersion(meta)}
+	c := &clientFacts{protocol: metaVersion(meta), at: time.Now()}
 	if impl := metaImpl(meta); impl != nil {
 		c.name, c.version = impl.Name, impl.Version
 	}
@@ -100,7 +133,7 @@ func (g *Gateway) modernAutoKey(name string) string {
 
 // factsOf reads the facts auto uses from an initialize request's params.
 func factsOf(p *mcp.InitializeParams) *clientFacts {
-	c := &clientFacts{}
+	c := &clientFacts{at: time.Now()}
 	if p == nil {
 		return c
 	}

@@ -98,6 +98,10 @@ type session struct {
 	// answer (fulllist.go).
 	facts  *clientFacts
 	listed bool
+	// bridge: a session in full mode whose first list was answered
+	// while servers were still starting also lists search_tools and
+	// call_tool (fulllist.go).
+	bridge bool
 	// relist counts the client's tools/list requests (relist.go).
 	relist relistState
 	// builtinOff names the built-in tools this session leaves out, roots
@@ -706,8 +710,8 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if len(out.More) > 0 {
 		out.Note += fmt.Sprintf(" %d more matches are listed without schemas (token budget); load them with select:<name>.", len(out.More))
 	}
-	if len(out.Starting) > 0 {
-		out.Note += " Some servers are still starting; search again shortly to include them."
+	if note := g.startingNote(out.Starting); len(out.Starting) > 0 && note != "" {
+		out.Note += " " + note
 	}
 	told := map[string]bool{}
 	for _, q := range append([]string{args.Query}, args.Queries...) {

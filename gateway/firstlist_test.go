@@ -24,16 +24,20 @@ func TestFirstListWaitsForStartingServers(t *testing.T) {
 	cases := []struct {
 		name     string
 		mode     string
+		client   string        // clientInfo name; "" is test-client
 		wait     string        // limits.firstListWait; "" is the default
 		openIn   time.Duration // when the server comes up
 		wantEcho bool          // the first list holds the server's tools
 		maxList  time.Duration // the first list is answered within
 		wantLog  string
 	}{
-		{"full waits", config.ExposureFull, "", 600 * time.Millisecond, true, 4 * time.Second, `first tools/list: waited for the servers starting" servers=[slow]`},
-		{"full gives up at the bound", config.ExposureFull, "300ms", 4 * time.Second, false, 2 * time.Second, `did not wait longer for servers still starting; their tools come with list_changed" not_waited_for=[slow]`},
-		{"full does not wait when told", config.ExposureFull, "0", 4 * time.Second, false, time.Second, `not_waited_for=[slow]`},
-		{"search lists at once", config.ExposureSearch, "", 600 * time.Millisecond, false, 500 * time.Millisecond, ""},
+		{"full waits", config.ExposureFull, "", "", 600 * time.Millisecond, true, 4 * time.Second, `first tools/list: waited for the servers starting" servers=[slow]`},
+		{"full gives up at the bound", config.ExposureFull, "", "300ms", 4 * time.Second, false, 2 * time.Second, `did not wait longer for servers still starting; search_tools and call_tool reach their tools meanwhile, and their tools come with list_changed" not_waited_for=[slow]`},
+		{"full does not wait when told", config.ExposureFull, "", "0", 4 * time.Second, false, time.Second, `not_waited_for=[slow]`},
+		// Codex goes on without a list not answered within about a
+		// second: it is answered sooner, with search_tools and call_tool.
+		{"full answers a quick lister soon", config.ExposureFull, "codex-mcp-client", "", 4 * time.Second, false, time.Second, `not_waited_for=[slow]`},
+		{"search lists at once", config.ExposureSearch, "", "", 600 * time.Millisecond, false, 500 * time.Millisecond, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,7 +64,11 @@ func TestFirstListWaitsForStartingServers(t *testing.T) {
 			t.Cleanup(func() { stopGateway(t, g, cancel) })
 			timer := time.AfterFunc(c.openIn, open)
 			t.Cleanup(func() { timer.Stop() })
-			cs := connectAs(t, g, c.mode, "test-client", nil)
+			client := c.client
+			if client == "" {
+				client = "test-client"
+			}
+			cs := connectAs(t, g, c.mode, client, nil)
 			start := time.Now()
 			tools := listByName(t, cs)
 			took := time.Since(start)
@@ -75,6 +83,31 @@ func TestFirstListWaitsForStartingServers(t *testing.T) {
 			}
 			if c.wantLog != "" && !strings.Contains(logs.String(), c.wantLog) {
 				t.Errorf("log lacks %q:\n%s", c.wantLog, logs.String())
+			}
+			if c.mode == config.ExposureFull {
+				// A list answered before the server was up holds the
+				// gateway's search and call, which reach its tools.
+				_, search := tools[searchToolName]
+				_, call := tools[callToolName]
+				if search != !c.wantEcho || call != !c.wantEcho {
+					t.Errorf("first list holds search_tools %v and call_tool %v; want %v (the server was late)", search, call, !c.wantEcho)
+				}
+				if !c.wantEcho {
+					open()
+					sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer scancel()
+					res, err := cs.CallTool(sctx, &mcp.CallToolParams{Name: searchToolName, Arguments: map[string]any{"query": "echo the text"}})
+					if err != nil || res.IsError {
+						t.Fatalf("search through the first list's search_tools: %v %v", err, res)
+					}
+					if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"name": "echo"`) {
+						t.Errorf("the search found nothing of the late server: %s", text)
+					}
+					res, err = cs.CallTool(sctx, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "echo", "arguments": map[string]any{"text": "late"}}})
+					if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "late" {
+						t.Errorf("call_tool of the late server's echo: %v %v", err, res)
+					}
+				}
 			}
 			if c.mode == config.ExposureSearch {
 				if _, ok := tools[searchToolName]; !ok {

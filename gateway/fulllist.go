@@ -10,14 +10,18 @@ package gateway
 // list_changed notification, set off by re-registering one placeholder
 // tool that no listing shows.
 //
-// A session's first tools/list in full mode waits, up to
-// limits.firstListWait, for the servers that are still starting and have
-// no cached tools, so that a client which lists once and never acts on
-// list_changed (claude -p, on a first launch with an empty state
-// directory) sees their tools; the log says which servers it did not wait
-// for. Search and dynamic exposure never wait here: their list does not
-// depend on the servers, and a search waits for a starting server it
-// targets (await.go).
+// A session's first tools/list in full mode waits for the servers that
+// are still starting and have no cached tools, so that a client which
+// lists once and never acts on list_changed (claude -p, codex exec, on a
+// first launch with an empty state directory) sees their tools. It waits
+// up to limits.firstListWait, or less for a client known to give up on
+// its first list sooner (firstListBound, clientmode.go). When it answers
+// before every server is up, the list also holds the gateway's
+// search_tools and call_tool (bridgeTools), so that the late servers'
+// tools are still within reach; the log says which servers it did not
+// wait for. Search and dynamic exposure never wait here: their list does
+// not depend on the servers, and a search waits for a starting server it
+// targets, or when it finds nothing while servers start (await.go).
 
 import (
 	"context"
@@ -34,6 +38,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // fullPageSize is how many tools one tools/list page of full exposure
@@ -260,22 +265,47 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			s.mu.Lock()
 			first := !s.listed
 			s.listed = true
+			facts := s.facts
 			s.mu.Unlock()
-			if first && cursor == "" && s.g.awaitFirstList(ctx) {
+			if first && cursor == "" {
+				late, waited := s.g.awaitFirstList(ctx, s.g.firstListBound(facts))
 				s.mu.Lock()
-				if s.full != nil {
+				if waited && s.full != nil {
 					fl = s.full
+				}
+				if len(late) > 0 {
+					s.bridge = true
 				}
 				s.mu.Unlock()
 			}
-			return fl.page(cursor)
+			res, err := fl.page(cursor)
+			s.mu.Lock()
+			bridge := s.bridge
+			s.mu.Unlock()
+			if err == nil && bridge && res.NextCursor == "" {
+				res.Tools = append(res.Tools, s.g.bridgeTools(fl)...)
+			}
+			return res, err
 		}
 		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || call.Params == nil {
 			return next(ctx, method, req)
 		}
 		if !fl.has[call.Params.Name] {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
+			s.mu.Lock()
+			bridge := s.bridge
+			s.mu.Unlock()
+			switch name := call.Params.Name; {
+			case bridge && name == searchToolName:
+				return s.handleSearch(ctx, call)
+			case bridge && name == callToolName:
+				return s.handleCall(ctx, call)
+			}
+			msg := fmt.Sprintf("unknown tool %q", call.Params.Name)
+			if note := s.g.startingNote(nil); note != "" {
+				msg += ". " + note
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 		}
 		res, err := s.nativeHandler(ctx, call)
 		if err == nil && res != nil && res.Content == nil {
@@ -288,36 +318,24 @@ func (s *session) fullMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// awaitFirstList waits, up to limits.firstListWait, for the servers that
-// are still starting and whose tools are not known yet (no cached
-// manifest), and logs what it waited for and which servers it did not
-// wait for. It reports whether it waited at all.
-func (g *Gateway) awaitFirstList(ctx context.Context) bool {
-	v := g.cur.Load()
-	var pending []string
-	for _, k := range g.keys() {
-		if _, known := v.snap.Server(k); known {
-			continue
-		}
-		select {
-		case <-g.ups()[k].settled:
-		default:
-			pending = append(pending, k)
-		}
-	}
+// awaitFirstList waits, up to bound, for the servers that are still
+// starting and whose tools are not known yet (no cached manifest), and
+// logs what it waited for and which servers it did not wait for. It
+// returns those it did not wait for (late) and whether there were any
+// to wait for.
+func (g *Gateway) awaitFirstList(ctx context.Context, bound time.Duration) (late []string, waited bool) {
+	pending := g.startingUnknown()
 	if len(pending) == 0 {
-		return false
+		return nil, false
 	}
-	bound := g.cfg.Gateway.Limits.FirstListWait
 	if bound <= 0 {
-		g.log.Info("first tools/list: not waiting for servers still starting (limits.firstListWait is 0); their tools come with list_changed",
+		g.log.Info("first tools/list: not waiting for servers still starting; search_tools and call_tool reach their tools meanwhile, and their tools come with list_changed",
 			"not_waited_for", pending)
-		return false
+		return pending, true
 	}
 	start := time.Now()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
-	var late []string
 	for i, k := range pending {
 		select {
 		case <-g.ups()[k].settled:
@@ -334,14 +352,36 @@ func (g *Gateway) awaitFirstList(ctx context.Context) bool {
 		}
 		break
 	}
-	waited := time.Since(start).Round(time.Millisecond)
+	took := time.Since(start).Round(time.Millisecond)
 	if len(late) > 0 {
-		g.log.Warn("first tools/list: did not wait longer for servers still starting; their tools come with list_changed",
-			"not_waited_for", late, "waited", waited, "bound", bound)
+		g.log.Warn("first tools/list: did not wait longer for servers still starting; search_tools and call_tool reach their tools meanwhile, and their tools come with list_changed",
+			"not_waited_for", late, "waited", took, "bound", bound)
 	} else {
-		g.log.Info("first tools/list: waited for the servers starting", "servers", pending, "waited", waited)
+		g.log.Info("first tools/list: waited for the servers starting", "servers", pending, "waited", took)
 	}
-	return true
+	return late, true
+}
+
+// bridgeTools are the tools a session in full exposure lists besides the
+// servers' when its first list was answered while servers were still
+// starting: the gateway's search_tools and call_tool, with which a
+// client that lists once (and does not act on list_changed) still
+// reaches the late servers' tools. A search for them waits for their
+// servers (await.go). They stay in the session's list from then on, so
+// that a client which cached them keeps its call path.
+func (g *Gateway) bridgeTools(fl *fullList) []*mcp.Tool {
+	v := g.cur.Load()
+	var out []*mcp.Tool
+	if !fl.has[searchToolName] {
+		out = append(out, &mcp.Tool{Name: searchToolName, Title: "Search tools",
+			Description: searchDescription(v, g, config.ExposureSearch, g.Visible),
+			InputSchema: searchInputSchema, Meta: alwaysLoadMeta, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
+	}
+	if !fl.has[callToolName] {
+		out = append(out, &mcp.Tool{Name: callToolName, Title: "Call a tool", Description: callDescription,
+			InputSchema: callInputSchema, Meta: alwaysLoadMeta})
+	}
+	return out
 }
 
 // completeType is what a complete result of MCP 2026-07-28 says it is.

@@ -840,7 +840,15 @@ func (g *Gateway) searchMany(ctx context.Context, query string, queries []string
 		}
 		return v.index.Search(ctx, req)
 	}
-	res, err = search.SearchEach(ctx, search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}, queries, one)
+	req := search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}
+	res, err = search.SearchEach(ctx, req, queries, one)
+	if err == nil && len(res.Hits) == 0 && len(queries) <= search.MaxQueries && g.awaitStarting(ctx) {
+		// Nothing found while servers were starting: their tools may be
+		// what was asked for, so the search is made again once they
+		// have started (await.go).
+		v = g.cur.Load()
+		res, err = search.SearchEach(ctx, req, queries, one)
+	}
 	g.metrics.search(time.Since(start), len(res.Hits), err)
 	return res, err
 }

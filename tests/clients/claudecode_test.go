@@ -17,45 +17,68 @@ import (
 	"github.com/toolsearch/toolsearch/proxy/proxytest"
 )
 
-// claudeCodeVersion is the version package.json pins.
-const claudeCodeVersion = "2.1.332"
-
-var (
-	claudeOnce sync.Once
-	claudePath string
-	claudeWhy  string
+// claudeCodeVersion is the version package.json pins as
+// @anthropic-ai/claude-code; claudeCodePrevious the one it pins beside it
+// as claude-code-previous.
+const (
+	claudeCodeVersion  = "2.1.332"
+	claudeCodePrevious = "2.1.328"
 )
 
-// claudeBin returns Claude Code's native binary, from the platform
-// package npm installs beside @anthropic-ai/claude-code, or skips the test.
-func claudeBin(t testing.TB) string {
+var (
+	claudeMu    sync.Mutex
+	claudePaths = map[string]string{} // version → binary, or "" with the reason in claudeWhys
+	claudeWhys  = map[string]string{}
+)
+
+// claudeBin returns the native binary of Claude Code of the given version
+// (claudeCodeVersion when none is given), or skips the test. The newest
+// is the top-level @anthropic-ai/claude-code with its platform package
+// beside it; the previous one is claude-code-previous, with its platform
+// package nested under it.
+func claudeBin(t testing.TB, version ...string) string {
 	t.Helper()
-	claudeOnce.Do(func() {
-		arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
-		root := filepath.Join(repoRoot(t), "node_modules", "@anthropic-ai")
-		candidates := []string{
-			filepath.Join(root, "claude-code-"+runtime.GOOS+"-"+arch, "claude"),
-			filepath.Join(root, "claude-code-"+runtime.GOOS+"-"+arch+"-musl", "claude"),
-			filepath.Join(root, "claude-code", "bin", "claude.exe"),
-		}
-		claudeWhy = "Claude Code is not installed (looked for " + strings.Join(candidates, ", ") + "): run `npm ci` at the repository root"
-		for _, c := range candidates {
-			if _, err := os.Stat(c); err != nil {
-				continue
-			}
-			out, err := exec.Command(c, "--version").Output()
-			if err != nil || !strings.Contains(string(out), claudeCodeVersion) {
-				claudeWhy = c + " is not Claude Code " + claudeCodeVersion + ": " + strings.TrimSpace(string(out))
-				continue
-			}
-			claudePath = c
-			return
-		}
-	})
-	if claudePath == "" {
-		t.Skip(claudeWhy)
+	want := claudeCodeVersion
+	if len(version) > 0 && version[0] != "" {
+		want = version[0]
 	}
-	return claudePath
+	claudeMu.Lock()
+	defer claudeMu.Unlock()
+	if p, ok := claudePaths[want]; ok {
+		if p == "" {
+			t.Skip(claudeWhys[want])
+		}
+		return p
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	nm := filepath.Join(repoRoot(t), "node_modules")
+	pkg := filepath.Join(nm, "@anthropic-ai", "claude-code")
+	platforms := filepath.Join(nm, "@anthropic-ai")
+	if want != claudeCodeVersion {
+		pkg = filepath.Join(nm, "claude-code-previous")
+		platforms = filepath.Join(pkg, "node_modules", "@anthropic-ai")
+	}
+	candidates := []string{
+		filepath.Join(platforms, "claude-code-"+runtime.GOOS+"-"+arch, "claude"),
+		filepath.Join(platforms, "claude-code-"+runtime.GOOS+"-"+arch+"-musl", "claude"),
+		filepath.Join(pkg, "bin", "claude.exe"),
+	}
+	why := "Claude Code " + want + " is not installed (looked for " + strings.Join(candidates, ", ") + "): run `npm ci` at the repository root"
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		out, err := exec.Command(c, "--version").Output()
+		if err != nil || !strings.Contains(string(out), want) {
+			why = c + " is not Claude Code " + want + ": " + strings.TrimSpace(string(out))
+			continue
+		}
+		claudePaths[want] = c
+		return c
+	}
+	claudePaths[want], claudeWhys[want] = "", why
+	t.Skip(why)
+	return ""
 }
 
 // claudeEnv is Claude Code's environment: offline, against the stand-in at
@@ -148,9 +171,10 @@ func ccModel(req *anthropictest.Request, added map[string]bool) anthropictest.Re
 	case visible(ccCreate):
 		return use("toolu_create_1", ccCreate, ccEntities)
 	case visible(ccSearch) && !slices.Contains(mapValues(used), ccSearch):
-		// The exact name targets the memory server, so on a first launch
-		// the search waits for it to start.
-		return use("toolu_search_1", ccSearch, map[string]any{"query": "select:memory__create_entities"})
+		// Free words, as a model's first search usually is: on a first
+		// launch they match the starting memory server's declared tools,
+		// so the search waits for it.
+		return use("toolu_search_1", ccSearch, map[string]any{"query": codexQuery})
 	case names[ccToolSearch] && !visible(ccSearch) && !slices.Contains(mapValues(used), ccToolSearch):
 		return use("toolu_toolsearch_1", ccToolSearch, map[string]any{"query": "select:" + ccCreate, "max_results": 5})
 	}
@@ -294,7 +318,24 @@ type claudeSession struct {
 // started afresh, with an empty state directory.
 func runClaude(t *testing.T, gw map[string]any, era string) claudeSession {
 	t.Helper()
-	claude := claudeBin(t)
+	return runClaudeWith(t, claudeRun{gw: gw, era: era, transport: transportStdio})
+}
+
+// claudeRun is how one `claude -p` runs: which Claude Code, the gateway's
+// settings, the protocol era (stdio only, as for gatewayCommand), the
+// transport, and whether the state directory was warmed first.
+type claudeRun struct {
+	version   string
+	gw        map[string]any
+	era       string
+	transport string
+	warm      bool
+}
+
+// runClaudeWith runs one `claude -p` of ccTask as o says.
+func runClaudeWith(t *testing.T, o claudeRun) claudeSession {
+	t.Helper()
+	claude := claudeBin(t, o.version)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
@@ -325,12 +366,12 @@ func runClaude(t *testing.T, gw map[string]any, era string) claudeSession {
 		return ccModel(req, added)
 	}
 	up = proxytest.New(t, proxytest.Options{SystemMessages: true, Options: anthropictest.Options{SearchToolName: ccToolSearch, Model: model}})
-	gw["stateDir"] = filepath.Join(dir, "state")
-	memFile := filepath.Join(dir, "memory.jsonl")
-	writeJSON(t, filepath.Join(dir, "gateway.json"), map[string]any{"mcpServers": map[string]any{"memory": memoryServer(t, memFile)}, "toolsearch": gw})
-	cmd, args, env := gatewayCommand(t, filepath.Join(dir, "gateway.json"), filepath.Join(dir, "sent.jsonl"), filepath.Join(dir, "gateway.log"), era)
-	writeJSON(t, filepath.Join(dir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"gw": map[string]any{"type": "stdio", "command": cmd, "args": append([]string{}, args...), "env": env}}})
+	gwr := startGateway(t, dir, o.gw, o.transport, o.warm, o.era)
+	entry := map[string]any{"type": "stdio", "command": gwr.cmd, "args": append([]string{}, gwr.args...), "env": gwr.env}
+	if o.transport == transportHTTP {
+		entry = map[string]any{"type": "http", "url": gwr.url}
+	}
+	writeJSON(t, filepath.Join(dir, "mcp.json"), map[string]any{"mcpServers": map[string]any{"gw": entry}})
 	out := newEgress(t)
 	stdout, stderr, err := run(t, 90*time.Second, dir, append(claudeEnv(home, up.URL), out.env()...), claude,
 		"-p", ccTask, "--mcp-config", filepath.Join(dir, "mcp.json"), "--strict-mcp-config",
@@ -369,8 +410,7 @@ func runClaude(t *testing.T, gw map[string]any, era string) claudeSession {
 			s.requests = append(s.requests, r)
 		}
 	}
-	mem, _ := os.ReadFile(memFile)
-	s.memory = string(mem)
+	s.memory = gwr.memory()
 	if len(s.requests) == 0 {
 		t.Fatalf("Claude Code sent no request with the gateway's tools; its answer: %s", res.Result)
 	}

@@ -6,14 +6,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -308,4 +313,160 @@ func (e *egress) attempts() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.hosts...)
+}
+
+// gatewayRun is one gateway a client test talks to, in front of a memory
+// server started afresh: over stdio (the client starts it, through the
+// record role) or over streamable HTTP (the test starts it, and the
+// client reaches it through a loopback proxy that records what it sent).
+type gatewayRun struct {
+	dir     string
+	cfgPath string
+	// memFile is the memory server's knowledge graph.
+	memFile string
+	// logPath is the gateway's log; sentPath what the client sent it.
+	logPath, sentPath string
+	// cmd, args and env are what a stdio client runs as its MCP server.
+	cmd  string
+	args []string
+	env  map[string]string
+	// url is where an HTTP client connects.
+	url string
+}
+
+// The transports a client reaches the gateway over.
+const (
+	transportStdio = "stdio"
+	transportHTTP  = "http"
+)
+
+// startGateway writes the gateway's config (gw under toolsearch, with a
+// state directory in dir) and makes it ready for a client over
+// transport. With warm, `toolsearch status` has run first, so that the
+// state directory holds the servers' tools (the cache a gateway starts
+// from); without, the state directory is empty, as on a first launch.
+// era is as for gatewayCommand (stdio only).
+func startGateway(t testing.TB, dir string, gw map[string]any, transport string, warm bool, era string) *gatewayRun {
+	t.Helper()
+	r := &gatewayRun{dir: dir, cfgPath: filepath.Join(dir, "gateway.json"), memFile: filepath.Join(dir, "memory.jsonl"),
+		logPath: filepath.Join(dir, "gateway.log"), sentPath: filepath.Join(dir, "sent.jsonl")}
+	cfg := map[string]any{}
+	for k, v := range gw {
+		cfg[k] = v
+	}
+	cfg["stateDir"] = filepath.Join(dir, "state")
+	writeJSON(t, r.cfgPath, map[string]any{"mcpServers": map[string]any{"memory": memoryServer(t, r.memFile)}, "toolsearch": cfg})
+	if warm {
+		out, _, err := run(t, 60*time.Second, dir, append(os.Environ(), "TMPDIR="+dir), toolsearchBin(t), "status", "-c", r.cfgPath)
+		if err != nil || !strings.Contains(string(out), "memory") {
+			t.Fatalf("toolsearch status, to warm the state directory: %v\n%s", err, out)
+		}
+	}
+	switch transport {
+	case transportStdio:
+		r.cmd, r.args, r.env = gatewayCommand(t, r.cfgPath, r.sentPath, r.logPath, era)
+	case transportHTTP:
+		r.url = startHTTPGateway(t, r)
+	default:
+		t.Fatalf("unknown transport %q", transport)
+	}
+	return r
+}
+
+// serveAddrRE finds the address in serve's "serving streamable HTTP" line.
+var serveAddrRE = regexp.MustCompile(`serving streamable HTTP"? addr=(\S+)`)
+
+// startHTTPGateway starts `toolsearch serve --http` on a loopback port,
+// stopped when the test ends, and a recording proxy in front of it; it
+// returns the proxy's MCP endpoint.
+func startHTTPGateway(t testing.TB, r *gatewayRun) string {
+	t.Helper()
+	logf, err := os.Create(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(toolsearchBin(t), "serve", "-c", r.cfgPath, "--http", "127.0.0.1:0", "--log-level", "debug")
+	cmd.Dir, cmd.Stderr, cmd.Env = r.dir, logf, append(os.Environ(), "TMPDIR="+r.dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = logf.Close()
+	})
+	var addr string
+	for deadline := time.Now().Add(30 * time.Second); addr == ""; {
+		b, _ := os.ReadFile(r.logPath)
+		if m := serveAddrRE.FindSubmatch(b); m != nil {
+			addr = string(m[1])
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("toolsearch serve --http exited before listening:\n%s", b)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("toolsearch serve --http did not listen within 30s:\n%s", b)
+		}
+	}
+	target, err := url.Parse("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := os.OpenFile(r.sentPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1 // event streams pass as they come
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			var batch []json.RawMessage
+			if json.Unmarshal(body, &batch) != nil {
+				batch = []json.RawMessage{body}
+			}
+			mu.Lock()
+			for _, m := range batch {
+				var c bytes.Buffer
+				if json.Compact(&c, m) == nil {
+					_, _ = rec.Write(append(c.Bytes(), '\n'))
+				}
+			}
+			mu.Unlock()
+		}
+		rp.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() { proxy.Close(); _ = rec.Close() })
+	return proxy.URL + "/mcp"
+}
+
+// sent returns what the client sent the gateway.
+func (r *gatewayRun) sent(t testing.TB) []rpcMessage { return recorded(t, r.sentPath) }
+
+// log returns the gateway's log so far.
+func (r *gatewayRun) log() string {
+	b, _ := os.ReadFile(r.logPath)
+	return string(b)
+}
+
+// memory returns the memory server's knowledge graph.
+func (r *gatewayRun) memory() string {
+	b, _ := os.ReadFile(r.memFile)
+	return string(b)
 }
