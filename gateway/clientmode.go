@@ -63,16 +63,17 @@ import (
 var deferringClients = []string{"claude-code"}
 
 // quickListers are the clientInfo names of clients that list tools once
-// as they start and go on without the list when it is not answered
-// within a short time of their own, by how long after initialize the
-// gateway answers their first list at the latest. Codex CLI (0.169.0,
-// 0.171.0) starts its first turn well under a second after it started
-// its MCP servers, with whatever tools had been listed by then (a list
-// answered 600 ms after its initialize missed the turn, one answered
-// after 150 ms made it); a list answered later reaches only its later
-// turns. Other clients wait for their first list as long as
-// limits.firstListWait (Claude Code: MCP_TIMEOUT, 30 s by default).
-var quickListers = map[string]time.Duration{"codex-mcp-client": 150 * time.Millisecond}
+// as they start and go on without the list when it is not answered at
+// once, by how long after initialize the gateway answers their first
+// list at the latest. Codex CLI (0.169.0, 0.171.0) starts its first turn
+// as soon as it is set up, with whatever tools had been listed by then:
+// a list answered 600 ms after its initialize missed the turn, and even
+// 130 ms did on a loaded machine; a list answered later reaches only its
+// later turns. So it is answered at once, with the gateway's search and
+// call when servers are still starting (fulllist.go). Other clients wait
+// for their first list as long as limits.firstListWait (Claude Code:
+// MCP_TIMEOUT, 30 s by default).
+var quickListers = map[string]time.Duration{"codex-mcp-client": 0}
 
 // firstListBound is how long a session's first tools/list in full
 // exposure may wait for servers still starting: limits.firstListWait,

@@ -83,6 +83,12 @@ func codexConfig(t testing.TB, home, baseURL string, gw *gatewayRun) {
 	fmt.Fprintf(&b, "model = %s\nmodel_provider = \"standin\"\napproval_policy = \"never\"\nsandbox_mode = \"read-only\"\n", tomlString("gpt-standin"))
 	// Codex's other traffic: update checks, the curated plugin sync
 	// (GitHub) and the apps and plugin services (ChatGPT).
+	// Codex starts its first turn with the MCP servers that are up by
+	// then, after a short grace: on a loaded machine the gateway's own
+	// start (a process, its config) can take longer than that, so the
+	// grace is widened (the gateway answers Codex's first list at once
+	// either way, gateway/clientmode.go).
+	b.WriteString("mcp_optional_startup_grace_ms = 5000\n")
 	b.WriteString("check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n")
 	b.WriteString("[features]\nplugins = false\nremote_plugin = false\napps = false\nin_app_updates = false\n\n")
 	fmt.Fprintf(&b, "[model_providers.standin]\nname = \"Stand-in\"\nbase_url = %s\nwire_api = \"responses\"\nenv_key = \"STANDIN_API_KEY\"\n\n", tomlString(baseURL+"/v1"))
