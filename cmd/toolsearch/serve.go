@@ -152,10 +152,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
+	if err := cfg.Gateway.Cluster.KeyProblem; err != nil && cfg.Gateway.Cluster.On() {
+		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+		return exitUsage
+	}
 	// The servers serve starts inherit its environment: they need not see
 	// the gateway's own token.
 	_ = os.Unsetenv(authTokenEnv)
 	_ = os.Unsetenv(config.RedisPasswordEnv)
+	_ = os.Unsetenv(config.ClusterKeyEnv)
 	// From here on, nothing printed shows a secret of the configuration
 	// (nor of one a reload reads).
 	secrets := newSecretWriter(stderr, cfg.Secrets()...)
@@ -166,6 +171,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	if *check {
+		// What Redis access means here (cluster.Open logs the same at
+		// serve's start).
+		for _, w := range cfg.Gateway.Cluster.Warnings() {
+			fmt.Fprintf(stderr, "toolsearch serve: warning: %s\n", w)
+		}
 		return checkServers(ctx, cfg, found, *timeout, *jsonOut, stdout, stderr)
 	}
 	if len(cfg.Servers) == 0 {

@@ -1,25 +1,77 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
+// tagSize is the length of a shared value's tag.
+const tagSize = sha256.Size
+
+// SharesValues reports whether this replica reads and writes shared values:
+// whether a cluster key is configured.
+func (c *Cluster) SharesValues() bool { return len(c.valueKey) > 0 }
+
+// kindKey is the key the tags of kind's values are made with.
+func (c *Cluster) kindKey(kind string) []byte {
+	m := hmac.New(sha256.New, c.valueKey)
+	m.Write([]byte("toolsearch shared value\x00" + kind))
+	return m.Sum(nil)
+}
+
+// tag authenticates data as the value of kind stored at key.
+func (c *Cluster) tag(kind, key string, data []byte) []byte {
+	m := hmac.New(sha256.New, c.kindKey(kind))
+	m.Write([]byte(key))
+	m.Write([]byte{0})
+	m.Write(data)
+	return m.Sum(nil)
+}
+
+// refused counts a value that failed its tag, and logs the first of each
+// kind: a Redis writer flooding forged values gets one line, not one a
+// read.
+func (c *Cluster) refused(kind, digest, why string) {
+	c.stats.blobRefused.Add(1)
+	if _, seen := c.refusedKinds.LoadOrStore(kind, true); seen {
+		c.log.Debug("ignoring a shared value: "+why, "kind", kind, "digest", digest)
+		return
+	}
+	c.log.Warn("ignoring a shared value: "+why+"; it was not written by a replica with this cluster key "+
+		"(altered, forged, or written under another key); later ones are counted in toolsearch_cluster_shared_refused_total",
+		"kind", kind, "digest", digest)
+}
+
 // Shared values (blobs) are what one replica made and the others may
-// reuse: a server's manifest, the search index of a catalog. Each is
-// named by its kind and a digest of what it was made from, so a value is
-// never overwritten by one for another catalog: a changed catalog has
-// another digest, and the value of the old one expires after the TTL.
+// reuse: a server's manifest, the search index of a catalog, search hints,
+// learned usage. Each is named by its kind and a digest of what it was
+// made from, so a value is never overwritten by one for another catalog: a
+// changed catalog has another digest, and the value of the old one
+// expires after the TTL.
 //
-// A value is stored as the SHA-256 of the data followed by the data, and
-// checked when read back: a truncated or altered value is refused, as if
-// absent. Reading a value renews its TTL.
+// A replica trusts these values: a manifest becomes the tools it serves,
+// hints and usage steer its ranking. So each is authenticated under the
+// cluster key (toolsearch.cluster.key), which every replica has and Redis
+// never sees: the value stored is an HMAC-SHA256 tag, then the data. The
+// tag's key is derived from the cluster key for the value's kind (an HMAC
+// of the kind under the cluster key), and the tag covers the value's full
+// Redis key name (prefix, kind, digest) and the data, so a value written
+// by anyone without the cluster key, altered, cut short, or copied under
+// another kind, digest or prefix fails its tag and is refused as if
+// absent (counted, and logged once per kind). Without a cluster key
+// nothing is shared: every operation fails with ErrNoKey. Reading a value
+// renews its TTL.
+
+// ErrNoKey is returned by GetBlob, PutBlob and SwapBlob when no cluster
+// key is configured: shared values would not be authenticated.
+var ErrNoKey = errors.New("cluster: shared values need a cluster key (toolsearch.cluster.key, or $" + config.ClusterKeyEnv + ")")
 
 // ErrTooLarge is returned by PutBlob for a value over the size bound, and
 // by GetBlob for a stored value over it.
@@ -32,6 +84,9 @@ func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
+	if !c.SharesValues() {
+		return nil, ErrNoKey
+	}
 	cctx, cancel, err := c.ready(ctx)
 	if err != nil {
 		return nil, err
@@ -41,7 +96,7 @@ func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, err
 	_, perr := c.rdb.Pipelined(cctx, func(p redisPipe) error {
 		// The range is inclusive: one byte past the bound tells a value
 		// that is too large.
-		get = p.GetRange(cctx, key, 0, c.maxBlob+sha256.Size)
+		get = p.GetRange(cctx, key, 0, c.maxBlob+tagSize)
 		p.PExpire(cctx, key, c.ttl)
 		return nil
 	})
@@ -56,17 +111,17 @@ func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, err
 		c.stats.blobMisses.Add(1)
 		return nil, nil
 	}
-	if int64(len(s)) > c.maxBlob+sha256.Size {
+	if int64(len(s)) > c.maxBlob+tagSize {
 		return nil, fmt.Errorf("%w: %s %s", ErrTooLarge, kind, digest)
 	}
 	data := []byte(s)
-	if len(data) < sha256.Size {
-		c.log.Warn("ignoring a shared value that is too short to be one", "kind", kind, "digest", digest)
+	if len(data) < tagSize {
+		c.refused(kind, digest, "too short to hold its tag")
 		return nil, nil
 	}
-	sum, body := data[:sha256.Size], data[sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		c.log.Warn("ignoring a shared value whose checksum does not match (altered or truncated)", "kind", kind, "digest", digest)
+	tag, body := data[:tagSize], data[tagSize:]
+	if !hmac.Equal(tag, c.tag(kind, key, body)) {
+		c.refused(kind, digest, "its tag does not match")
 		return nil, nil
 	}
 	c.stats.blobHits.Add(1)
@@ -92,7 +147,7 @@ func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte)
 }
 
 // swapScript sets KEYS[1] to ARGV[2] (for ARGV[3] ms) if the value there
-// starts with the checksum ARGV[1], or is absent when ARGV[1] is empty;
+// starts with the tag ARGV[1], or is absent when ARGV[1] is empty;
 // it returns 1 when it did.
 var swapScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
@@ -122,8 +177,7 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 	defer cancel()
 	var want []byte
 	if old != nil {
-		sum := sha256.Sum256(old)
-		want = sum[:]
+		want = c.tag(kind, key, old)
 	}
 	n, err := swapScript.Run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()).Int()
 	if err = c.check(cctx, err); err != nil {
@@ -136,19 +190,21 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 }
 
 // blobValue is the key of the shared value of kind and digest and what
-// is stored there for data: its checksum, then data. A value larger
-// than the bound is refused.
+// is stored there for data: its tag, then data. A value larger than the
+// bound is refused.
 func (c *Cluster) blobValue(kind, digest string, data []byte) (key string, val []byte, err error) {
 	key, err = c.blobKey(kind, digest)
 	if err != nil {
 		return "", nil, err
 	}
+	if !c.SharesValues() {
+		return "", nil, ErrNoKey
+	}
 	if int64(len(data)) > c.maxBlob {
 		return "", nil, fmt.Errorf("%w: %s of %d bytes (the bound is %d)", ErrTooLarge, kind, len(data), c.maxBlob)
 	}
-	sum := sha256.Sum256(data)
-	val = make([]byte, 0, len(sum)+len(data))
-	return key, append(append(val, sum[:]...), data...), nil
+	val = make([]byte, 0, tagSize+len(data))
+	return key, append(append(val, c.tag(kind, key, data)...), data...), nil
 }
 
 // blobKey names a shared value. Kinds and digests are the gateway's own

@@ -16,7 +16,7 @@
 //
 // The keys, under the configured prefix P:
 //
-//	P:blob:<kind>:<digest>   a shared value: a 32-byte SHA-256 of the data, then the data
+//	P:blob:<kind>:<digest>   a shared value: a 32-byte HMAC-SHA256 tag under the cluster key, then the data (blobs.go)
 //	P:rate:<bucket>          a rate bucket: its theoretical arrival time in µs (GCRA)
 //	P:sessions               the open sessions: a sorted set of leases, scored by expiry (ms)
 //	P:session:<name>         one MCP session's saved state, sealed with its id (sessionstate.go)
@@ -68,6 +68,10 @@ type Cluster struct {
 	red     *redact.Redactor
 	addr    string // the URL without its password, for logs
 	owner   string // names this process in the leases it takes (enrich.go)
+	// valueKey is the cluster key shared values are authenticated
+	// under (blobs.go); empty: none are shared.
+	valueKey     []byte
+	refusedKinds sync.Map // the kinds of which a refused value was logged
 
 	up      atomic.Bool
 	mu      sync.Mutex
@@ -101,6 +105,9 @@ type Health struct {
 func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, error) {
 	if !cfg.On() {
 		return nil, errors.New("cluster: no Redis URL is configured (toolsearch.cluster.redis)")
+	}
+	if cfg.KeyProblem != nil {
+		return nil, fmt.Errorf("cluster: %w", cfg.KeyProblem)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -136,7 +143,7 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 	c := &Cluster{
 		rdb: redis.NewClient(opt), prefix: cfg.Prefix, replica: cfg.Replica, ttl: cfg.TTL, maxBlob: cfg.MaxBlobBytes,
 		log: log.With("replica", cfg.Replica), red: redact.New(secretsOf(cfg)...), addr: cfg.RedisRedacted(),
-		owner: newOwner(cfg.Replica),
+		owner: newOwner(cfg.Replica), valueKey: []byte(cfg.Key),
 	}
 	if c.prefix == "" {
 		c.prefix = config.DefaultClusterPrefix
@@ -150,6 +157,9 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 	c.leases.m = map[string]struct{}{}
 	clientLog.c.Store(c)
 	c.since = time.Now()
+	for _, w := range cfg.Warnings() {
+		c.log.Warn(w)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 2*commandTimeout)
 	defer cancel()
 	if err := c.rdb.Ping(pctx).Err(); err != nil {

@@ -27,10 +27,19 @@ func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock()
 func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 func (l *logBuf) count(s string) int          { return strings.Count(l.String(), s) }
 
+// testKey is the cluster key of the replicas under test.
+const testKey = "cluster-key-of-the-tests-0123456789abcdef"
+
 func open(t *testing.T, url, replica, prefix string) (*Cluster, *logBuf) {
 	t.Helper()
+	return openKey(t, url, replica, prefix, testKey)
+}
+
+// openKey is open with the cluster key key ("" for none).
+func openKey(t *testing.T, url, replica, prefix, key string) (*Cluster, *logBuf) {
+	t.Helper()
 	lb := &logBuf{}
-	cfg := config.Cluster{Redis: url, Prefix: prefix, Replica: replica, TTL: time.Hour, MaxBlobBytes: 1 << 20}
+	cfg := config.Cluster{Redis: url, Prefix: prefix, Replica: replica, TTL: time.Hour, MaxBlobBytes: 1 << 20, Key: key}
 	c, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +99,8 @@ func TestBlobs(t *testing.T) {
 	if got, err := b.GetBlob(ctx, "index", "d1"); err != nil || got != nil {
 		t.Errorf("an altered value: got %q, %v; want it refused as absent", got, err)
 	}
-	if lb.count("checksum does not match") != 1 {
-		t.Errorf("log %q, want one line about the checksum", lb.String())
+	if lb.count("its tag does not match") != 1 {
+		t.Errorf("log %q, want one line about the tag", lb.String())
 	}
 	// A value too large written by someone else is refused before it is
 	// read whole.

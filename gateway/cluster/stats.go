@@ -15,6 +15,8 @@ type redisPipe = redis.Pipeliner
 // stats counts what the Cluster did, for /metrics.
 type stats struct {
 	blobHits, blobMisses, blobPuts atomic.Int64
+	blobRefused                    atomic.Int64 // shared values whose tag failed (blobs.go)
+	leasesDropped                  atomic.Int64 // session leases dropped as forged (sessions.go)
 	limited                        atomic.Int64 // requests a shared bucket refused
 	outages                        atomic.Int64 // times Redis went down
 	// MCP sessions' saved states and stream messages
@@ -41,6 +43,7 @@ func (c *Cluster) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "toolsearch_cluster_shared_reads_total{replica=%s,result=\"hit\"} %d\n", r, c.stats.blobHits.Load())
 	fmt.Fprintf(w, "toolsearch_cluster_shared_reads_total{replica=%s,result=\"miss\"} %d\n", r, c.stats.blobMisses.Load())
 	p("toolsearch_cluster_shared_writes_total", "counter", "Shared values written.", c.stats.blobPuts.Load(), "")
+	p("toolsearch_cluster_shared_refused_total", "counter", "Shared values refused: their tag under the cluster key failed (altered, forged, or another key's).", c.stats.blobRefused.Load(), "")
 	p("toolsearch_cluster_rate_limited_total", "counter", "Requests a service-wide rate bucket refused.", c.stats.limited.Load(), "")
 	p("toolsearch_cluster_session_saves_total", "counter", "MCP session states saved for another replica to take over.", c.stats.sessionSaves.Load(), "")
 	p("toolsearch_cluster_session_loads_total", "counter", "Saved MCP session states read back to take a session over.", c.stats.sessionLoads.Load(), "")

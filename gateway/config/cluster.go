@@ -9,12 +9,17 @@ package config
 //	  "prefix": "toolsearch",     // every key starts with prefix + ":"
 //	  "replica": "",              // this replica's name; "" is the host name
 //	  "ttl": "24h",               // how long a shared catalog, index or hint file lives
-//	  "maxBlobBytes": 67108864    // the largest value one replica writes
+//	  "maxBlobBytes": 67108864,   // the largest value one replica writes
+//	  "key": "${TOOLSEARCH_CLUSTER_KEY}" // authenticates shared values; a ${VAR} reference only
 //	}
 //
 // The password comes from the URL, or else from $TOOLSEARCH_REDIS_PASSWORD;
-// it is a secret (Config.Secrets) and never shown. docs/scale.md says what
-// is shared and what each replica keeps to itself.
+// it is a secret (Config.Secrets) and never shown. The cluster key comes
+// from the variable "key" names, or else from $TOOLSEARCH_CLUSTER_KEY: it
+// is never written in the file, never sent to Redis, and it is a secret
+// too. Without it the replicas share no manifest, index, hints or learned
+// usage (Cluster.Warnings says why). docs/scale.md says what is shared and
+// what each replica keeps to itself.
 
 import (
 	"encoding/json"
@@ -34,6 +39,11 @@ const (
 	// RedisPasswordEnv names the variable the Redis password is read from
 	// when the URL carries none.
 	RedisPasswordEnv = "TOOLSEARCH_REDIS_PASSWORD"
+	// ClusterKeyEnv names the variable the cluster key is read from when
+	// toolsearch.cluster.key names none.
+	ClusterKeyEnv = "TOOLSEARCH_CLUSTER_KEY"
+	// MinClusterKeyLength is the shortest cluster key accepted.
+	MinClusterKeyLength = 32
 )
 
 // Cluster configures the state replicas share (toolsearch.cluster). The
@@ -59,6 +69,49 @@ type Cluster struct {
 	// MaxBlobBytes bounds a value written or read back (a catalog or an
 	// index).
 	MaxBlobBytes int64
+	// Key authenticates the values replicas share (manifests, the search
+	// index, hints, learned usage): every replica of a service has the
+	// same one. "" shares none of them. It is a secret, and never sent to
+	// Redis: only values derived from it are.
+	Key string
+	// KeyProblem is why the key could not be read: the variable the file
+	// names is not set. It is not an error of the file, so that a reload
+	// after serve has removed the variable from its environment still
+	// reads it; serve refuses to start with it.
+	KeyProblem error
+}
+
+// Warnings says what the cluster settings leave open to anyone who can
+// write to Redis, one sentence each; nil when there is nothing to say (or
+// no cluster). serve logs them at start and --check prints them.
+func (c Cluster) Warnings() []string {
+	if !c.On() {
+		return nil
+	}
+	var out []string
+	if c.Key == "" {
+		out = append(out, "no cluster key (toolsearch.cluster.key, or $"+ClusterKeyEnv+"): manifests, the search index, "+
+			"search hints and learned usage are not shared, since whoever can write to Redis would then control the tool "+
+			"definitions and the ranking every replica serves; set the same random key of at least 32 characters on every replica to share them")
+	}
+	u, err := url.Parse(c.Redis)
+	if err != nil {
+		return out
+	}
+	_, hasPassword := u.User.Password()
+	hasPassword = hasPassword || c.Password != ""
+	switch {
+	case u.Scheme != "rediss" && !hasPassword:
+		out = append(out, "Redis is reached without TLS (redis://) and without a password: whoever reaches it can read and change "+
+			"what the replicas share (session leases, rate buckets, enrichment leases and spend; the values a cluster key "+
+			"authenticates are refused when altered, and sessions stay sealed); use rediss:// and a password")
+	case u.Scheme != "rediss":
+		out = append(out, "Redis is reached without TLS (redis://): its password and what the replicas share cross the network in clear; use rediss://")
+	case !hasPassword:
+		out = append(out, "Redis is reached without a password: whoever reaches it can read and change what the replicas share; "+
+			"set one in the URL or in $"+RedisPasswordEnv)
+	}
+	return out
 }
 
 // On reports whether a cluster is configured.
@@ -83,6 +136,7 @@ type rawClusterTop struct {
 		Replica      string          `json:"replica"`
 		TTL          json.RawMessage `json:"ttl"`
 		MaxBlobBytes *int64          `json:"maxBlobBytes"`
+		Key          *string         `json:"key"`
 	} `json:"cluster"`
 }
 
@@ -163,6 +217,52 @@ func parseCluster(cfg *Config, top map[string]json.RawMessage, lookup func(strin
 		}
 		c.MaxBlobBytes = *rc.MaxBlobBytes
 	}
+	key, field, err := clusterKey(rc.Key, lookup)
+	var unset *unsetKeyError
+	switch {
+	case errors.As(err, &unset):
+		c.KeyProblem = errAt(field, err)
+	case err != nil:
+		return errAt(field, err)
+	}
+	c.Key = key
 	cfg.Gateway.Cluster = c
 	return nil
 }
+
+// clusterKey reads the cluster key: from the variable ref names (which must
+// be a ${VAR} reference: the file is not the place for a secret), else
+// from $TOOLSEARCH_CLUSTER_KEY; "" when neither is given. Errors never
+// show the key.
+func clusterKey(ref *string, lookup func(string) (string, bool)) (key, field string, err error) {
+	field = ".key"
+	if ref == nil {
+		v, ok := lookup(ClusterKeyEnv)
+		if !ok || v == "" {
+			return "", "", nil
+		}
+		key, field = v, ".key ($"+ClusterKeyEnv+")"
+	} else {
+		r := strings.TrimSpace(*ref)
+		if !strings.HasPrefix(r, "${") || !strings.HasSuffix(r, "}") || strings.Count(r, "${") != 1 || strings.Contains(r, ":-") {
+			return "", field, fmt.Errorf("want a reference to the variable that holds the key, such as \"${%s}\", not the key itself", ClusterKeyEnv)
+		}
+		v, missing := Expand(r, lookup)
+		if len(missing) > 0 {
+			return "", field, &unsetKeyError{missing[0]}
+		}
+		if v == r {
+			return "", field, fmt.Errorf("%q does not name a variable", r)
+		}
+		key = v
+	}
+	if n := len(strings.TrimSpace(key)); n < MinClusterKeyLength {
+		return "", field, fmt.Errorf("the cluster key has %d characters; use at least %d (for example: openssl rand -hex 32)", n, MinClusterKeyLength)
+	}
+	return key, "", nil
+}
+
+// unsetKeyError: the variable toolsearch.cluster.key names is not set.
+type unsetKeyError struct{ name string }
+
+func (e *unsetKeyError) Error() string { return fmt.Sprintf("${%s} is not set", e.name) }

@@ -46,6 +46,24 @@ func TestParseCluster(t *testing.T) {
 		{name: "tiny blobs", gw: `{"cluster": {"redis": "redis://r:1", "maxBlobBytes": 10}}`, wantErr: "out of range"},
 		{name: "wrong type", gw: `{"cluster": {"redis": 6379}}`, wantErr: "toolsearch.cluster.redis"},
 		{name: "unknown key", gw: `{"cluster": {"redis": "redis://r:1", "passwd": "x"}}`, wantErr: "passwd"},
+		{name: "key from the default variable", gw: `{"cluster": {"redis": "redis://r:1", "replica": "a"}}`,
+			env:  map[string]string{ClusterKeyEnv: testClusterKey},
+			want: Cluster{Redis: "redis://r:1", Prefix: DefaultClusterPrefix, Replica: "a", TTL: DefaultClusterTTL, MaxBlobBytes: DefaultClusterMaxBlobBytes, Key: testClusterKey}},
+		{name: "key from a named variable", gw: `{"cluster": {"redis": "redis://r:1", "replica": "a", "key": " ${MY_KEY} "}}`,
+			env:  map[string]string{"MY_KEY": testClusterKey, ClusterKeyEnv: "the-default-variable-loses-here-xxxxxxxx"},
+			want: Cluster{Redis: "redis://r:1", Prefix: DefaultClusterPrefix, Replica: "a", TTL: DefaultClusterTTL, MaxBlobBytes: DefaultClusterMaxBlobBytes, Key: testClusterKey}},
+		{name: "a key written in the file", gw: `{"cluster": {"redis": "redis://r:1", "key": "` + testClusterKey + `"}}`,
+			wantErr: `"toolsearch.cluster.key": want a reference to the variable that holds the key`},
+		{name: "a key as a default in the file", gw: `{"cluster": {"redis": "redis://r:1", "key": "${K:-` + testClusterKey + `}"}}`,
+			wantErr: `"toolsearch.cluster.key": want a reference`},
+		{name: "a key with text around the reference", gw: `{"cluster": {"redis": "redis://r:1", "key": "x${K}"}}`,
+			env: map[string]string{"K": testClusterKey}, wantErr: `"toolsearch.cluster.key": want a reference`},
+		{name: "a reference that names no variable", gw: `{"cluster": {"redis": "redis://r:1", "key": "${not a name}"}}`,
+			wantErr: `does not name a variable`},
+		{name: "a short key", gw: `{"cluster": {"redis": "redis://r:1", "key": "${K}"}}`,
+			env: map[string]string{"K": "short-key-17chars"}, wantErr: "the cluster key has 17 characters; use at least 32"},
+		{name: "a short key in the default variable", gw: `{"cluster": {"redis": "redis://r:1"}}`,
+			env: map[string]string{ClusterKeyEnv: "short-key-17chars"}, wantErr: `"toolsearch.cluster.key ($TOOLSEARCH_CLUSTER_KEY)": the cluster key has 17`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +90,49 @@ func TestParseCluster(t *testing.T) {
 	}
 }
 
+// testClusterKey is a cluster key of the right length.
+const testClusterKey = "0123456789abcdef0123456789abcdef-test"
+
+// TestClusterWarnings: what serve says at start about a cluster's
+// settings, per setting.
+func TestClusterWarnings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		c    Cluster
+		want []string // a substring of each warning, in order
+	}{
+		{name: "no cluster", c: Cluster{}},
+		{name: "TLS, password and key", c: Cluster{Redis: "rediss://:pw@r:6380", Key: testClusterKey}},
+		{name: "password from the environment", c: Cluster{Redis: "rediss://r:6380", Password: "pw", Key: testClusterKey}},
+		{name: "no key", c: Cluster{Redis: "rediss://:pw@r:6380"},
+			want: []string{"control the tool definitions and the ranking"}},
+		{name: "no TLS, no password, no key", c: Cluster{Redis: "redis://r:6379"},
+			want: []string{"are not shared", "without TLS (redis://) and without a password"}},
+		{name: "no TLS", c: Cluster{Redis: "redis://:pw@r:6379", Key: testClusterKey},
+			want: []string{"cross the network in clear"}},
+		{name: "no password", c: Cluster{Redis: "rediss://r:6380", Key: testClusterKey},
+			want: []string{"without a password"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.c.Warnings()
+			if len(got) != len(tc.want) {
+				t.Fatalf("Warnings() = %q, want %d", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d = %q, want it to say %q", i, got[i], w)
+				}
+				if strings.Contains(got[i], "pw@") || strings.Contains(got[i], testClusterKey) {
+					t.Errorf("warning %d shows a secret: %q", i, got[i])
+				}
+			}
+		})
+	}
+}
+
 func TestClusterSecrets(t *testing.T) {
 	t.Parallel()
 	cfg, err := Parse("x.json", []byte(`{"toolsearch": {"cluster": {"redis": "rediss://default:${PW}@r:6380/0"}}}`),
@@ -92,6 +153,24 @@ func TestClusterSecrets(t *testing.T) {
 	}
 	if !slices.Contains(cfg.Secrets(), "env-password-1") {
 		t.Errorf("Secrets() = %q, want the password from $%s", cfg.Secrets(), RedisPasswordEnv)
+	}
+	// A key variable that is not set is a problem serve refuses to start
+	// with, not an error of the file (a reload reads it after serve has
+	// removed the variable).
+	cfg, err = Parse("x.json", []byte(`{"toolsearch": {"cluster": {"redis": "redis://r:6379", "key": "${NO_KEY}"}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Gateway.Cluster.KeyProblem; p == nil || !strings.Contains(p.Error(), `"toolsearch.cluster.key": ${NO_KEY} is not set`) || cfg.Gateway.Cluster.Key != "" {
+		t.Errorf("KeyProblem = %v (key %q), want the unset variable named", p, cfg.Gateway.Cluster.Key)
+	}
+	cfg, err = Parse("x.json", []byte(`{"toolsearch": {"cluster": {"redis": "redis://r:6379"}}}`),
+		env(map[string]string{ClusterKeyEnv: testClusterKey}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cfg.Secrets(), testClusterKey) {
+		t.Errorf("Secrets() = %q, want the cluster key from $%s", cfg.Secrets(), ClusterKeyEnv)
 	}
 }
 

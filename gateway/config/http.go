@@ -400,6 +400,7 @@ func (c *Config) Secrets() []string {
 	}
 	add(c.Gateway.Serve.AuthToken)
 	add(c.Gateway.Cluster.Password)
+	add(c.Gateway.Cluster.Key)
 	add(c.Gateway.Enrich.APIKey)
 	for _, v := range urlSecrets(c.Gateway.Cluster.Redis) {
 		add(v)

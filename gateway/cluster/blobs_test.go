@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/toolsearch/toolsearch/internal/redistest"
+)
+
+// TestForgedBlobs: what a process that can write to Redis, but has no
+// cluster key, can make a replica read as a shared value. Each forgery is
+// refused as if the value were absent; the refusals are counted, and
+// logged once per kind however many reads meet them.
+func TestForgedBlobs(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, _ := open(t, srv.URL(0), "a", "fb")
+	b, lb := open(t, srv.URL(0), "b", "fb")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	genuine := []byte(`{"tools":[{"name":"echo"}]}`)
+	forged := []byte(`{"tools":[{"name":"echo","annotations":{"readOnlyHint":true}},{"name":"exfiltrate"}]}`)
+	for _, kind := range []string{"manifest", "index", "hints", "usage"} {
+		if err := a.PutBlob(ctx, kind, "d1", genuine); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored, err := rdb.Get(ctx, "fb:blob:manifest:d1").Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := openKey(t, srv.URL(0), "x", "fb", "another-cluster-key-0123456789abcdef")
+	sum := sha256.Sum256(forged)
+	tests := []struct {
+		name, kind, key string
+		val             func() []byte
+	}{
+		{name: "the data rewritten with its SHA-256 recomputed", kind: "manifest", key: "fb:blob:manifest:d1",
+			val: func() []byte { return append(sum[:], forged...) }},
+		{name: "the data rewritten behind the genuine tag", kind: "index", key: "fb:blob:index:d1",
+			val: func() []byte { return append(append([]byte{}, stored[:tagSize]...), forged...) }},
+		{name: "a genuine manifest copied under another digest", kind: "manifest", key: "fb:blob:manifest:d2",
+			val: func() []byte { return stored }},
+		{name: "a genuine manifest copied as hints", kind: "hints", key: "fb:blob:hints:d1",
+			val: func() []byte { return stored }},
+		{name: "a genuine manifest copied as learned usage", kind: "usage", key: "fb:blob:usage:d1",
+			val: func() []byte { return stored }},
+		{name: "a value tagged under another cluster key", kind: "usage", key: "fb:blob:usage:d3",
+			val: func() []byte { return append(other.tag("usage", "fb:blob:usage:d3", forged), forged...) }},
+		{name: "a value shorter than a tag", kind: "hints", key: "fb:blob:hints:d4",
+			val: func() []byte { return []byte("short") }},
+	}
+	for _, tc := range tests {
+		if err := rdb.Set(ctx, tc.key, tc.val(), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		digest := tc.key[strings.LastIndexByte(tc.key, ':')+1:]
+		for range 3 { // a read flood
+			got, err := b.GetBlob(ctx, tc.kind, digest)
+			if err != nil || got != nil {
+				t.Errorf("%s: GetBlob = %q, %v; want it refused as absent", tc.name, got, err)
+			}
+		}
+	}
+	if got := b.stats.blobRefused.Load(); got != int64(3*len(tests)) {
+		t.Errorf("refused %d values, want %d", got, 3*len(tests))
+	}
+	for _, kind := range []string{"manifest", "index", "hints", "usage"} {
+		if n := strings.Count(lb.String(), "kind="+kind+" "); n != 1 {
+			t.Errorf("the %s refusals were logged %d times, want once:\n%s", kind, n, lb.String())
+		}
+	}
+	var m bytes.Buffer
+	b.WriteMetrics(&m)
+	if want := `toolsearch_cluster_shared_refused_total{replica="b"} 21`; !strings.Contains(m.String(), want) {
+		t.Errorf("metrics lack %q:\n%s", want, m.String())
+	}
+	// A genuine value still reads, and a replica with another key reads
+	// none of them.
+	if got, err := b.GetBlob(ctx, "hints", "d1"); err != nil || got != nil {
+		t.Errorf("hints d1 was overwritten with a copy: %q, %v; want refused", got, err)
+	}
+	if err := a.PutBlob(ctx, "hints", "d1", genuine); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.GetBlob(ctx, "hints", "d1"); err != nil || !bytes.Equal(got, genuine) {
+		t.Errorf("a genuine value: %q, %v", got, err)
+	}
+	if got, err := other.GetBlob(ctx, "hints", "d1"); err != nil || got != nil {
+		t.Errorf("a replica with another key read %q, %v; want nothing", got, err)
+	}
+}
+
+// TestSwapBlobAfterAForgery: a forged value under a key stops no genuine
+// write for good: a swap over the value read (none, since the forgery is
+// refused) fails, as the value is there; a plain write replaces it.
+func TestSwapBlobAfterAForgery(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, _ := open(t, srv.URL(0), "a", "sw")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	if ok, err := a.SwapBlob(ctx, "usage", "learned", nil, []byte("v1")); err != nil || !ok {
+		t.Fatalf("first swap: %v, %v", ok, err)
+	}
+	if ok, err := a.SwapBlob(ctx, "usage", "learned", []byte("v1"), []byte("v2")); err != nil || !ok {
+		t.Fatalf("swap over the value read: %v, %v", ok, err)
+	}
+	if ok, err := a.SwapBlob(ctx, "usage", "learned", []byte("v1"), []byte("v3")); err != nil || ok {
+		t.Fatalf("swap over a stale value: %v, %v; want refused", ok, err)
+	}
+	if got, _ := a.GetBlob(ctx, "usage", "learned"); string(got) != "v2" {
+		t.Errorf("got %q, want v2", got)
+	}
+}
+
+// TestNoKeyNoSharing: without a cluster key no shared value is read or
+// written, and Open says why.
+func TestNoKeyNoSharing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, _ := open(t, srv.URL(0), "a", "nk")
+	n, lb := openKey(t, srv.URL(0), "n", "nk", "")
+	ctx := context.Background()
+	if err := a.PutBlob(ctx, "manifest", "d1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n.SharesValues() || !a.SharesValues() {
+		t.Errorf("SharesValues: %v without a key, %v with one", n.SharesValues(), a.SharesValues())
+	}
+	if _, err := n.GetBlob(ctx, "manifest", "d1"); !errors.Is(err, ErrNoKey) {
+		t.Errorf("GetBlob without a key: %v, want ErrNoKey", err)
+	}
+	if err := n.PutBlob(ctx, "manifest", "d1", []byte("y")); !errors.Is(err, ErrNoKey) {
+		t.Errorf("PutBlob without a key: %v, want ErrNoKey", err)
+	}
+	if _, err := n.SwapBlob(ctx, "manifest", "d1", nil, []byte("y")); !errors.Is(err, ErrNoKey) {
+		t.Errorf("SwapBlob without a key: %v, want ErrNoKey", err)
+	}
+	for _, want := range []string{"control the tool definitions and the ranking", "without TLS (redis://) and without a password"} {
+		if !strings.Contains(lb.String(), want) {
+			t.Errorf("Open's log lacks %q:\n%s", want, lb.String())
+		}
+	}
+}
