@@ -22,6 +22,12 @@ package gateway
 //   - /healthz says whether the cluster is reachable, and /metrics
 //     carries the replica's name on every sample.
 //
+// Manifests, the index, hints and learned usage are what a replica serves
+// and ranks by, so they are shared only when the Cluster authenticates
+// them (package cluster does under toolsearch.cluster.key; without it,
+// sharesValues is false and each replica keeps these to itself, as does
+// background enrichment).
+//
 // When the cluster cannot be reached, every one of these falls back to
 // what a gateway on its own does (the state directory, per-replica limits
 // and cap) and nothing waits on it. When it comes back, the gateway
@@ -90,6 +96,20 @@ const (
 // on top of the cluster's own per-command bound.
 const clusterTimeout = 3 * time.Second
 
+// sharesValues reports whether manifests, the index, hints and learned
+// usage are shared: a Cluster that says whether it authenticates them
+// (package cluster: a cluster key is configured) is asked; one that does
+// not say is taken to.
+func (g *Gateway) sharesValues() bool {
+	if g.cluster == nil {
+		return false
+	}
+	if s, ok := g.cluster.(interface{ SharesValues() bool }); ok {
+		return s.SharesValues()
+	}
+	return true
+}
+
 // manifestDigest names a server's shared manifest: what identifies its
 // tool list in the configuration (the same fingerprint as the state
 // directory's), with its key.
@@ -107,7 +127,7 @@ func indexDigest(snap *catalog.Snapshot) string {
 // sharedManifest reads the manifest of s another replica shared, nil when
 // there is none (or no cluster).
 func (g *Gateway) sharedManifest(s *config.Server) *manifest {
-	if g.cluster == nil {
+	if !g.sharesValues() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -147,7 +167,7 @@ func hintsDigest(servers []*config.Server) string {
 
 // sharedHintSet returns the hints other replicas shared, nil when none.
 func (g *Gateway) sharedHintSet() *hints.Set {
-	if g.cluster == nil || g.static {
+	if !g.sharesValues() || g.static {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -174,7 +194,7 @@ const maxHintSwaps = 20
 // sharing at once both keep their hints: the later reads and merges
 // again. It reports whether the shared value holds set's entries.
 func (g *Gateway) shareHints(set *hints.Set) bool {
-	if g.cluster == nil || set == nil || set.Len() == 0 {
+	if !g.sharesValues() || set == nil || set.Len() == 0 {
 		return false
 	}
 	digest := hintsDigest(g.cfg.Enabled())
@@ -225,7 +245,7 @@ func (g *Gateway) shareHints(set *hints.Set) bool {
 
 // shareManifest writes m for the other replicas.
 func (g *Gateway) shareManifest(s *config.Server, m *manifest) {
-	if g.cluster == nil {
+	if !g.sharesValues() {
 		return
 	}
 	data, err := json.Marshal(m)
@@ -242,7 +262,7 @@ func (g *Gateway) shareManifest(s *config.Server, m *manifest) {
 // loadSharedIndex returns the index another replica shared for snap, nil
 // when there is none.
 func (g *Gateway) loadSharedIndex(snap *catalog.Snapshot) *search.Index {
-	if g.cluster == nil || g.static {
+	if !g.sharesValues() || g.static {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -262,22 +282,23 @@ func (g *Gateway) loadSharedIndex(snap *catalog.Snapshot) *search.Index {
 	}
 	g.sharedLoads.Add(1)
 	g.log.Info("search index loaded from the cluster", "tools", len(snap.Tools()), "digest", digest[:12])
-	g.savedIndex = ix.SavedFingerprint()
+	g.sharedIndex = ix.SavedFingerprint() // the state directory still lacks it
 	return ix
 }
 
 // shareIndex writes the index data of snap for the other replicas.
-func (g *Gateway) shareIndex(snap *catalog.Snapshot, fp, data []byte) {
-	if g.cluster == nil {
-		return
+func (g *Gateway) shareIndex(snap *catalog.Snapshot, fp, data []byte) bool {
+	if !g.sharesValues() {
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
 	if err := g.cluster.PutBlob(ctx, sharedIndex, hex.EncodeToString(fp), data); err != nil {
 		g.log.Debug("could not share the search index", "err", err)
-		return
+		return false
 	}
 	g.log.Debug("shared the search index", "tools", len(snap.Tools()), "bytes", len(data))
+	return true
 }
 
 // rejoined writes again what a restarted cluster may have lost: the

@@ -74,16 +74,26 @@ func clusterConfig(t *testing.T, servers map[string]any, redisURL, prefix string
 	return writeConfig(t, servers, gw)
 }
 
+// testClusterKey is the cluster key of the replicas under test.
+const testClusterKey = "the-cluster-key-of-the-gateway-tests-0123"
+
 // newReplica makes a gateway of the config at path named name, with its
-// own Cluster; start starts it (and its cluster watcher), serve serves it
-// over loopback HTTP.
+// own Cluster (under testClusterKey); start starts it (and its cluster
+// watcher), serve serves it over loopback HTTP.
 func newReplica(t *testing.T, path, name string, start, serve bool) *replica {
+	t.Helper()
+	return newReplicaKey(t, path, name, testClusterKey, start, serve)
+}
+
+// newReplicaKey is newReplica with the cluster key key ("" for none).
+func newReplicaKey(t *testing.T, path, name, key string, start, serve bool) *replica {
 	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Gateway.Cluster.Replica = name
+	cfg.Gateway.Cluster.Key = key
 	r := &replica{log: &clusterLog{}}
 	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelInfo})).With("test_replica", name)
 	ctx, cancel := context.WithCancel(context.Background())

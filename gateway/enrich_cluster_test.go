@@ -20,6 +20,7 @@ func enrichReplica(t *testing.T, path, name, key string) *enrichRig {
 	t.Helper()
 	cfg := loadEnrichConfig(t, path, key)
 	cfg.Gateway.Cluster.Replica = name
+	cfg.Gateway.Cluster.Key = testClusterKey
 	cfg.Gateway.StateDir = t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := cluster.Open(ctx, cfg.Gateway.Cluster, slog.New(slog.DiscardHandler))

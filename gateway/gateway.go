@@ -279,10 +279,15 @@ type Gateway struct {
 	// cluster is shared with the other replicas (cluster.go), nil on
 	// its own; sharedLoads counts indexes loaded from it; reshareIndex
 	// asks the index saver to write the index again (a restarted cluster
-	// lost it).
+	// lost it); sharedIndex is the fingerprint of the catalog whose index
+	// is known to be in the cluster (as savedIndex is for the state
+	// directory); indexBuilds counts indexes built at start, when neither
+	// had one.
 	cluster      Cluster
 	sharedLoads  atomic.Int64
 	reshareIndex atomic.Bool
+	sharedIndex  []byte
+	indexBuilds  atomic.Int64
 
 	// feed and ui are Options.Feed and Options.UI; feedMu orders the
 	// server states told to the feed (feed.go).
@@ -403,13 +408,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.cat = catalog.New(v.snap)
-	if v.index = g.loadIndex(v.snap); v.index == nil { // saved index (indexcache.go)
-		v.index = g.loadSharedIndex(v.snap) // another replica's (cluster.go)
-	}
-	if v.index == nil {
-		v.index = search.Build(v.snap)
-		g.indexChanged()
-	}
+	v.index = g.startIndex(v.snap) // saved, shared or built (indexcache.go)
 	if g.cluster != nil {
 		g.cluster.OnChange(func(up bool) {
 			if up {
@@ -604,9 +603,11 @@ func (g *Gateway) startEnrich(ctx context.Context) {
 	}
 }
 
-// enrichCoordinator is the cluster's EnrichCoordinator, nil without one.
+// enrichCoordinator is the cluster's EnrichCoordinator, nil without one
+// (or when the cluster shares no hints: without a cluster key each replica
+// enriches on its own).
 func (g *Gateway) enrichCoordinator() EnrichCoordinator {
-	if g.cluster == nil {
+	if !g.sharesValues() {
 		return nil
 	}
 	c, _ := g.cluster.(EnrichCoordinator)

@@ -107,28 +107,51 @@ func (g *Gateway) saveIndexes(ctx context.Context) {
 	}
 }
 
+// startIndex is the index a gateway starts with for snap: the state
+// directory's saved one, else the one another replica shared, else one
+// built here (counted in indexBuilds). An index not yet known to be in the
+// cluster is shared once the catalog settles, including one read from the
+// state directory: a replica that restarts with its disk shares what it
+// loaded, so that a new replica need not build it.
+func (g *Gateway) startIndex(snap *catalog.Snapshot) *search.Index {
+	ix := g.loadIndex(snap)
+	if ix == nil {
+		ix = g.loadSharedIndex(snap) // another replica's (cluster.go)
+	}
+	if ix == nil {
+		g.indexBuilds.Add(1)
+		ix = search.Build(snap)
+		g.indexChanged()
+	} else if g.sharesValues() && g.sharedIndex == nil {
+		g.indexChanged()
+	}
+	return ix
+}
+
 // settleIndex replaces the current index by one built whole when updates
-// split it, and saves an index of the current catalog in the state
-// directory, and shares it with the other replicas, unless the one saved
-// last is for the same catalog.
+// split it, saves an index of the current catalog in the state directory
+// unless the one saved last is for the same catalog, and shares it with
+// the other replicas unless the one shared last is.
 func (g *Gateway) settleIndex() error {
 	v := g.cur.Load()
 	snap := v.snap
 	dir := g.cfg.Gateway.StateDir
 	if g.reshareIndex.Swap(false) {
-		g.savedIndex = nil
+		g.sharedIndex = nil
 	}
+	share := g.sharesValues()
 	var fp []byte
-	if dir != "" || g.cluster != nil {
-		if fp = search.Fingerprint(snap); bytes.Equal(fp, g.savedIndex) {
-			fp = nil
-		}
+	if dir != "" || share {
+		fp = search.Fingerprint(snap)
 	}
-	if fp == nil && v.index.Compact() {
+	save := dir != "" && !bytes.Equal(fp, g.savedIndex)
+	share = share && !bytes.Equal(fp, g.sharedIndex)
+	if !save && !share && v.index.Compact() {
 		return nil
 	}
-	whole := search.Build(snap)
-	if !v.index.Compact() {
+	whole := v.index
+	if !whole.Compact() {
+		whole = search.Build(snap)
 		g.mu.Lock()
 		if cur := g.cur.Load(); cur.snap == snap {
 			nv := &view{snap: cur.snap, index: whole, tokens: cur.tokens, extras: cur.extras,
@@ -137,16 +160,17 @@ func (g *Gateway) settleIndex() error {
 		}
 		g.mu.Unlock()
 	}
-	if fp == nil {
+	if !save && !share {
 		return nil
 	}
 	data, err := whole.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	g.shareIndex(snap, fp, data) // for the other replicas (cluster.go)
-	if dir == "" {
-		g.savedIndex = fp
+	if share && g.shareIndex(snap, fp, data) { // for the other replicas (cluster.go)
+		g.sharedIndex = fp
+	}
+	if !save {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -115,7 +115,7 @@ func (g *Gateway) loadLearned(ctx context.Context, l *learning) (*usage.Store, e
 // for none), for a SwapBlob that writes back over it only.
 func (g *Gateway) loadLearnedShared(ctx context.Context, l *learning) (*usage.Store, []byte, error) {
 	var data []byte
-	if g.cluster != nil {
+	if g.sharesValues() {
 		cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
 		var err error
 		data, err = g.cluster.GetBlob(cctx, sharedUsage, sharedUsageName)
@@ -232,7 +232,7 @@ func (l *learning) record(g *Gateway, terms []string, tool string, at time.Time)
 // records made while it is written are added to the merged record after.
 func (g *Gateway) saveLearning() error {
 	l := g.learn
-	if l == nil || (l.path == "" && g.cluster == nil) {
+	if l == nil || (l.path == "" && !g.sharesValues()) {
 		return nil
 	}
 	l.mu.Lock()
@@ -263,7 +263,7 @@ func (g *Gateway) saveLearning() error {
 			}
 		}
 		merged = m
-		if g.cluster == nil {
+		if !g.sharesValues() {
 			break
 		}
 		again, err := g.shareLearned(ctx, old, merged)
