@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/toolsearch/toolsearch/internal/redistest"
@@ -147,6 +149,122 @@ func TestNoKeyNoSharing(t *testing.T) {
 	for _, want := range []string{"control the tool definitions and the ranking", "without TLS (redis://) and without a password"} {
 		if !strings.Contains(lb.String(), want) {
 			t.Errorf("Open's log lacks %q:\n%s", want, lb.String())
+		}
+	}
+}
+
+// TestForgedSessionLeases: 300 leases written into Redis with far-future
+// expiries (by something that can write to it, not by a replica) do not
+// count against maxSessions: a new session is still accepted, the forged
+// leases are dropped, counted and logged once. A lease within what a
+// replica writes (now + the lease TTL) still counts.
+func TestForgedSessionLeases(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, lb := open(t, srv.URL(0), "a", "fl")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	now := time.Now()
+	var forged []redis.Z
+	for i := range 300 {
+		forged = append(forged, redis.Z{Score: float64(now.Add(time.Duration(i+1) * 24 * time.Hour).UnixMilli()), Member: fmt.Sprintf("evil/%d", i)})
+	}
+	// Two leases a replica could have written: they count.
+	forged = append(forged,
+		redis.Z{Score: float64(now.Add(leaseTTL / 2).UnixMilli()), Member: "other/1"},
+		redis.Z{Score: float64(now.Add(leaseTTL).UnixMilli()), Member: "other/2"})
+	if err := rdb.ZAdd(ctx, "fl:sessions", forged...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.OpenSessions(ctx); err != nil || n != 2 {
+		t.Errorf("OpenSessions = %d, %v; want the 2 genuine leases", n, err)
+	}
+	tests := []struct {
+		name   string
+		max    int
+		wantOK bool
+	}{
+		{name: "a cap of 3 has a place beside the 2 genuine leases", max: 3, wantOK: true},
+		{name: "a cap of 3 is then full", max: 3, wantOK: false},
+		{name: "a cap of 300 has room", max: 300, wantOK: true},
+	}
+	for _, tc := range tests {
+		_, ok, err := a.ReserveSession(ctx, tc.max)
+		if err != nil || ok != tc.wantOK {
+			t.Errorf("%s: ok %v, %v; want %v", tc.name, ok, err, tc.wantOK)
+		}
+	}
+	if n := rdb.ZCard(ctx, "fl:sessions").Val(); n != 4 {
+		t.Errorf("the lease set holds %d, want 4 (the forged ones dropped)", n)
+	}
+	if got := a.stats.leasesDropped.Load(); got != 300 {
+		t.Errorf("dropped %d forged leases, want 300", got)
+	}
+	if n := lb.count("dropped session leases"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, lb.String())
+	}
+}
+
+// TestReplayIsBounded: a replay on reconnect reads at most MaxStreamEvents
+// events of at most MaxEventBytes each, whatever a Redis writer pushed
+// onto the stream's list; past that it refuses the replay rather than
+// read the list whole. A full stream of genuine events replays whole.
+func TestReplayIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	a, _ := open(t, srv.URL(0), "a", "rb")
+	ctx := context.Background()
+	const ttl = time.Minute
+	tests := []struct {
+		name    string
+		genuine int                     // events appended by a replica
+		push    func(list string) []any // what a writer pushes after them
+		after   int                     // the client's Last-Event-ID
+		wantN   int                     // events replayed after it
+		wantErr error
+	}{
+		{name: "a full stream", genuine: MaxStreamEvents + 10, after: 9, wantN: MaxStreamEvents},
+		{name: "a genuine event copied 10,000 times onto the list", genuine: 3, after: -1, wantErr: ErrBadSession,
+			push: func(list string) []any {
+				sealed := rdb.LIndex(ctx, list, 0).Val() // it opens: it was sealed for this list
+				out := make([]any, 10000)
+				for i := range out {
+					out[i] = sealed
+				}
+				return out
+			}},
+		{name: "one event of 2 MiB", genuine: 3, after: -1, wantErr: ErrBadSession,
+			push: func(string) []any { return []any{strings.Repeat("x", 2<<20)} }},
+		{name: "one forged event of a normal size", genuine: 3, after: -1, wantErr: ErrBadSession,
+			push: func(string) []any { return []any{strings.Repeat("x", 100)} }},
+	}
+	for i, tc := range tests {
+		id := fmt.Sprintf("SESSION-REPLAY-%d", i)
+		if err := a.OpenEvents(ctx, id, "", ttl); err != nil {
+			t.Fatal(err)
+		}
+		for n := range tc.genuine {
+			if _, err := a.AppendEvent(ctx, id, "", fmt.Appendf(nil, `{"n":%d}`, n), 0, ttl); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, _, _ := a.eventKeys(id, "")
+		if tc.push != nil {
+			if err := rdb.RPush(ctx, list, tc.push(list)...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := a.EventsAfter(ctx, id, "", tc.after)
+		switch {
+		case tc.wantErr != nil:
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s: %d events, %v; want %v", tc.name, len(got), err, tc.wantErr)
+			}
+		case err != nil || len(got) != tc.wantN:
+			t.Errorf("%s: %d events, %v; want %d", tc.name, len(got), err, tc.wantN)
 		}
 	}
 }

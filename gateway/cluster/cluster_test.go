@@ -344,6 +344,8 @@ func TestOpen(t *testing.T) {
 		{name: "wrong password", cfg: config.Cluster{Redis: "redis://:wrong-password-123@" + srv.Addr() + "/0", Replica: "a"},
 			noSecret: "wrong-password-123", wantDown: "WRONGPASS"},
 		{name: "nobody listens", cfg: config.Cluster{Redis: "redis://127.0.0.1:1/0", Replica: "a"}, wantDown: "connection refused"},
+		{name: "the cluster key's variable is not set", cfg: config.Cluster{Redis: "redis://127.0.0.1:1/0", Replica: "a",
+			KeyProblem: errors.New(`"toolsearch.cluster.key": ${NO_KEY} is not set`)}, wantErr: "${NO_KEY} is not set"},
 		{name: "a bad database", cfg: config.Cluster{Redis: "redis://:pw-in-bad-url@" + srv.Addr() + "/notanumber"},
 			wantErr: "toolsearch.cluster.redis", noSecret: "pw-in-bad-url"},
 	})
@@ -364,6 +366,9 @@ type openCase struct {
 func runOpenCases(t *testing.T, tests []openCase) {
 	t.Helper()
 	for _, tc := range tests {
+		if tc.wantWrite && tc.cfg.Key == "" {
+			tc.cfg.Key = testKey // shared values need one
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			lb := &logBuf{}

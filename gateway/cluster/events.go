@@ -77,7 +77,10 @@ return index
 
 // afterScript returns {status, events…} for the events after index
 // ARGV[1]: status 1 with the events, 0 when the stream is unknown (not in
-// the session's set KEYS[3] as ARGV[2]), -1 when one was dropped.
+// the session's set KEYS[3] as ARGV[2]), -1 when one was dropped, -2 when
+// the list holds what no replica writes: more than ARGV[3] events after
+// the index, or an event over ARGV[4] bytes. A replay thus reads at most
+// ARGV[3] events of at most ARGV[4] bytes, whatever was put in the list.
 var afterScript = redis.NewScript(`
 if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 then
   return {0}
@@ -87,10 +90,23 @@ local start = tonumber(ARGV[1]) + 1 - first
 if start < 0 then
   return {-1}
 end
-local out = redis.call('LRANGE', KEYS[1], start, -1)
+local most = tonumber(ARGV[3])
+if redis.call('LLEN', KEYS[1]) - start > most then
+  return {-2}
+end
+local out = redis.call('LRANGE', KEYS[1], start, start + most - 1)
+local bound = tonumber(ARGV[4])
+for _, v in ipairs(out) do
+  if string.len(v) > bound then
+    return {-2}
+  end
+end
 table.insert(out, 1, 1)
 return out
 `)
+
+// sealOverhead is what sealing adds to an event: the nonce and the tag.
+const sealOverhead = 12 + 16
 
 // eventKeys are the keys of one stream: its list, its first, and the
 // session's set.
@@ -155,9 +171,11 @@ func (c *Cluster) AppendEvent(ctx context.Context, id, stream string, data []byt
 }
 
 // EventsAfter returns the events of a stream of session id after index
-// (-1 for all). It fails with ErrUnknownStream when the stream was never
-// opened or expired, ErrEventsPurged when one after index is no longer
-// kept, and ErrBadSession when an event does not open for the session.
+// (-1 for all): at most MaxStreamEvents, each at most MaxEventBytes. It
+// fails with ErrUnknownStream when the stream was never opened or
+// expired, ErrEventsPurged when one after index is no longer kept, and
+// ErrBadSession when an event does not open for the session, or the list
+// holds more or larger events than a replica keeps (Redis reads no more).
 func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int) ([][]byte, error) {
 	if index < -1 {
 		return nil, fmt.Errorf("cluster: event index %d", index)
@@ -168,7 +186,7 @@ func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int)
 	}
 	defer cancel()
 	list, first, set := c.eventKeys(id, stream)
-	res, err := afterScript.Run(cctx, c.rdb, []string{list, first, set}, index, list).Slice()
+	res, err := afterScript.Run(cctx, c.rdb, []string{list, first, set}, index, list, MaxStreamEvents, MaxEventBytes+sealOverhead).Slice()
 	if err = c.check(cctx, err); err != nil {
 		return nil, err
 	}
@@ -180,6 +198,11 @@ func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int)
 		return nil, ErrUnknownStream
 	case -1:
 		return nil, ErrEventsPurged
+	case -2:
+		c.stats.sessionRefused.Add(1)
+		c.log.Warn("refusing to replay a stream whose kept events are more or larger than a replica keeps (written by something else)",
+			"session", sessionName(id)[:12], "bound", MaxStreamEvents)
+		return nil, ErrBadSession
 	}
 	out := make([][]byte, 0, len(res)-1)
 	for _, v := range res[1:] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"time"
 
@@ -19,19 +20,31 @@ import (
 // leaseTTL is how long a lease lives without renewal.
 var leaseTTL = 30 * time.Second
 
-// reserveScript drops expired leases, then adds ARGV[1] expiring in ARGV[3]
-// ms if fewer than ARGV[2] remain, or if ARGV[1] is there already (a
-// session another replica holds too). It returns 1 when it added it.
+// leaseSlack is how far past now + leaseTTL a lease may expire and still
+// count: every lease is written on Redis's own clock (TIME) with an
+// expiry of now + leaseTTL, so no replica writes one later than that. A
+// lease that expires later was not written by a replica: anyone who can
+// write to Redis could otherwise fill the set with far-future leases and
+// have every replica refuse new sessions as if maxSessions were open.
+// Such leases are neither counted nor kept.
+const leaseSlack = 5 * time.Second
+
+// reserveScript drops expired leases and those expiring after now +
+// ARGV[3] + ARGV[4] ms (forged), then adds ARGV[1] expiring in ARGV[3] ms
+// if fewer than ARGV[2] remain, or if ARGV[1] is there already (a session
+// another replica holds too). It returns {1 when it added it, else 0; the
+// number of forged leases it dropped}.
 var reserveScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local forged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. (now + tonumber(ARGV[3]) + tonumber(ARGV[4])), '+inf')
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-  return 0
+  return {0, forged}
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[3]))
-return 1
+return {1, forged}
 `)
 
 // renewScript sets every lease of ARGV[2..] to expire ARGV[1] ms from now
@@ -46,11 +59,12 @@ redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[1]))
 return #ARGV - 1
 `)
 
-// countScript counts the leases that have not expired.
+// countScript counts the leases that have not expired and expire no
+// later than now + ARGV[1] ms (a later one is forged: reserveScript).
 var countScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, now + tonumber(ARGV[1]))
 `)
 
 // leaseTable is the leases this replica holds.
@@ -118,7 +132,15 @@ func (c *Cluster) reserve(ctx context.Context, id string, max int) (l *Lease, ok
 	c.leases.mu.Lock()
 	c.leases.m[id] = struct{}{}
 	c.leases.mu.Unlock()
-	n, err := reserveScript.Run(cctx, c.rdb, []string{c.key("sessions")}, id, max, leaseTTL.Milliseconds()).Int64()
+	res, err := reserveScript.Run(cctx, c.rdb, []string{c.key("sessions")}, id, max, leaseTTL.Milliseconds(), leaseSlack.Milliseconds()).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("cluster: Redis answered %d numbers for a session lease", len(res))
+	}
+	var n int64
+	if err == nil {
+		n = res[0]
+		c.droppedLeases(res[1])
+	}
 	if err = c.check(cctx, err); err != nil || n != 1 {
 		c.leases.mu.Lock()
 		delete(c.leases.m, id)
@@ -154,8 +176,20 @@ func (c *Cluster) OpenSessions(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer cancel()
-	n, err := countScript.Run(cctx, c.rdb, []string{c.key("sessions")}).Int()
+	n, err := countScript.Run(cctx, c.rdb, []string{c.key("sessions")}, (leaseTTL + leaseSlack).Milliseconds()).Int()
 	return n, c.check(cctx, err)
+}
+
+// droppedLeases counts n forged session leases dropped, and logs the
+// first drop.
+func (c *Cluster) droppedLeases(n int64) {
+	if n <= 0 {
+		return
+	}
+	if c.stats.leasesDropped.Add(n) == n {
+		c.log.Warn("dropped session leases that expire later than any replica writes one (written into Redis by something else)",
+			"leases", n, "key", c.key("sessions"))
+	}
 }
 
 // refreshLeases renews the leases of this replica's live sessions.

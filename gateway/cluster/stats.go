@@ -52,6 +52,7 @@ func (c *Cluster) WriteMetrics(w io.Writer) {
 	p("toolsearch_cluster_stream_delivered_total", "counter", "Messages received for an event stream this replica holds.", c.stats.streamDelivered.Load(), "")
 	p("toolsearch_cluster_events_kept_total", "counter", "Events of MCP sessions' SSE streams kept so that any replica can replay them.", c.stats.eventsKept.Load(), "")
 	p("toolsearch_cluster_events_replayed_total", "counter", "Kept events replayed to a client that resumed its stream.", c.stats.eventsReplayed.Load(), "")
+	p("toolsearch_cluster_session_leases_dropped_total", "counter", "Session leases dropped because they expire later than any replica writes one (forged).", c.stats.leasesDropped.Load(), "")
 	p("toolsearch_cluster_leases_taken_total", "counter", "Leases on shared work (a tool definition to enrich) this replica took.", c.stats.leasesTaken.Load(), "")
 	p("toolsearch_cluster_stream_refused_total", "counter", "Stream messages dropped because they did not open for their session (forged).", c.stats.streamRefused.Load(), "")
 }
