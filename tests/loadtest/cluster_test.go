@@ -66,6 +66,7 @@ func runClusterLoad(t *testing.T, replicas, sessions, ops int) {
 			t.Fatal(err)
 		}
 		cfg.Gateway.Cluster.Replica = fmt.Sprintf("r%d", i)
+		cfg.Gateway.Cluster.Key = "load-test-cluster-key-0123456789abcdef" // the replicas share manifests and the index
 		ctx, cancel := context.WithCancel(context.Background())
 		c, err := cluster.Open(ctx, cfg.Gateway.Cluster, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
