@@ -166,10 +166,12 @@ func TestManifestsAgree(t *testing.T) {
 	}
 	env := map[string]string{}
 	for _, e := range at(c, "env").([]any) {
-		env[str(e, "name")] = "from-the-secret-0123456789"
+		env[str(e, "name")] = "from-the-secret-0123456789-0123456789"
 	}
-	if _, ok := env[config.RedisPasswordEnv]; !ok {
-		t.Errorf("the pods get no $%s", config.RedisPasswordEnv)
+	for _, v := range []string{config.RedisPasswordEnv, config.ClusterKeyEnv} {
+		if _, ok := env[v]; !ok {
+			t.Errorf("the pods get no $%s", v)
+		}
 	}
 	text := str(cm, "data", "toolsearch.json")
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
@@ -178,6 +180,9 @@ func TestManifestsAgree(t *testing.T) {
 		t.Fatalf("the ConfigMap's configuration: %v", err)
 	}
 	g := cfg.Gateway
+	if g.Cluster.Key == "" {
+		t.Error("the replicas get no cluster key: they would share no manifest, index, hints or learned usage")
+	}
 	if !g.Cluster.On() || g.Serve.AuthToken == "" || g.Cluster.Password == "" {
 		t.Errorf("the ConfigMap's configuration: cluster %v, token %v, Redis password %v; want all three",
 			g.Cluster.On(), g.Serve.AuthToken != "", g.Cluster.Password != "")
