@@ -44,7 +44,7 @@ func BenchmarkGetBlob4MiB(b *testing.B) {
 }
 
 func openB(b *testing.B, url string) (*Cluster, error) {
-	c, err := Open(context.Background(), config.Cluster{Redis: url, Prefix: "bench", Replica: "b", TTL: time.Hour, MaxBlobBytes: 8 << 20}, slog.New(slog.DiscardHandler))
+	c, err := Open(context.Background(), config.Cluster{Redis: url, Prefix: "bench", Replica: "b", TTL: time.Hour, MaxBlobBytes: 8 << 20, Key: testKey}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -147,12 +147,12 @@ func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte)
 }
 
 // swapScript sets KEYS[1] to ARGV[2] (for ARGV[3] ms) if the value there
-// starts with the tag ARGV[1], or is absent when ARGV[1] is empty;
+// starts with the tag ARGV[1], or is absent (or empty) when ARGV[1] is empty;
 // it returns 1 when it did.
 var swapScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if ARGV[1] == '' then
-  if cur then return 0 end
+  if cur and cur ~= '' then return 0 end
 elseif not cur or string.sub(cur, 1, 32) ~= ARGV[1] then
   return 0
 end
@@ -178,6 +178,8 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 	var want []byte
 	if old != nil {
 		want = c.tag(kind, key, old)
+	} else if want, err = c.forgedTag(cctx, kind, key); err != nil {
+		return false, err
 	}
 	n, err := swapScript.Run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()).Int()
 	if err = c.check(cctx, err); err != nil {
@@ -187,6 +189,26 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 		c.stats.blobPuts.Add(1)
 	}
 	return n == 1, nil
+}
+
+// forgedTag returns the first tagSize bytes of the value at key when it
+// fails its tag, nil when there is none or it is genuine. GetBlob reads a
+// forged value as absent, so a swap over "absent" must replace it:
+// otherwise a forgery would block every write of its key until it
+// expired.
+func (c *Cluster) forgedTag(ctx context.Context, kind, key string) ([]byte, error) {
+	s, err := c.rdb.GetRange(ctx, key, 0, c.maxBlob+tagSize).Result()
+	if err = c.check(ctx, err); err != nil {
+		return nil, err
+	}
+	if s == "" {
+		return nil, nil
+	}
+	data := []byte(s)
+	if len(data) >= tagSize && int64(len(data)) <= c.maxBlob+tagSize && hmac.Equal(data[:tagSize], c.tag(kind, key, data[tagSize:])) {
+		return nil, nil
+	}
+	return data[:min(len(data), tagSize)], nil // what the script compares
 }
 
 // blobValue is the key of the shared value of kind and digest and what

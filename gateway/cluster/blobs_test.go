@@ -99,27 +99,34 @@ func TestForgedBlobs(t *testing.T) {
 	}
 }
 
-// TestSwapBlobAfterAForgery: a forged value under a key stops no genuine
-// write for good: a swap over the value read (none, since the forgery is
-// refused) fails, as the value is there; a plain write replaces it.
-func TestSwapBlobAfterAForgery(t *testing.T) {
+// TestSwapBlobOverAForgery: GetBlob reads a forged value as absent, and a
+// swap over "absent" replaces it, so a forgery cannot block the writes of
+// its key (hints, learned usage) until it expires; a genuine value there
+// still stops a swap that did not see it.
+func TestSwapBlobOverAForgery(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, _ := open(t, srv.URL(0), "a", "sw")
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
-	if ok, err := a.SwapBlob(ctx, "usage", "learned", nil, []byte("v1")); err != nil || !ok {
-		t.Fatalf("first swap: %v, %v", ok, err)
-	}
-	if ok, err := a.SwapBlob(ctx, "usage", "learned", []byte("v1"), []byte("v2")); err != nil || !ok {
-		t.Fatalf("swap over the value read: %v, %v", ok, err)
-	}
-	if ok, err := a.SwapBlob(ctx, "usage", "learned", []byte("v1"), []byte("v3")); err != nil || ok {
-		t.Fatalf("swap over a stale value: %v, %v; want refused", ok, err)
-	}
-	if got, _ := a.GetBlob(ctx, "usage", "learned"); string(got) != "v2" {
-		t.Errorf("got %q, want v2", got)
+	for i, forged := range []string{"", "short", strings.Repeat("f", 200)} {
+		digest := fmt.Sprint("learned", i)
+		if err := rdb.Set(ctx, "sw:blob:usage:"+digest, forged, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.GetBlob(ctx, "usage", digest); err != nil || got != nil {
+			t.Fatalf("forged %q: GetBlob = %q, %v; want absent", forged, got, err)
+		}
+		if ok, err := a.SwapBlob(ctx, "usage", digest, nil, []byte("genuine")); err != nil || !ok {
+			t.Errorf("forged %q: swap over it: %v, %v; want it replaced", forged, ok, err)
+		}
+		if got, _ := a.GetBlob(ctx, "usage", digest); string(got) != "genuine" {
+			t.Errorf("forged %q: then read %q, want genuine", forged, got)
+		}
+		if ok, err := a.SwapBlob(ctx, "usage", digest, nil, []byte("unseen")); err != nil || ok {
+			t.Errorf("a swap over a genuine value it did not see: %v, %v; want refused", ok, err)
+		}
 	}
 }
 
