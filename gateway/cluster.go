@@ -67,7 +67,10 @@ type Cluster interface {
 	// Up reports whether the cluster answered last time it was asked.
 	Up() bool
 	// GetBlob returns the shared value of kind and digest, nil when
-	// there is none; PutBlob stores one.
+	// there is none; PutBlob stores one. The gateway serves and ranks by
+	// these values, so an implementation must refuse one it did not
+	// write (package cluster tags them under the cluster key); one with
+	// a SharesValues() bool method that returns false is not asked.
 	GetBlob(ctx context.Context, kind, digest string) ([]byte, error)
 	PutBlob(ctx context.Context, kind, digest string, data []byte) error
 	// Take takes one request from the shared token bucket named bucket;
