@@ -227,5 +227,17 @@ func TestBrowser(t *testing.T) {
 		nothingRan(page + " on a phone")
 		shot(page, phone)
 	}
+	// Page after page in one tab: each shows its state. A page left (kept
+	// by the browser for going back) must give its event stream's
+	// connection back, or after six of them (a browser's connections to
+	// one server) the next page waits forever on "Loading…".
+	for i := range 10 {
+		page := []string{"searches", "servers", "clients", "economy", "searches"}[i%5]
+		do("opening "+page+" again", chromedp.Navigate(r.url+"/ui/"+page))
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](pageReady, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("load %d of one tab: the %s page did not render: %v\n%s", i+1, page, err, text())
+		}
+	}
+	eventually(t, "the pages left to give back their event streams", 10*time.Second, func() bool { return r.d.OpenStreams() <= 1 })
 	t.Logf("screenshots in %s", dir)
 }

@@ -9,6 +9,8 @@
   let state = null;
   let fetching = false;
   let again = false;
+  // stateTimeout bounds a fetch of the state, in milliseconds.
+  const stateTimeout = 15000;
 
   // el builds an element: attrs are set as attributes (names fixed here,
   // values any text), children are nodes or strings (text nodes).
@@ -273,21 +275,36 @@
     if (fetching) { again = true; return; }
     fetching = true;
     try {
-      const r = await fetch("/ui/api/state", { cache: "no-store" });
+      // A state that does not come is said, not waited for forever.
+      const r = await fetch("/ui/api/state", { cache: "no-store", signal: AbortSignal.timeout(stateTimeout) });
       if (!r.ok) throw new Error(r.status + " " + (await r.text()));
       state = await r.json();
       render();
     } catch (err) {
-      document.getElementById("page").replaceChildren(el("p", { class: "note" }, "Cannot read the state: " + err.message));
+      const why = err.name === "TimeoutError"
+        ? "no answer from /ui/api/state within " + stateTimeout / 1000 + " s (a browser opens at most six connections " +
+          "to one server, and each dashboard tab shown holds one: close some)"
+        : err.message;
+      document.getElementById("page").replaceChildren(el("p", { class: "note" }, "Cannot read the state: " + why));
     } finally {
       fetching = false;
       if (again) { again = false; refresh(); }
     }
   }
 
+  // live keeps one event stream open while the page is shown. A browser
+  // opens at most six connections to one host over HTTP/1.1, and an event
+  // stream holds one for as long as it is open: a page kept for going
+  // back (the back/forward cache) or a tab in the background would hold
+  // its stream, and after a few of them the next page's own requests
+  // would wait for a free connection forever. So the stream closes when
+  // the page is hidden or left, and opens again (with a fresh state) when
+  // it is shown.
+  let es = null;
   function live() {
+    if (es) return;
     const badge = document.getElementById("live");
-    const es = new EventSource("/ui/events");
+    es = new EventSource("/ui/events");
     es.addEventListener("state", (ev) => {
       badge.textContent = "live";
       badge.className = "live on";
@@ -295,6 +312,21 @@
       if (!state || seq !== state.seq) refresh();
     });
     es.onerror = () => { badge.textContent = "reconnecting…"; badge.className = "live off"; };
+  }
+
+  function pause() {
+    if (!es) return;
+    es.close();
+    es = null;
+    const badge = document.getElementById("live");
+    badge.textContent = "paused";
+    badge.className = "live off";
+  }
+
+  function resume() {
+    if (document.visibilityState === "hidden") return;
+    refresh();
+    live();
   }
 
   document.addEventListener("click", (ev) => {
@@ -305,6 +337,9 @@
     render();
   });
   window.addEventListener("popstate", render);
+  window.addEventListener("pagehide", pause);
+  window.addEventListener("pageshow", (ev) => { if (ev.persisted) resume(); });
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") pause(); else resume(); });
   refresh();
   live();
 })();
