@@ -663,7 +663,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	start := time.Now()
 	res, err := g.searchMany(ctx, args.Query, args.Queries, max, s.visibleFunc())
 	if g.feed != nil {
-		s.feedSearch(args, res, err, start) // feed.go
+		s.feedSearch(req, args, res, err, start) // feed.go
 	}
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {

@@ -360,6 +360,9 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 		mode := s.mode
 		s.mu.Unlock()
 		g.sawClient(version, metaClient(meta), mode)
+		if g.feed != nil {
+			s.feedClient(version, meta) // feed.go
+		}
 		return nil
 	}
 	s.mu.Lock()
@@ -426,6 +429,7 @@ func (s *session) adopt(req mcp.Request, version string, facts *clientFacts) {
 			_ = ss.Wait()
 			g.unregister(s)
 			g.dropSubscriptions(s)
+			s.feedClosed() // feed.go
 		}()
 	}
 }

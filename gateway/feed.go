@@ -114,6 +114,40 @@ type SessionEvent struct {
 	// SentTokens what its tool list costs.
 	FullTokens int
 	SentTokens int
+	// ClientDefers says that the client is one that defers MCP tools
+	// behind a tool search of its own (clientmode.go), in full exposure:
+	// the list it was sent is not what its model is shown. ClientTokens
+	// estimates what the model is shown then, in full exposure (0 in the
+	// others): the whole definitions of the always-loaded tools and a
+	// line with the name of each other tool, as such a client announces
+	// what it defers. It is set for shared servers too, whose clients are
+	// told apart by ClientSeen (ClientFeed).
+	ClientDefers bool
+	ClientTokens int
+}
+
+// ClientFeed is a Feed that is also told of the MCP 2026-07-28 clients a
+// shared server serves over HTTP (the dashboard is): those clients have
+// no session, and each request names its client in its _meta. ClientSeen
+// is called at each of their requests; as for every Feed method, it must
+// return at once and must not call back into the gateway.
+type ClientFeed interface {
+	ClientSeen(ClientEvent)
+}
+
+// ClientEvent is one request of an MCP 2026-07-28 client over HTTP.
+type ClientEvent struct {
+	Time time.Time
+	// Session is the gateway's number for the shared server that served
+	// the request.
+	Session string
+	// Client is the clientInfo name and version of the request's _meta
+	// (self-reported; "" when it has none), Protocol its version.
+	Client   string
+	Protocol string
+	// Defers says that the client is one that defers MCP tools behind a
+	// tool search of its own (clientmode.go).
+	Defers bool
 }
 
 // ServerView is one upstream server as a dashboard shows it.
@@ -157,10 +191,10 @@ func (g *Gateway) uiHandler(mux *http.ServeMux) {
 }
 
 // feedSearch tells the feed of a search.
-func (s *session) feedSearch(args searchArgs, res search.Result, err error, start time.Time) {
+func (s *session) feedSearch(req mcp.Request, args searchArgs, res search.Result, err error, start time.Time) {
 	g := s.g
 	ev := SearchEvent{Time: time.Now(), Query: args.Query, Queries: args.Queries, Duration: time.Since(start)}
-	ev.Session, ev.Client = s.feedID()
+	ev.Session, ev.Client = s.feedClientID(req)
 	if err != nil {
 		ev.Error = err.Error()
 	}
@@ -206,7 +240,7 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	start := time.Now()
 	res, err := g.callTool(ctx, req, name, args)
 	ev := CallEvent{Time: time.Now(), Tool: name, Duration: time.Since(start), Outcome: "ok"}
-	ev.Session, ev.Client = s.feedID()
+	ev.Session, ev.Client = s.feedClientID(req)
 	if t, rerr := g.resolve(name); rerr == nil {
 		ev.Server = t.Server
 	}
@@ -253,9 +287,25 @@ func (s *session) feedID() (id, client string) {
 func (s *session) feedIDLocked() (id, client string) {
 	id = fmt.Sprint(s.seq)
 	if s.shared {
-		return id, "clients of MCP 2026-07-28 (" + s.mode + ")"
+		return id, sharedClients(s.mode)
 	}
 	return id, s.client
+}
+
+// sharedClients is how the feed names the clients of a shared server
+// whose request did not name its own.
+func sharedClients(mode string) string { return "clients of MCP 2026-07-28 (" + mode + ")" }
+
+// feedClientID is feedID for one request: a shared server's request
+// names its own client in its _meta (self-reported, shown only).
+func (s *session) feedClientID(req mcp.Request) (id, client string) {
+	id, client = s.feedID()
+	if s.shared {
+		if c := metaClient(requestMeta(req)); c != "" {
+			client = c
+		}
+	}
+	return id, client
 }
 
 // feedSession tells the feed of the session's state. s.mu is held.
@@ -265,8 +315,41 @@ func (s *session) feedSession(v *view, closed bool) {
 	}
 	ev := SessionEvent{Time: time.Now(), Protocol: s.era, Shared: s.shared, Exposure: s.mode, Why: s.reason,
 		Closed: closed, FullTokens: s.g.visibleTokens(v), SentTokens: s.loadedTok}
+	if s.mode == config.ExposureFull {
+		ev.ClientDefers = s.facts.defersTools()
+		ev.ClientTokens = s.g.clientDeferredTokens(v)
+	}
 	ev.Session, ev.Client = s.feedIDLocked()
 	s.g.feed.SessionChanged(ev)
+}
+
+// clientDeferredTokens estimates what the model of a client that defers
+// MCP tools itself is shown of the full list of v: the always-loaded
+// tools whole, and of every other tool one line with its name.
+func (g *Gateway) clientDeferredTokens(v *view) int {
+	n := 0
+	for _, t := range v.snap.Tools() {
+		switch {
+		case !g.Visible(t):
+		case t.AlwaysLoad:
+			n += t.Tokens()
+		default:
+			n += catalog.CountTokens(v.exposedName(t) + "\n")
+		}
+	}
+	return n
+}
+
+// feedClient tells a ClientFeed of a request of a 2026-07-28 client
+// served by the shared server s.
+func (s *session) feedClient(version string, meta map[string]any) {
+	cf, ok := s.g.feed.(ClientFeed)
+	if !ok {
+		return
+	}
+	id, _ := s.feedID()
+	facts := metaFacts(meta)
+	cf.ClientSeen(ClientEvent{Time: time.Now(), Session: id, Client: metaClient(meta), Protocol: version, Defers: facts.defersTools()})
 }
 
 // feedClosed tells the feed a session ended.
