@@ -88,7 +88,22 @@ type sessionRow struct {
 	closedAt time.Time // zero while open
 	searches int
 	calls    int
+	// clients are the MCP 2026-07-28 clients a shared server served, by
+	// name and protocol; at most maxSeenClients, the least recent dropped.
+	clients map[seenKey]*seenClient
 }
+
+type seenKey struct{ client, protocol string }
+
+// seenClient is one client of a shared server.
+type seenClient struct {
+	first, last time.Time
+	requests    int
+	defers      bool
+}
+
+// maxSeenClients bounds the clients kept per shared server.
+const maxSeenClients = 32
 
 // New returns an empty Dashboard.
 func New(opts Options) *Dashboard {
@@ -114,6 +129,7 @@ func (d *Dashboard) Close() {
 var (
 	_ gateway.Feed       = (*Dashboard)(nil)
 	_ gateway.EnrichFeed = (*Dashboard)(nil)
+	_ gateway.ClientFeed = (*Dashboard)(nil)
 )
 
 // Searched implements gateway.Feed.
@@ -177,6 +193,42 @@ func (d *Dashboard) SessionChanged(ev gateway.SessionEvent) {
 		r.last = ev
 	}
 	d.add(event{Time: ev.Time, Session: &ev})
+}
+
+// ClientSeen implements gateway.ClientFeed: the request of a client of
+// a shared server is counted to it. A new client is a change; another
+// request of a known one is shown at the next change.
+func (d *Dashboard) ClientSeen(ev gateway.ClientEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.sessions[ev.Session]
+	if r == nil {
+		return // its server was never told of
+	}
+	if ev.Time.IsZero() {
+		ev.Time = d.opts.Now()
+	}
+	k := seenKey{ev.Client, ev.Protocol}
+	if c := r.clients[k]; c != nil {
+		c.last = ev.Time
+		c.requests++
+		return
+	}
+	if r.clients == nil {
+		r.clients = map[seenKey]*seenClient{}
+	}
+	if len(r.clients) >= maxSeenClients {
+		var oldest seenKey
+		var at time.Time
+		for k, c := range r.clients {
+			if at.IsZero() || c.last.Before(at) {
+				oldest, at = k, c.last
+			}
+		}
+		delete(r.clients, oldest)
+	}
+	r.clients[k] = &seenClient{first: ev.Time, last: ev.Time, requests: 1, defers: ev.Defers}
+	d.bump()
 }
 
 // ServersChanged implements gateway.Feed.

@@ -488,3 +488,68 @@ func TestEnrichChanged(t *testing.T) {
 		t.Errorf("a new status: seq %d, enrich %+v", s.Seq, s.Enrich)
 	}
 }
+
+// TestDeferredBy checks who is said to keep tools from a session's model,
+// and what the model is said to see.
+func TestDeferredBy(t *testing.T) {
+	t.Parallel()
+	defers := []SeenClient{{Client: "claude-code 2", Defers: true}}
+	mixed := append(slices.Clone(defers), SeenClient{Client: "other 1"})
+	for _, tc := range []struct {
+		name      string
+		ev        gateway.SessionEvent
+		clients   []SeenClient
+		wantBy    string
+		wantModel int
+	}{
+		{"search exposure: the gateway", gateway.SessionEvent{Exposure: "search", FullTokens: 1000, SentTokens: 100}, nil, "gateway", 100},
+		{"full, a client that defers", gateway.SessionEvent{Exposure: "full", FullTokens: 1000, SentTokens: 1000, ClientDefers: true, ClientTokens: 80}, nil, "client", 80},
+		{"full, a client that does not", gateway.SessionEvent{Exposure: "full", FullTokens: 1000, SentTokens: 1000, ClientTokens: 80}, nil, "", 1000},
+		{"search, a client that defers: the gateway's list counts", gateway.SessionEvent{Exposure: "search", FullTokens: 1000, SentTokens: 100, ClientDefers: true}, nil, "gateway", 100},
+		{"full, an estimate over the list is not a saving", gateway.SessionEvent{Exposure: "full", FullTokens: 10, SentTokens: 10, ClientDefers: true, ClientTokens: 12}, nil, "", 10},
+		{"shared in full, every client defers", gateway.SessionEvent{Shared: true, Exposure: "full", FullTokens: 1000, SentTokens: 1000, ClientTokens: 80}, defers, "client", 80},
+		{"shared in full, one client does not", gateway.SessionEvent{Shared: true, Exposure: "full", FullTokens: 1000, SentTokens: 1000, ClientTokens: 80}, mixed, "", 1000},
+		{"shared in full, no request yet", gateway.SessionEvent{Shared: true, Exposure: "full", FullTokens: 1000, SentTokens: 1000, ClientTokens: 80}, nil, "", 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			by, model := deferredBy(tc.ev, tc.clients)
+			if by != tc.wantBy || model != tc.wantModel {
+				t.Errorf("deferred by %q, model sees %d; want %q, %d", by, model, tc.wantBy, tc.wantModel)
+			}
+		})
+	}
+}
+
+// TestClientsSeen checks what a shared server's clients show: each once
+// by name and protocol, its requests counted, the latest first, at most
+// maxSeenClients, and nothing for a server never told of.
+func TestClientsSeen(t *testing.T) {
+	t.Parallel()
+	d, c := newClocked(100, time.Hour)
+	d.ClientSeen(gateway.ClientEvent{Time: c.now(), Session: "7", Client: "ghost 1"})
+	d.SessionChanged(gateway.SessionEvent{Time: c.now(), Session: "7", Shared: true, Exposure: "full"})
+	for i := range maxSeenClients + 5 {
+		c.add(time.Second)
+		d.ClientSeen(gateway.ClientEvent{Time: c.now(), Session: "7", Client: fmt.Sprint("client-", i), Protocol: "2026-07-28"})
+	}
+	c.add(time.Second)
+	seq := d.State().Seq
+	d.ClientSeen(gateway.ClientEvent{Time: c.now(), Session: "7", Client: "client-10", Protocol: "2026-07-28"})
+	st := d.State()
+	if st.Seq != seq {
+		t.Errorf("another request of a known client moved the state (seq %d → %d)", seq, st.Seq)
+	}
+	got := st.Sessions[0].Clients
+	if len(got) != maxSeenClients {
+		t.Fatalf("%d clients kept, want %d", len(got), maxSeenClients)
+	}
+	if got[0].Client != "client-10" || got[0].Requests != 2 || !got[0].Last.After(got[0].First) {
+		t.Errorf("the latest client %+v: want client-10, with 2 requests", got[0])
+	}
+	for _, s := range got {
+		if s.Client == "ghost 1" || s.Client == "client-0" {
+			t.Errorf("kept %q: want the server's unknown client and the least recent dropped", s.Client)
+		}
+	}
+}

@@ -99,6 +99,9 @@ type rigOptions struct {
 	// enrich turns background enrichment on, against a stand-in of an
 	// OpenAI-compatible server that answers every request with hints.
 	enrich bool
+	// exposure is toolsearch.exposure ("": search); idle is
+	// toolsearch.http.sessionIdleTimeout ("": the default).
+	exposure, idle string
 }
 
 // rig is a started gateway with a dashboard, served on a loopback port.
@@ -107,6 +110,8 @@ type rig struct {
 	d     *dashboard.Dashboard
 	url   string
 	token string
+	// exposure is the configured exposure, which stdio connections get.
+	exposure string
 }
 
 // newRig starts a gateway with the hostile server (and, with npm, the
@@ -129,12 +134,19 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		servers["everything"] = map[string]any{"command": everything}
 		servers["memory"] = map[string]any{"command": memory, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}
 	}
-	ts := map[string]any{"stateDir": t.TempDir(), "exposure": "search"}
+	ts := map[string]any{"stateDir": t.TempDir(), "exposure": cmp.Or(o.exposure, "search")}
 	if o.dashboard != nil {
 		ts["dashboard"] = o.dashboard
 	}
+	httpSettings := map[string]any{}
 	if o.token != "" {
-		ts["http"] = map[string]any{"authToken": o.token}
+		httpSettings["authToken"] = o.token
+	}
+	if o.idle != "" {
+		httpSettings["sessionIdleTimeout"] = o.idle
+	}
+	if len(httpSettings) > 0 {
+		ts["http"] = httpSettings
 	}
 	if o.enrich {
 		stand := enrichtest.New(t, enrichtest.OpenAI, nil)
@@ -191,7 +203,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			t.Fatalf("server %s is %s (%s)", st.Key, st.State, st.Error)
 		}
 	}
-	return &rig{g: g, d: d, url: srv.URL, token: o.token}
+	return &rig{g: g, d: d, url: srv.URL, token: o.token, exposure: cfg.Gateway.Exposure}
 }
 
 // bearer adds the rig's token to requests.
@@ -211,14 +223,49 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // client connects an MCP client named name to the rig's /mcp.
 func (r *rig) client(t *testing.T, name string) *mcp.ClientSession {
 	t.Helper()
-	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
+	return r.clientAs(t, name, "1.0", "2025-11-25")
+}
+
+// clientAs connects an MCP client of the given name, version and
+// protocol version (2026-07-28 has no session) to the rig's /mcp.
+func (r *rig) clientAs(t *testing.T, name, version, protocol string) *mcp.ClientSession {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: version}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer{r.token, http.DefaultTransport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatalf("connecting %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// stdio connects an MCP client of the given name and protocol version
+// to the rig's gateway as serve's stdio does (one connection, one
+// client), over in-memory transports; closing the client ends the
+// connection.
+func (r *rig) stdio(t *testing.T, name, protocol string) *mcp.ClientSession {
+	t.Helper()
+	return r.stdioIn(t, r.exposure, name, "1.0", protocol)
+}
+
+// stdioIn is stdio in the given exposure, for a client of the given
+// version.
+func (r *rig) stdioIn(t *testing.T, exposure, name, version, protocol string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := r.g.Connect(ctx, exposure, st); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: version}, nil).Connect(ctx, ct,
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatalf("connecting %s over stdio: %v", name, err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs

@@ -113,8 +113,32 @@ type Session struct {
 	Closed     *time.Time `json:"closed,omitempty"`
 	FullTokens int        `json:"fullTokens"`
 	SentTokens int        `json:"sentTokens"`
-	Searches   int        `json:"searches"`
-	Calls      int        `json:"calls"`
+	// DeferredBy says who keeps tools from the model: "gateway" (search
+	// or dynamic exposure), "client" (a client that defers MCP tools
+	// behind its own tool search, sent the full list) or "" (nobody).
+	DeferredBy string `json:"deferredBy"`
+	// ModelTokens is what the model is shown of the tool list: the
+	// tokens sent, or, when the client defers, an estimate of what it
+	// shows its model (the always-loaded tools whole, a line per other
+	// tool's name).
+	ModelTokens int `json:"modelTokens"`
+	Searches    int `json:"searches"`
+	Calls       int `json:"calls"`
+	// Clients are the MCP 2026-07-28 clients a shared server served,
+	// the latest first (empty for a session, whose client is Client).
+	Clients []SeenClient `json:"clients"`
+}
+
+// SeenClient is one MCP 2026-07-28 client of a shared server, as its
+// requests named it (self-reported).
+type SeenClient struct {
+	Client   string    `json:"client"`
+	Protocol string    `json:"protocol"`
+	First    time.Time `json:"first"`
+	Last     time.Time `json:"last"`
+	Requests int       `json:"requests"`
+	// Defers says that it defers MCP tools behind its own tool search.
+	Defers bool `json:"defers"`
 }
 
 // Search outcomes.
@@ -154,6 +178,7 @@ type Search struct {
 type Call struct {
 	Time       time.Time `json:"time"`
 	Session    string    `json:"session"`
+	Client     string    `json:"client"`
 	Tool       string    `json:"tool"`
 	Server     string    `json:"server"`
 	Outcome    string    `json:"outcome"`
@@ -178,9 +203,14 @@ type Miss struct {
 // lists cost.
 type Economy struct {
 	Points []Point `json:"points"`
-	// Full and Sent are the sums over the sessions shown.
-	Full int `json:"full"`
-	Sent int `json:"sent"`
+	// Full, Sent and Model are the sums over the sessions shown (Model:
+	// what their models are shown, see Session.ModelTokens); ByClient is
+	// the part of Sent that clients deferring tools themselves kept from
+	// their models.
+	Full     int `json:"full"`
+	Sent     int `json:"sent"`
+	Model    int `json:"model"`
+	ByClient int `json:"byClient"`
 }
 
 // Point is the open sessions' tokens at one time.
@@ -222,9 +252,13 @@ func (d *Dashboard) State() State {
 			c := r.closedAt
 			s.Closed = &c
 		}
+		s.Clients = seenClients(r.clients)
+		s.DeferredBy, s.ModelTokens = deferredBy(r.last, s.Clients)
 		st.Sessions = append(st.Sessions, s)
 		st.Economy.Full += s.FullTokens
 		st.Economy.Sent += s.SentTokens
+		st.Economy.Model += s.ModelTokens
+		st.Economy.ByClient += s.SentTokens - s.ModelTokens
 	}
 	slices.SortFunc(st.Sessions, func(a, b Session) int {
 		return cmp.Or(cmp.Compare(b.Opened.UnixNano(), a.Opened.UnixNano()), strings.Compare(a.ID, b.ID))
@@ -235,6 +269,37 @@ func (d *Dashboard) State() State {
 	}
 	d.follow(&st, now)
 	return st
+}
+
+// seenClients are a shared server's clients, the latest first.
+func seenClients(m map[seenKey]*seenClient) []SeenClient {
+	out := make([]SeenClient, 0, len(m))
+	for k, c := range m {
+		out = append(out, SeenClient{Client: k.client, Protocol: k.protocol, First: c.first, Last: c.last,
+			Requests: c.requests, Defers: c.defers})
+	}
+	slices.SortFunc(out, func(a, b SeenClient) int {
+		return cmp.Or(b.Last.Compare(a.Last), strings.Compare(a.Client, b.Client), strings.Compare(a.Protocol, b.Protocol))
+	})
+	return out
+}
+
+// deferredBy says who keeps tools from the session's model, and what the
+// model is shown. A client that defers tools itself counts in full
+// exposure only (in the others the gateway sent less already); a shared
+// server counts as one when every client it served does.
+func deferredBy(ev gateway.SessionEvent, clients []SeenClient) (string, int) {
+	byClient := ev.ClientDefers
+	if ev.Shared && len(clients) > 0 {
+		byClient = !slices.ContainsFunc(clients, func(c SeenClient) bool { return !c.Defers })
+	}
+	switch {
+	case ev.Exposure != "full" && ev.SentTokens < ev.FullTokens:
+		return "gateway", ev.SentTokens
+	case ev.Exposure == "full" && byClient && ev.ClientTokens < ev.SentTokens:
+		return "client", ev.ClientTokens
+	}
+	return "", ev.SentTokens
 }
 
 // follow reads the events in order: each search with the loads and calls
@@ -263,7 +328,7 @@ func (d *Dashboard) follow(st *State, now time.Time) {
 			}
 		case e.Call != nil:
 			ev := e.Call
-			c := Call{Time: ev.Time, Session: ev.Session, Tool: ev.Tool, Server: ev.Server, Outcome: ev.Outcome,
+			c := Call{Time: ev.Time, Session: ev.Session, Client: ev.Client, Tool: ev.Tool, Server: ev.Server, Outcome: ev.Outcome,
 				DurationMS: ms(ev.Duration), Arguments: ev.Arguments, Result: ev.Result}
 			lastAct[ev.Session] = e.Seq
 			if s := ledTo(bySession[ev.Session], ev.Tool); s != nil {

@@ -115,12 +115,38 @@
         el("pre", {}, e.lastError)) : null);
   }
 
+  // clientCell names a session's client; a shared server (MCP 2026-07-28
+  // clients have no session) lists the clients its requests named.
+  function clientCell(s) {
+    if (!s.shared) {
+      return [s.client || "(unnamed)", el("div", { class: "why" }, s.protocol ? "MCP " + s.protocol : "")];
+    }
+    const seen = (s.clients || []).map((c) => el("li", { "data-client": c.client },
+      c.client || "(unnamed)", " ", el("span", { class: "why" },
+        "MCP " + c.protocol + ", " + num(c.requests) + (c.requests === 1 ? " request" : " requests") + ", last " + ago(c.last))));
+    return [
+      el("div", { class: "why" }, "no session: every MCP 2026-07-28 client of this exposure"),
+      seen.length ? el("ul", { class: "seen" }, seen) : el("span", { class: "note" }, "no request yet"),
+    ];
+  }
+
+  // stateCell is a session's state: open or closed (and when), or, for a
+  // shared server, which has no session to close, its last request.
+  function stateCell(s) {
+    if (s.shared) {
+      const last = (s.clients || [])[0];
+      return [badge("shared"), el("div", { class: "why" }, last ? "last request " + ago(last.last) : "since " + time(s.opened))];
+    }
+    if (s.open) return [badge("open"), el("div", { class: "why" }, "since " + time(s.opened))];
+    return [badge("closed"), el("div", { class: "why" }, time(s.opened) + " to " + time(s.closed))];
+  }
+
   function clients(st) {
-    const rows = st.sessions.map((s) => el("tr", { "data-session": s.id },
+    const rows = st.sessions.map((s) => el("tr", { "data-session": s.id, "data-state": s.shared ? "shared" : s.open ? "open" : "closed" },
       el("td", {}, "#" + s.id),
-      el("td", {}, s.client || (s.shared ? "" : "(unnamed)"), el("div", { class: "why" }, s.protocol ? "MCP " + s.protocol : "")),
+      el("td", { class: "client" }, clientCell(s)),
       el("td", {}, badge(s.exposure), el("div", { class: "why" }, s.why)),
-      el("td", {}, badge(s.open ? "open" : "closed"), el("div", { class: "why" }, "since " + time(s.opened))),
+      el("td", {}, stateCell(s)),
       el("td", { class: "num" }, num(s.searches)),
       el("td", { class: "num" }, num(s.calls)),
       el("td", { class: "num" }, num(s.sentTokens) + " / " + num(s.fullTokens))));
@@ -159,7 +185,7 @@
       el("td", {}, m.error ? el("span", { class: "why" }, m.error) : list(m.results.slice(0, 5))),
       el("td", { class: "hide-narrow" }, ago(m.last))));
     const rows = st.searches.map((s) => el("tr", {},
-      el("td", {}, time(s.time), el("div", { class: "why" }, "#" + s.session)),
+      el("td", {}, time(s.time), el("div", { class: "why" }, "#" + s.session), el("div", { class: "why client" }, s.client)),
       el("td", {}, query(s), s.error ? el("div", { class: "why" }, s.error) : null),
       el("td", {}, s.form || "—"),
       el("td", {}, list(s.results.slice(0, 8)), s.total > 8 ? el("div", { class: "why" }, "of " + num(s.total)) : null),
@@ -220,27 +246,45 @@
     return root;
   }
 
+  function pct(part, whole) { return whole > 0 ? Math.round((part / whole) * 100) : 0; }
+
+  // deferral says who keeps a session's tools from its model.
+  function deferral(s) {
+    if (s.deferredBy === "client") return el("div", { class: "why" }, "deferred by the client's own tool search (estimate)");
+    if (s.deferredBy === "gateway") return el("div", { class: "why" }, "deferred by toolsearch");
+    return el("div", { class: "why" }, "not deferred");
+  }
+
   function economy(st) {
     const e = st.economy;
-    const saved = e.full > 0 ? Math.round((1 - e.sent / e.full) * 100) : 0;
     const maxFull = Math.max(1, ...st.sessions.map((s) => s.fullTokens));
     const rows = st.sessions.map((s) => el("tr", { "data-session": s.id },
       el("td", {}, "#" + s.id, el("div", { class: "why" }, s.client)),
-      el("td", {}, badge(s.exposure)),
+      el("td", {}, badge(s.exposure), deferral(s)),
       el("td", { class: "num" }, num(s.fullTokens)),
       el("td", { class: "num" }, num(s.sentTokens)),
-      el("td", { class: "barcell" }, bars(s.fullTokens, s.sentTokens, maxFull))));
+      el("td", { class: "num" }, s.deferredBy === "client" ? "≈ " + num(s.modelTokens) : num(s.modelTokens)),
+      el("td", { class: "num", "data-saved": s.id }, pct(s.fullTokens - s.modelTokens, s.fullTokens) + " %"),
+      el("td", { class: "barcell" }, bars(s.fullTokens, s.modelTokens, maxFull))));
+    const cards = [
+      el("div", { class: "card" }, "Full lists would cost", el("b", { id: "full-total" }, num(e.full))),
+      el("div", { class: "card" }, "Sent", el("b", { id: "sent-total" }, num(e.sent))),
+      el("div", { class: "card" }, "Saved by toolsearch", el("b", { id: "saved-gateway" }, pct(e.full - e.sent, e.full) + " %")),
+    ];
+    if (e.byClient > 0) {
+      cards.push(el("div", { class: "card" }, "Saved by the clients' own tool search",
+        el("b", { id: "saved-client" }, "≈ " + pct(e.byClient, e.full) + " %"),
+        el("div", { class: "why" }, "estimate: the clients load the always-loaded tools and a line per other tool's name")));
+    }
+    cards.push(el("div", { class: "card" }, "Saved", el("b", { id: "saved-total" }, pct(e.full - e.model, e.full) + " %")));
     return [
       el("h2", {}, "Context economy"),
-      el("div", { class: "cards" },
-        el("div", { class: "card" }, "Full lists would cost", el("b", { id: "full-total" }, num(e.full))),
-        el("div", { class: "card" }, "Sent", el("b", { id: "sent-total" }, num(e.sent))),
-        el("div", { class: "card" }, "Saved", el("b", {}, saved + " %"))),
+      el("div", { class: "cards" }, cards),
       el("p", { class: "legend" }, el("span", { class: "kf" }, "full tool list"), el("span", { class: "ks" }, "sent"),
         el("span", { class: "note" }, "tokens over the open sessions, over time")),
       plot(e.points),
       el("h2", {}, "Per session"),
-      table(["Session", "Exposure", "Full list", "Sent", ""], rows, "No client has connected yet."),
+      table(["Session", "Exposure", "Full list", "Sent", "Model sees", "Saved", ""], rows, "No client has connected yet."),
     ];
   }
 
