@@ -193,7 +193,7 @@
       el("td", {}, calledList(s.called)),
       el("td", {}, badge(s.outcome))));
     const calls = st.calls.map((c) => el("tr", {},
-      el("td", {}, time(c.time), el("div", { class: "why" }, "#" + c.session)),
+      el("td", {}, time(c.time), el("div", { class: "why" }, "#" + c.session), el("div", { class: "why client" }, c.client)),
       el("td", {}, el("code", {}, c.tool), recorded(c)),
       el("td", {}, badge(c.outcome)),
       el("td", { class: "num" }, c.durationMs.toFixed(1) + " ms")));
