@@ -404,6 +404,10 @@ func (s *session) adopt(req mcp.Request, version string, facts *clientFacts) {
 		return
 	}
 	s.era, s.client, s.ss = version, client, ss
+	if s.facts == nil {
+		// Shown (feed.go) whatever the exposure; auto decides by them.
+		s.facts = facts
+	}
 	auto := s.auto
 	s.mu.Unlock()
 	if auto {

@@ -40,6 +40,8 @@ func TestSessionsShown(t *testing.T) {
 			"modern-stdio 1.0", false, "search", "gateway"},
 		{"Claude Code over stdio in full: its own tool search saves", "auto", "stdio", "claude-code", "2026-07-28",
 			"claude-code 1.0", false, "full", "client"},
+		{"Claude Code over stdio in full by configuration: its own tool search saves", "full", "stdio", "claude-code", "2026-07-28",
+			"claude-code 1.0", false, "full", "client"},
 		{"a client in full that defers nothing saves nothing", "full", "stdio", "plain-client", "2025-11-25",
 			"plain-client 1.0", false, "full", ""},
 		{"a session over HTTP ends when idle", "search", "idle", "idle-client", "2025-11-25",
