@@ -262,10 +262,10 @@
       el("td", {}, "#" + s.id, el("div", { class: "why" }, s.client)),
       el("td", {}, badge(s.exposure), deferral(s)),
       el("td", { class: "num" }, num(s.fullTokens)),
-      el("td", { class: "num" }, num(s.sentTokens)),
+      el("td", { class: "num hide-narrow" }, num(s.sentTokens)),
       el("td", { class: "num" }, s.deferredBy === "client" ? "≈ " + num(s.modelTokens) : num(s.modelTokens)),
       el("td", { class: "num", "data-saved": s.id }, pct(s.fullTokens - s.modelTokens, s.fullTokens) + " %"),
-      el("td", { class: "barcell" }, bars(s.fullTokens, s.modelTokens, maxFull))));
+      el("td", { class: "barcell hide-narrow" }, bars(s.fullTokens, s.modelTokens, maxFull))));
     const cards = [
       el("div", { class: "card" }, "Full lists would cost", el("b", { id: "full-total" }, num(e.full))),
       el("div", { class: "card" }, "Sent", el("b", { id: "sent-total" }, num(e.sent))),
@@ -284,7 +284,8 @@
         el("span", { class: "note" }, "tokens over the open sessions, over time")),
       plot(e.points),
       el("h2", {}, "Per session"),
-      table(["Session", "Exposure", "Full list", "Sent", "Model sees", "Saved", ""], rows, "No client has connected yet."),
+      table(["Session", "Exposure", "Full list", ["Sent", { class: "hide-narrow" }], "Model sees", "Saved", ["", { class: "hide-narrow" }]],
+        rows, "No client has connected yet."),
     ];
   }
 
