@@ -18,8 +18,8 @@
 // TestClientMatrix runs every pinned version of each client (the
 // top-level npm packages are the newest, claude-code-previous and
 // codex-previous the ones before) in every exposure, over stdio and
-// HTTP, cold and warm, and logs a table of the cases; the warm cases of
-// the previous versions run only with TOOLSEARCH_CLIENTS_MATRIX=all.
+// HTTP, cold and warm, and logs a table of the cases; the warm cases
+// run only with TOOLSEARCH_CLIENTS_MATRIX=all.
 //
 // TOOLSEARCH_CLIENTS_DUMP=1 logs every Messages API request Claude Code
 // sent, what it sent the gateway, and the gateway's log.
