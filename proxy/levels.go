@@ -201,26 +201,26 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 	}
 	r := readRefusal(b, o.sent, resp.Request.Header)
 	if o.retries < maxRetries {
-		if r.named.drop != keep {
-			next, lowered := p.levels.lower(o.req.model, o.level, messages.Refusal{Feature: r.named.String(), Below: r.named.drop.strategy(), Message: r.message})
+		if r.drop() != keep {
+			next, lowered := p.levels.lower(o.req.model, o.level, messages.Refusal{Feature: r.Named(), Below: r.drop().strategy(), Message: r.Message})
 			if lowered {
 				p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", o.req.model,
-					"refused", r.named.String(), "from", o.level.String(), "to", next.String())
-				return &refusedError{o: o, next: next, what: r.named.String()}
+					"refused", r.Named(), "from", o.level.String(), "to", next.String())
+				return &refusedError{o: o, next: next, what: r.Named()}
 			}
-		} else if !r.any {
+		} else if !r.Names {
 			if next, ok := r.below(o.level); ok {
 				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying one level lower",
-					"model", o.req.model, "status", resp.StatusCode, "from", o.level.String(), "to", next.String(), "message", r.message)
+					"model", o.req.model, "status", resp.StatusCode, "from", o.level.String(), "to", next.String(), "message", r.Message)
 				return &refusedError{o: o, next: next, what: "the request",
-					unnamed: &unnamedStep{from: o.level, d: next.rank(), message: r.message}}
+					unnamed: &unnamedStep{from: o.level, d: next.rank(), message: r.Message}}
 			}
 		}
 	}
-	if r.named.drop == dropEmulate {
+	if r.drop() == dropEmulate {
 		msg := fmt.Sprintf("the upstream refused %s, part of tool search, and the proxy could not send the request without it; "+
-			"send it without tool search (no defer_loading tools, no tool_reference blocks): %s", r.named.String(), r.message)
-		p.log.Warn("proxy: the upstream refuses tool search and no level helps", "model", o.req.model, "refused", r.named.String())
+			"send it without tool search (no defer_loading tools, no tool_reference blocks): %s", r.Named(), r.Message)
+		p.log.Warn("proxy: the upstream refuses tool search and no level helps", "model", o.req.model, "refused", r.Named())
 		body := errorBody("invalid_request_error", msg)
 		resp.StatusCode, resp.Status = http.StatusBadRequest, "400 Bad Request"
 		resp.Header.Set("Content-Type", "application/json")

@@ -419,13 +419,13 @@ func foldSystemMessages(msgs []json.RawMessage) ([]json.RawMessage, int) {
 // the upstream gets a request without the feature, and may not know the
 // name.
 var (
-	toolSearchBetas = []string{"advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19"}
-	systemBetas     = []string{"mid-conversation-system-2026-04-07"}
+	toolSearchBetas = []string{messages.BetaAdvancedToolUse, messages.BetaToolSearchTool}
+	systemBetas     = []string{messages.BetaSystemMessages}
 	// inlineBetas go when inline definitions are named by reference.
 	inlineBetas = []string{messages.BetaInlineTools}
 	// foldBetas go when system messages are folded: no system message and
 	// no tool change is left.
-	foldBetas = []string{"mid-conversation-system-2026-04-07", messages.BetaToolChanges, messages.BetaInlineTools}
+	foldBetas = []string{messages.BetaSystemMessages, messages.BetaToolChanges, messages.BetaInlineTools}
 )
 
 // filterBetas returns the anthropic-beta header values without the named

@@ -285,16 +285,16 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			// fold, and not remembered.
 			rf := readRefusal(body, sent, r.Header)
 			switch {
-			case rf.named.drop == dropFold || rf.named.drop == dropInline:
-				refused := messages.Refusal{Feature: rf.named.String(), Below: messages.Classic, Message: rf.message}
+			case rf.drop() == dropFold || rf.drop() == dropInline:
+				refused := messages.Refusal{Feature: rf.Named(), Below: messages.Classic, Message: rf.Message}
 				if _, lowered := p.levels.lower(req.model, level{emulate: true}, refused); lowered {
-					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.named.String())
+					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Named())
 					req.applyToolChanges()
 					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
 					return
 				}
-			case !rf.any && (rf.present[dropFold] || rf.present[dropInline]):
-				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying with system messages folded", "model", req.model, "message", rf.message)
+			case !rf.Names && (rf.Changes(messages.Classic) || rf.Changes(messages.ReferenceAdd)):
+				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying with system messages folded", "model", req.model, "message", rf.Message)
 				req.applyToolChanges()
 				p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
 				return

@@ -16,8 +16,9 @@
 //     it (inline definitions named by reference, or tool changes left out
 //     and system messages folded);
 //   - FoldSystemMessages: {"role":"system"} messages folded into user text;
-//   - RefusalOf: which feature an endpoint's 400 refuses, and the richest
-//     Strategy that does without it.
+//   - RefusalTo: which feature of the request it answered an endpoint's
+//     400 refuses, however worded, and the richest Strategy that does
+//     without it (RefusalOf, without the request, is deprecated).
 //
 // It imports no SDK and no transport: package anthropic (the SDK adapter)
 // and package proxy (which sees request bodies only) share it.
