@@ -148,7 +148,10 @@ func readAgainst(body []byte, feats []feature, roles []string) Reading {
 		r.uses[f.below] = true
 		switch {
 		case ix.names(f):
-			if !r.Names || f.below > named.below {
+			// Of two names of one level, the longer is the more precise
+			// ("mid-conversation-tool-changes-2026-07-01" over
+			// "tool_changes", whose words it holds).
+			if !r.Names || f.below > named.below || (f.below == named.below && len(f.name) > len(named.name)) {
 				named = f
 			}
 			r.Names = true
