@@ -127,7 +127,7 @@ func (ts *Toolset) Send(ctx context.Context, svc MessageSender, conv *Conversati
 // The next Turn for that model uses it. It returns false for any other
 // error, or when there is nothing plainer.
 func (ts *Toolset) Downgrade(turn *Turn, err error) (Strategy, bool) {
-	r, ok := ReadRefusal(err)
+	r, ok := readRefusal(err, turn)
 	if !ok || turn == nil || !ts.decision.SearchOn {
 		return turn.strategyOrPlain(), false
 	}

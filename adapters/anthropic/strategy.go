@@ -1,8 +1,11 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -96,31 +99,106 @@ func (c *Capabilities) Downgrade(endpoint, model string, from, to Strategy, why 
 // messages.Refusal).
 type Refusal = messages.Refusal
 
-// ReadRefusal recognises a 400 that names a block type, tool type, role or
-// beta the endpoint does not take (*sdk.Error from the SDK, or any error
-// whose text carries the endpoint's message), and says which strategy does
-// without it. Other errors (a bad schema, rate limits, an unknown tool
-// reference: a bug, not a capability) give false.
-func ReadRefusal(err error) (Refusal, bool) {
+// ReadRefusal recognises a 400 (or 422) that names a block type, tool
+// type, role, field or beta the endpoint does not take, and says which
+// strategy does without it. When err is the SDK's *sdk.Error, the error is
+// read against the request it answered (its body and anthropic-beta
+// header as sent; see messages.RefusalTo): a name counts only when that
+// request used it, however the endpoint words it. Any other error is read
+// by its text alone, as RefusalOf does. Other errors (a bad schema, rate
+// limits, an unknown tool reference: a bug, not a capability) give false.
+func ReadRefusal(err error) (Refusal, bool) { return readRefusal(err, nil) }
+
+// RefusalTo reads err against the request it answered: sent is the
+// request body and betas its anthropic-beta values. It is ReadRefusal for
+// a caller that sends requests by other means than the SDK.
+func RefusalTo(err error, sent []byte, betas []string) (Refusal, bool) {
 	if err == nil {
 		return Refusal{}, false
 	}
+	msg, ok := errorBody(err)
+	if !ok {
+		return Refusal{}, false
+	}
+	return refused(messages.RefusalTo([]byte(msg), sent, betas))
+}
+
+// readRefusal reads err against the request the SDK sent, or else against
+// turn (its params and betas) when there is one.
+func readRefusal(err error, turn *Turn) (Refusal, bool) {
+	if err == nil {
+		return Refusal{}, false
+	}
+	msg, ok := errorBody(err)
+	if !ok {
+		return Refusal{}, false
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		if sent, ok := sentBody(apiErr.Request); ok {
+			return refused(messages.RefusalTo([]byte(msg), sent, apiErr.Request.Header.Values("anthropic-beta")))
+		}
+	}
+	if turn != nil {
+		if sent, err := json.Marshal(turn.Params); err == nil {
+			return refused(messages.RefusalTo([]byte(msg), sent, turn.Betas))
+		}
+	}
+	//lint:ignore SA1019 without the request, the text is all there is to read.
+	return messages.RefusalOf(msg)
+}
+
+// errorBody is the endpoint's answer in err: the raw body of an SDK error
+// (false when its status is not a refusal's), or else the error's text.
+func errorBody(err error) (string, bool) {
 	msg := err.Error()
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		if apiErr.StatusCode != 400 {
-			return Refusal{}, false
+		if apiErr.StatusCode != http.StatusBadRequest && apiErr.StatusCode != http.StatusUnprocessableEntity {
+			return "", false
 		}
 		if raw := strings.TrimSpace(apiErr.RawJSON()); raw != "" {
 			msg = raw
 		}
 	}
-	return RefusalOf(msg)
+	return msg, true
 }
 
-// RefusalOf reads the message of a 400 (its body or its error text); see
-// ReadRefusal.
-func RefusalOf(msg string) (Refusal, bool) { return messages.RefusalOf(msg) }
+// maxSentBody bounds the request body read back to read a refusal against.
+const maxSentBody = 32 << 20
+
+// sentBody is the body of a request the SDK sent, read again from
+// GetBody, and false when it cannot be.
+func sentBody(req *http.Request) ([]byte, bool) {
+	if req == nil || req.GetBody == nil {
+		return nil, false
+	}
+	rc, err := req.GetBody()
+	if err != nil {
+		return nil, false
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxSentBody))
+	return b, err == nil && len(b) > 0
+}
+
+// refused is a reading as a Refusal: true when it names a feature a
+// plainer strategy drops.
+func refused(r messages.Reading) (Refusal, bool) {
+	if !r.Refused() {
+		return Refusal{}, false
+	}
+	return r.Refusal, true
+}
+
+// RefusalOf reads the message of a 400 (its body or its error text)
+// without the request it answered; see messages.RefusalOf.
+//
+// Deprecated: use ReadRefusal with the SDK's error, or RefusalTo with the
+// request sent: a name counts only when the request used it.
+func RefusalOf(msg string) (Refusal, bool) {
+	return messages.RefusalOf(msg)
+}
 
 // chooseStrategy is the strategy before any downgrade, and why.
 func (ts *Toolset) chooseStrategy(model string) (Strategy, string) {
