@@ -294,39 +294,53 @@ func TestToolsetDeferRewritten(t *testing.T) {
 }
 
 // TestLevelsBounded: what the proxy learns per model is bounded (model
-// names come from requests), and a level only goes down.
+// names come from requests), a level only goes down, and next remembers
+// nothing (take does, once the upstream took a lower level).
 func TestLevelsBounded(t *testing.T) {
 	t.Parallel()
 	ls := newLevels(Config{})
-	sys := messages.Refusal{Feature: "system message", Below: messages.Classic}
-	refs := messages.Refusal{Feature: "tool_reference", Below: messages.Plain}
 	for i := range maxModels + 10 {
-		if _, ok := ls.lower(fmt.Sprintf("model-%d", i), level{}, sys); !ok {
-			t.Fatalf("model %d: not lowered", i)
+		model := fmt.Sprintf("model-%d", i)
+		next, ok := ls.next(model, level{}, dropFold)
+		if !ok || next != (level{fold: true}) {
+			t.Fatalf("model %d: next %+v, %v", i, next, ok)
 		}
+		if l, _ := ls.get(model); l != (level{}) {
+			t.Fatalf("model %d: next remembered %+v", i, l)
+		}
+		ls.take(model, next, "system message refused")
 	}
 	if len(ls.m) != maxModels {
 		t.Fatalf("%d models remembered, want %d", len(ls.m), maxModels)
 	}
-	got, ok := ls.lower("model-0", level{fold: true}, refs)
+	got, ok := ls.next("model-0", level{fold: true}, dropEmulate)
 	if !ok || !got.fold || !got.emulate {
 		t.Fatalf("lowered to %+v, %v", got, ok)
 	}
-	if _, ok := ls.lower("model-0", level{fold: true, emulate: true}, sys); ok {
+	if !ls.take("model-0", got, "tool_reference refused") {
+		t.Fatal("a lower level taken was not remembered")
+	}
+	if _, ok := ls.next("model-0", level{fold: true, emulate: true}, dropFold); ok {
 		t.Fatal("a level went down twice for one feature")
+	}
+	if ls.take("model-0", level{fold: true}, "richer") {
+		t.Fatal("a richer level replaced a lower one")
 	}
 	if l, _ := ls.get("model-0"); l != (level{fold: true, emulate: true}) {
 		t.Fatalf("remembered %+v", l)
 	}
-	inline := messages.Refusal{Feature: "tool_definition", Below: messages.ReferenceAdd}
-	if got, ok := ls.lower("m", level{}, inline); !ok || got != (level{noInline: true}) {
+	if got, ok := ls.next("m", level{}, dropInline); !ok || got != (level{noInline: true}) {
 		t.Fatalf("an inline-tools refusal lowered the level to %+v, %v (want inline tools by reference)", got, ok)
 	}
-	if _, ok := ls.lower("m", level{noInline: true}, inline); ok {
+	ls.take("m", level{noInline: true}, "tool_definition refused")
+	if _, ok := ls.next("m", level{noInline: true}, dropInline); ok {
 		t.Fatal("an inline-tools refusal lowered the level twice")
 	}
-	if got, ok := ls.lower("m", level{noInline: true}, sys); !ok || got != (level{noInline: true, fold: true}) {
+	if got, ok := ls.next("m", level{noInline: true}, dropFold); !ok || got != (level{noInline: true, fold: true}) {
 		t.Fatalf("a system-message refusal after an inline one: %+v, %v", got, ok)
+	}
+	if _, ok := ls.next("m", level{}, keep); ok {
+		t.Fatal("a refusal of nothing a level drops lowered the level")
 	}
 }
 

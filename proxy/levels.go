@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/toolsearch/toolsearch/adapters/messages"
 )
 
 // level is what emulate mode does to a request for its upstream. The
@@ -54,9 +52,9 @@ func (l level) String() string {
 
 // levels remembers, per model, the level the upstream takes: each starts at
 // what the configuration says (Config.ToolSearch, Config.SystemMessages;
-// Unknown probes), and a refusal that names a feature (a 400 that
-// readRefusal reads), or a lower level the upstream took after a refusal
-// that named nothing, lowers it for the rest of the proxy's life.
+// Unknown probes), and a lower level the upstream took after it refused a
+// request (a 400 that readRefusal reads) lowers it for the rest of the
+// proxy's life. A refusal alone lowers nothing for later requests.
 type levels struct {
 	start level
 	why   string
@@ -95,40 +93,53 @@ func (ls *levels) get(model string) (level, string) {
 	return ls.start, ls.why
 }
 
-// lower records that the upstream refused what a request sent at level
-// from carried, and returns the level to retry at; false when the refusal
-// names nothing the level still sends (the refusal is then the client's
-// to read).
-func (ls *levels) lower(model string, from level, r messages.Refusal) (level, bool) {
-	next := from
-	switch r.Below {
-	case messages.Plain:
-		next.emulate = true
-	case messages.Classic:
-		next.fold = true
-	case messages.ReferenceAdd:
-		next.noInline = true
-	default:
+// next is the level to retry a request at after the upstream refused it
+// at level from for something that level d drops, with what the memory
+// already holds for the model; false when that is from (the refusal names
+// nothing the level still sends: it is then the client's to read). It
+// records nothing: a level is remembered only once the upstream takes a
+// request sent at it (take).
+func (ls *levels) next(model string, from level, d drop) (level, bool) {
+	if d == keep {
 		return from, false
 	}
+	next := from.with(d)
 	ls.mu.Lock()
-	defer ls.mu.Unlock()
 	cur, ok := ls.m[model]
+	ls.mu.Unlock()
 	if ok {
 		next.noInline = next.noInline || cur.l.noInline
 		next.fold = next.fold || cur.l.fold
 		next.emulate = next.emulate || cur.l.emulate
 	}
-	if next == from {
-		return from, false
+	return next, next != from
+}
+
+// take records that the upstream took a request of the model sent at
+// level l after it refused the request at a richer one (why says what it
+// refused), and returns whether the memory changed. A level only goes
+// down: l is merged with what is remembered.
+func (ls *levels) take(model string, l level, why string) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	cur, ok := ls.m[model]
+	if ok {
+		l.noInline = l.noInline || cur.l.noInline
+		l.fold = l.fold || cur.l.fold
+		l.emulate = l.emulate || cur.l.emulate
+		if l == cur.l {
+			return false
+		}
+	} else if l == ls.start {
+		return false
 	}
 	if !ok && len(ls.m) >= maxModels {
 		// Model names come from requests: the memory stays bounded, and a
-		// model past the bound still gets its retry, only not remembered.
-		return next, true
+		// model past the bound still gets its retries, only not remembered.
+		return false
 	}
-	ls.m[model] = levelEntry{l: next, why: fmt.Sprintf("the upstream refused %s: %s", r.Feature, r.Message)}
-	return next, true
+	ls.m[model] = levelEntry{l: l, why: why}
+	return true
 }
 
 // maxModels bounds the models levels remembers.
@@ -139,20 +150,22 @@ const maxModels = 256
 type refusedError struct {
 	o    *outgoing
 	next level
-	// unnamed is set when the refusal named nothing the request used: the
-	// next level is a guess, remembered only if the upstream takes it.
-	unnamed *unnamedStep
+	// pending is what the retry remembers if the upstream takes it.
+	pending *pendingLevel
 	what    string
 }
 
 func (e *refusedError) Error() string { return "the upstream refused " + e.what }
 
-// unnamedStep is a retry one level lower after a refusal that named
-// nothing: from is the level refused, d what the retry drops, message the
-// upstream's words.
-type unnamedStep struct {
-	from    level
-	d       drop
+// pendingLevel is a retry at a lower level after a refusal, remembered for
+// the model only if the upstream takes it: what names the feature refused
+// ("a request naming nothing" when the refusal named nothing the request
+// used) and message is the upstream's words. A refusal alone never lowers
+// the level for later requests: a client could make the upstream refuse a
+// feature its request carries (a malformed tool_reference) for every
+// client of the model.
+type pendingLevel struct {
+	what    string
 	message string
 }
 
@@ -169,9 +182,10 @@ const maxRefusalBody = 1 << 20
 
 // checkRefusal reads an upstream answer in emulate mode (see refusal.go).
 // A 400 (or 422) that names a feature the request used and a lower level
-// drops lowers the level for the model and asks for a retry; one that names
-// nothing the request used asks for a retry one level lower, where a lower
-// level changes the request, remembered only once the upstream takes it.
+// drops asks for a retry at that level; one that names nothing the request
+// used asks for a retry one level lower, where a lower level changes the
+// request. Either level is remembered for the model only once the upstream
+// takes a request sent at it.
 // Nothing has reached the client yet. Any other answer, and the last
 // refusal, go to the client unchanged, except a refusal of tool search the
 // proxy could not get past: that one becomes a clean 400 naming the
@@ -183,9 +197,9 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 		return nil
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if s := o.unnamed; s != nil {
-			if next, lowered := p.levels.lower(o.req.model, s.from, messages.Refusal{Feature: "a request naming nothing", Below: s.d.strategy(), Message: s.message}); lowered {
-				p.log.Info("proxy: the upstream took the request one level lower; remembered", "model", o.req.model, "level", next.String())
+		if s := o.pending; s != nil {
+			if p.levels.take(o.req.model, o.level, fmt.Sprintf("the upstream refused %s: %s", s.what, s.message)) {
+				p.log.Info("proxy: the upstream took the request at a lower level; remembered", "model", o.req.model, "level", o.level.String())
 			}
 		}
 		return nil
@@ -202,18 +216,17 @@ func (p *Proxy) checkRefusal(resp *http.Response) error {
 	r := readRefusal(b, o.sent, resp.Request.Header)
 	if o.retries < maxRetries {
 		if r.drop() != keep {
-			next, lowered := p.levels.lower(o.req.model, o.level, messages.Refusal{Feature: r.Named(), Below: r.drop().strategy(), Message: r.Message})
-			if lowered {
+			if next, lower := p.levels.next(o.req.model, o.level, r.drop()); lower {
 				p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", o.req.model,
 					"refused", r.Named(), "from", o.level.String(), "to", next.String())
-				return &refusedError{o: o, next: next, what: r.Named()}
+				return &refusedError{o: o, next: next, what: r.Named(), pending: &pendingLevel{what: r.Named(), message: r.Message}}
 			}
 		} else if !r.Names {
 			if next, ok := r.below(o.level); ok {
 				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying one level lower",
 					"model", o.req.model, "status", resp.StatusCode, "from", o.level.String(), "to", next.String(), "message", r.Message)
 				return &refusedError{o: o, next: next, what: "the request",
-					unnamed: &unnamedStep{from: o.level, d: next.rank(), message: r.Message}}
+					pending: &pendingLevel{what: "a request naming nothing", message: r.Message}}
 			}
 		}
 	}

@@ -14,12 +14,13 @@
 //     learns, per model, what the upstream takes (see level): a request
 //     goes as the client sent it until the upstream answers a 400 that
 //     names a feature the request used (a role, block type, field or beta,
-//     however worded; see readRefusal); then the level is lowered for the
-//     model and the same request sent again, before anything reaches the
-//     client: once per refused feature, at most three times. A 400 that
-//     names nothing the request used is retried one level lower, where
-//     that changes the request, and the level remembered only if the
-//     upstream takes it; the last refusal reaches the client unchanged. The
+//     however worded; see readRefusal); then the same request is sent
+//     again at a lower level, before anything reaches the client: once per
+//     refused feature, at most three times. A 400 that names nothing the
+//     request used is retried one level lower, where that changes the
+//     request. A lower level is remembered for the model only once the
+//     upstream takes a request sent at it; the last refusal reaches the
+//     client unchanged. The
 //     levels follow the strategies of package messages. Lowered, inline
 //     definitions (tool_definition) are named by reference and declared
 //     in tools with defer_loading; then the tools tool_addition blocks
@@ -437,8 +438,9 @@ type outgoing struct {
 	retries int
 	// sent is the body sent upstream, which a refusal is read against.
 	sent []byte
-	// unnamed is set on a retry after a refusal that named nothing.
-	unnamed *unnamedStep
+	// pending is set on a retry after a refusal: the level is remembered
+	// if the upstream takes it.
+	pending *pendingLevel
 }
 
 // rewriteOutgoing points a forwarded request at the upstream and applies
@@ -500,7 +502,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	var refused *refusedError
 	if errors.As(err, &refused) {
 		o := refused.o
-		how := p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1, &refused.next, refused.unnamed)
+		how := p.serveEmulated(w, o.in, o.route, o.body, o.req, o.retries+1, &refused.next, refused.pending)
 		p.log.Info("proxy: request retried", "model", o.req.model, "retry", o.retries+1, "how", how)
 		return
 	}
@@ -615,18 +617,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) string {
 // serveEmulated sends a request at the level learnt for its model (see
 // levels): as sent, with inline definitions named by reference, with
 // system messages folded, or with tool search emulated. A refusal that
-// names a feature the request carried lowers the level and sends the
-// request again (through upstreamError): at most three times, each time
-// strictly lower. A retry names its level (at), and unnamed when it is a
-// step down after a refusal that named nothing.
-func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int, at *level, unnamed *unnamedStep) string {
+// names a feature the request carried sends the request again at a lower
+// level (through upstreamError): at most three times, each time strictly
+// lower. A retry names its level (at), and pending what it remembers if
+// the upstream takes it.
+func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route string, body []byte, req *request, retries int, at *level, pending *pendingLevel) string {
 	lv, _ := p.levels.get(req.model)
 	if at != nil {
 		lv.noInline = lv.noInline || at.noInline
 		lv.fold = lv.fold || at.fold
 		lv.emulate = lv.emulate || at.emulate
 	}
-	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries, unnamed: unnamed}
+	o := &outgoing{in: r, route: route, body: body, req: req, level: lv, retries: retries, pending: pending}
 	if lv.emulate {
 		o.dropBetas = append(o.dropBetas, toolSearchBetas...)
 	}

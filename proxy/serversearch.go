@@ -207,6 +207,13 @@ func (p *Proxy) answerCalls(ctx context.Context, plan *serverPlan, content []jso
 // search tool; the server_tool_use and tool_search_tool_result blocks that
 // answer it follow as soon as the search has run.
 func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *request, fold bool, drop []string) {
+	p.serverSearch(w, r, req, fold, drop, nil)
+}
+
+// serverSearch is serveServerSearch; pending is set on a retry with
+// system messages folded after a refusal, remembered for the model once
+// the upstream takes the retry's first round.
+func (p *Proxy) serverSearch(w http.ResponseWriter, r *http.Request, req *request, fold bool, drop []string, pending *pendingLevel) {
 	plan, err := p.planServer(req, fold)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -282,21 +289,23 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			// instead (that needs defer_loading), so it too is folded:
 			// the added tools go into tools. A refusal that names nothing
 			// the request used is folded too when there is something to
-			// fold, and not remembered.
+			// fold. Either is remembered only once the upstream takes the
+			// folded request.
 			rf := readRefusal(body, sent, r.Header)
+			retry := &pendingLevel{what: rf.Named(), message: rf.Message}
 			switch {
 			case rf.drop() == dropFold || rf.drop() == dropInline:
-				refused := messages.Refusal{Feature: rf.Named(), Below: messages.Classic, Message: rf.Message}
-				if _, lowered := p.levels.lower(req.model, level{emulate: true}, refused); lowered {
+				if _, lower := p.levels.next(req.model, level{emulate: true}, dropFold); lower {
 					p.log.Info("proxy: the upstream refused a feature; retrying at a lower level", "model", req.model, "refused", rf.Named())
 					req.applyToolChanges()
-					p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
+					p.serverSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...), retry)
 					return
 				}
 			case !rf.Names && (rf.Changes(messages.Classic) || rf.Changes(messages.ReferenceAdd)):
 				p.log.Info("proxy: the upstream refused the request naming nothing it used; retrying with system messages folded", "model", req.model, "message", rf.Message)
+				retry.what = "a request naming nothing"
 				req.applyToolChanges()
-				p.serveServerSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...))
+				p.serverSearch(w, r, req, true, append(append([]string(nil), drop...), foldBetas...), retry)
 				return
 			}
 		}
@@ -304,6 +313,12 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 			p.log.Warn("proxy: upstream refused an emulated search round", "status", status, "round", round)
 			fail(status, apiErrorFrom(status, body))
 			return
+		}
+		if round == 0 && pending != nil {
+			folded := level{emulate: true, fold: true}
+			if p.levels.take(req.model, folded, "the upstream refused "+pending.what+": "+pending.message) {
+				p.log.Info("proxy: the upstream took the request at a lower level; remembered", "model", req.model, "level", folded.String())
+			}
 		}
 		if !req.stream {
 			if err := json.Unmarshal(body, &m); err != nil || m.Type != "message" {
