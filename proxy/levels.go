@@ -2,12 +2,16 @@ package proxy
 
 import (
 	"bytes"
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // level is what emulate mode does to a request for its upstream. The
@@ -53,24 +57,34 @@ func (l level) String() string {
 // levels remembers, per model, the level the upstream takes: each starts at
 // what the configuration says (Config.ToolSearch, Config.SystemMessages;
 // Unknown probes), and a lower level the upstream took after it refused a
-// request (a 400 that readRefusal reads) lowers it for the rest of the
-// proxy's life. A refusal alone lowers nothing for later requests.
+// request (a 400 that readRefusal reads) lowers it. A refusal alone lowers
+// nothing for later requests.
+//
+// Model names come from requests, so the memory is bounded: names are
+// keyed by modelKey (at most maxModelName bytes and a digest), and at most
+// maxModels are remembered, the least recently used forgotten first (a
+// forgotten model probes again: one refused request more).
 type levels struct {
 	start level
 	why   string
 
-	mu sync.Mutex
-	m  map[string]levelEntry
+	mu  sync.Mutex
+	m   map[string]*list.Element // of *levelEntry
+	lru list.List                // most recently used first
 }
 
 type levelEntry struct {
-	l   level
-	why string
+	model string
+	l     level
+	why   string
 }
+
+// maxModels bounds the models levels remembers.
+const maxModels = 256
 
 // newLevels returns the memory of a proxy; only emulate mode reads it.
 func newLevels(cfg Config) *levels {
-	ls := &levels{m: map[string]levelEntry{}}
+	ls := &levels{m: map[string]*list.Element{}}
 	ls.start = level{fold: cfg.SystemMessages == Unsupported, emulate: cfg.ToolSearch == Unsupported}
 	switch {
 	case ls.start.emulate:
@@ -83,11 +97,29 @@ func newLevels(cfg Config) *levels {
 	return ls
 }
 
+// entry is the model's entry, marked as used; nil when there is none.
+// ls.mu is held.
+func (ls *levels) entry(model string) *levelEntry {
+	el, ok := ls.m[model]
+	if !ok {
+		return nil
+	}
+	ls.lru.MoveToFront(el)
+	return el.Value.(*levelEntry)
+}
+
+// len is the number of models remembered.
+func (ls *levels) len() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.m)
+}
+
 // get returns the level for a model and why.
 func (ls *levels) get(model string) (level, string) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if e, ok := ls.m[model]; ok {
+	if e := ls.entry(model); e != nil {
 		return e.l, e.why
 	}
 	return ls.start, ls.why
@@ -105,45 +137,65 @@ func (ls *levels) next(model string, from level, d drop) (level, bool) {
 	}
 	next := from.with(d)
 	ls.mu.Lock()
-	cur, ok := ls.m[model]
-	ls.mu.Unlock()
-	if ok {
-		next.noInline = next.noInline || cur.l.noInline
-		next.fold = next.fold || cur.l.fold
-		next.emulate = next.emulate || cur.l.emulate
+	if e := ls.entry(model); e != nil {
+		next.noInline = next.noInline || e.l.noInline
+		next.fold = next.fold || e.l.fold
+		next.emulate = next.emulate || e.l.emulate
 	}
+	ls.mu.Unlock()
 	return next, next != from
 }
 
 // take records that the upstream took a request of the model sent at
 // level l after it refused the request at a richer one (why says what it
 // refused), and returns whether the memory changed. A level only goes
-// down: l is merged with what is remembered.
+// down: l is merged with what is remembered. Past maxModels models, the
+// least recently used is forgotten.
 func (ls *levels) take(model string, l level, why string) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	cur, ok := ls.m[model]
-	if ok {
-		l.noInline = l.noInline || cur.l.noInline
-		l.fold = l.fold || cur.l.fold
-		l.emulate = l.emulate || cur.l.emulate
-		if l == cur.l {
+	if e := ls.entry(model); e != nil {
+		l.noInline = l.noInline || e.l.noInline
+		l.fold = l.fold || e.l.fold
+		l.emulate = l.emulate || e.l.emulate
+		if l == e.l {
 			return false
 		}
-	} else if l == ls.start {
+		e.l, e.why = l, why
+		return true
+	}
+	if l == ls.start {
 		return false
 	}
-	if !ok && len(ls.m) >= maxModels {
-		// Model names come from requests: the memory stays bounded, and a
-		// model past the bound still gets its retries, only not remembered.
-		return false
+	for len(ls.m) >= maxModels {
+		oldest := ls.lru.Back()
+		ls.lru.Remove(oldest)
+		delete(ls.m, oldest.Value.(*levelEntry).model)
 	}
-	ls.m[model] = levelEntry{l: l, why: why}
+	ls.m[model] = ls.lru.PushFront(&levelEntry{model: model, l: l, why: why})
 	return true
 }
 
-// maxModels bounds the models levels remembers.
-const maxModels = 256
+// maxModelName bounds the bytes of a client's model name the proxy keeps,
+// logs and keys its memory by (modelKey).
+const maxModelName = 128
+
+// modelKey is a client's model name as the proxy keeps and logs it: the
+// name itself when it has at most maxModelName bytes, else its first
+// maxModelName bytes cut at a character boundary, "…#" and 16 hex digits
+// of its SHA-256, so that two long names stay two keys and none is longer
+// than 147 bytes. The request sent upstream keeps the name as it was.
+func modelKey(name string) string {
+	if len(name) <= maxModelName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	n := maxModelName
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n] + "…#" + hex.EncodeToString(sum[:8])
+}
 
 // refusedError is what checkRefusal returns for a refusal worth a retry:
 // upstreamError then serves the request again at level next.

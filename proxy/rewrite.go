@@ -41,7 +41,9 @@ type request struct {
 	info     []toolInfo
 	messages []json.RawMessage
 	stream   bool
-	model    string
+	// model is the request's model as modelKey bounds it, for the
+	// proxy's memory and logs; the body keeps the name as sent.
+	model string
 	// search is the index in tools of the server search tool, or -1.
 	search int
 	// edited is set once a rewrite changed top (applyToolChanges,
@@ -80,7 +82,10 @@ func parseRequest(body []byte) (*request, error) {
 		req.messages = msgs
 	}
 	_ = json.Unmarshal(top.Get("stream"), &req.stream)
-	_ = json.Unmarshal(top.Get("model"), &req.model)
+	var model string
+	_ = json.Unmarshal(top.Get("model"), &model)
+	// The name keys the proxy's memory and goes in its logs: bounded.
+	req.model = modelKey(model)
 	return req, nil
 }
 
