@@ -36,7 +36,11 @@
 //
 // Warnings lists the patterns that can match nothing, so that a mistyped
 // rule is reported when the configuration is loaded rather than found out
-// when a tool it meant to hide is called.
+// when a tool it meant to hide is called; a pattern naming a server that
+// is not configured suggests the nearest configured name. Unmatched lists
+// the tool patterns that match none of the tools the servers have listed,
+// with the nearest tool name when the pattern looks like a typo of one
+// (Nearest).
 //
 // The package imports no transport or SDK.
 package policy

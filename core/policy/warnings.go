@@ -75,7 +75,11 @@ func (p *Policy) Warnings(servers []string) []Warning {
 				add("", l.name, raw, "has no server part, so it matches nothing (global patterns match server/name); write */"+pat+
 					" or put it in a server's own list")
 			case hasServer && !strings.ContainsAny(srv, "*?") && !known[srv]:
-				add("", l.name, raw, fmt.Sprintf("names server %q, which is not configured, so it matches nothing", srv))
+				problem := fmt.Sprintf("names server %q, which is not configured, so it matches nothing", srv)
+				if near, _, ok := Nearest(srv, servers); ok {
+					problem += fmt.Sprintf("; did you mean %q?", near+catalog.IDSeparator+name)
+				}
+				add("", l.name, raw, problem)
 			case hasServer && !l.resource && strings.Contains(name, catalog.IDSeparator) && !strings.Contains(srv, "*"):
 				add("", l.name, raw, "has a \"/\" in its name part, which no tool or prompt name has, so it matches nothing")
 			case hasServer && !l.resource && badNameChar(name) != "":
