@@ -59,7 +59,6 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -322,9 +321,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	for _, s := range cfg.Servers {
 		keys = append(keys, s.Key)
 	}
-	for _, w := range pol.Warnings(keys) {
-		log.Warn("a policy pattern can match nothing: "+w.Problem, "scope", cmp.Or(w.Scope, "global"), "list", w.List, "pattern", w.Pattern)
-	}
+	logPolicyWarnings(log, pol.Warnings(keys)) // policycheck.go
 	g := &Gateway{
 		cfg: cfg, log: log, version: opts.Version, static: opts.Static != nil, cacheFresh: opts.CacheFresh,
 		sessions: map[*session]struct{}{},
@@ -487,7 +484,8 @@ func (g *Gateway) Start(ctx context.Context) {
 	for _, k := range g.keys() {
 		g.launch(ctx, ups[k])
 	}
-	g.feedServers() // feed.go
+	g.wg.Go(func() { g.warnUnmatchedPolicy(ctx) }) // policycheck.go
+	g.feedServers()                                // feed.go
 }
 
 // launch runs u under its own context, a child of ctx, so that a reload

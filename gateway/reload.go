@@ -26,7 +26,6 @@ package gateway
 // subscriptions/listen get theirs on their subscription.
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,9 +146,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (Diff, error) 
 	for k := range next {
 		keys = append(keys, k)
 	}
-	for _, w := range pol.Warnings(keys) {
-		g.log.Warn("a policy pattern can match nothing: "+w.Problem, "scope", cmp.Or(w.Scope, "global"), "list", w.List, "pattern", w.Pattern)
-	}
+	logPolicyWarnings(g.log, pol.Warnings(g.policyKeys(keys))) // policycheck.go
 
 	// From here on the new configuration is in force: calls to a changed
 	// server wait for its new start rather than reach the old one.

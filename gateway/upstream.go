@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,17 +278,14 @@ func (u *upstream) lastErr() error {
 	return u.err
 }
 
-// withTail appends the tail of the server's stderr to err.
+// withTail appends what the server's stderr says went wrong to err
+// (stderrSummary).
 func (u *upstream) withTail(err error) error {
 	if err == nil {
 		return nil
 	}
-	if t := u.stderr.String(); t != "" {
-		lines := strings.Split(t, "\n")
-		if len(lines) > 8 {
-			lines = lines[len(lines)-8:]
-		}
-		return fmt.Errorf("%w; stderr: %s", err, strings.Join(lines, " | "))
+	if t := stderrSummary(u.stderr.String()); t != "" {
+		return fmt.Errorf("%w; stderr: %s", err, t)
 	}
 	return err
 }

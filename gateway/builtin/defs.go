@@ -150,3 +150,14 @@ func languageList(servers map[string]LanguageServer) string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// Names returns the names of every built-in tool, sorted, whether or not
+// the configuration turns it on.
+func Names() []string {
+	out := make([]string, 0, len(defs))
+	for n := range defs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
