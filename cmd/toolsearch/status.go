@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,20 @@ type statusJSON struct {
 	// directory says of its last run and today's spend, and the tools
 	// with hints.
 	Enrich gateway.EnrichStatus `json:"enrich"`
+	// Policy lists the policy's patterns that match nothing: a server
+	// that is not configured, a name no tool can have, or none of the
+	// tools the servers listed.
+	Policy []policyWarning `json:"policy_warnings,omitempty"`
+}
+
+// policyWarning is a policy pattern that matches nothing, and why.
+type policyWarning struct {
+	// Scope is "global" or the server's key.
+	Scope   string `json:"scope"`
+	List    string `json:"list"`
+	Pattern string `json:"pattern"`
+	Problem string `json:"problem"`
+	Text    string `json:"text"`
 }
 
 type serverStatus struct {
@@ -63,7 +78,7 @@ type serverStatus struct {
 // checkServers starts every server, waits for each to settle (at most
 // timeout, saying on stderr how each one comes up), prints the states and
 // the exposure auto would pick, and stops them. It exits 1 when a server
-// is not ready.
+// is not ready or a policy pattern matches nothing.
 func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	if !found {
 		fmt.Fprintf(stderr, "toolsearch: no config file (looked in %s); give one with -c FILE, or write one with toolsearch import\n",
@@ -96,6 +111,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	mode, reason := g.Exposure()
 	builtins, builtinsNote := g.Builtins()
 	enr := g.EnrichStatus()
+	policyWarnings := g.PolicyWarnings()
 	cancel()
 	g.Close()
 
@@ -122,6 +138,11 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 			out.Servers = append(out.Servers, serverStatus{Name: s.Key, State: "disabled"})
 		}
 	}
+	for _, w := range policyWarnings {
+		out.Policy = append(out.Policy, policyWarning{Scope: cmp.Or(w.Scope, "global"), List: w.List, Pattern: w.Pattern,
+			Problem: w.Problem, Text: w.String()})
+		code = 1
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -130,10 +151,12 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tTOOLS\tTOKENS\tERROR")
+	var cut []serverStatus // errors too long for the table, printed whole below it
 	for _, s := range out.Servers {
 		e := s.Error
-		if len(e) > 160 {
-			e = e[:160] + "…"
+		if short, ok := shorten(e, errorColumn); ok {
+			e = short
+			cut = append(cut, s)
 		}
 		proto := s.Protocol
 		if proto == "" {
@@ -143,10 +166,39 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	}
 	fmt.Fprintf(tw, "TOTAL\t\t\t%d\t%d\t\n", out.Tools, out.Tokens)
 	tw.Flush()
+	for _, s := range cut {
+		fmt.Fprintf(stdout, "\n%s: %s\n", s.Name, s.Error)
+	}
+	printPolicy(stdout, out.Policy)
 	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
 	printEnrich(stdout, out.Enrich)
 	printBuiltins(stdout, out.Builtins, out.BuiltinsNote)
 	return code
+}
+
+// errorColumn is the width of the table's ERROR column, in runes.
+const errorColumn = 160
+
+// shorten cuts s to at most n runes, with an ellipsis, and reports whether
+// it did.
+func shorten(s string, n int) (string, bool) {
+	r := []rune(s)
+	if len(r) <= n {
+		return s, false
+	}
+	return string(r[:n-1]) + "…", true
+}
+
+// printPolicy prints the policy's patterns that match nothing.
+func printPolicy(w io.Writer, ws []policyWarning) {
+	if len(ws) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\npolicy: %d %s match nothing, so the tools they mean to name are not affected:\n", len(ws),
+		map[bool]string{true: "pattern", false: "patterns"}[len(ws) == 1])
+	for _, p := range ws {
+		fmt.Fprintf(w, "  %s\n", p.Text)
+	}
 }
 
 // printEnrich prints the tools with search hints and, when background
