@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tailscale/hujson"
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redact"
@@ -394,7 +395,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 const callTimeout = 2 * time.Minute
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newServeFlags("call", "[-c FILE] SERVER/TOOL ['{\"arg\": \"value\"}']", stderr)
+	f := newConfigFlags("call", "[-c FILE] [--timeout D] SERVER/TOOL ['{\"arg\": \"value\"}']", stderr)
 	timeout := f.fs.Duration("timeout", callTimeout, "how long the server's start and the call may take together")
 	pos, code, ok := parseFlags(f.fs, args, stdout)
 	if !ok {
@@ -438,6 +439,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if target == nil {
+		if near, _, ok := policy.Nearest(server, names); ok {
+			return fail("no server named %q in %s; did you mean %q? (it has: %s)", server, cfg.Path, near+"/"+tool, strings.Join(names, ", "))
+		}
 		return fail("no server named %q in %s (it has: %s)", server, cfg.Path, strings.Join(names, ", "))
 	}
 	if target.Disabled {
@@ -479,6 +483,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitNoResult
 		}
 	}
+	if msg := unknownTool(g, server, tool); msg != "" {
+		return fail("%s", msg)
+	}
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := g.Connect(cctx, config.ExposureFull, st); err != nil {
 		return fail("%v", err)
@@ -502,6 +509,33 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitNoResult
 	}
 	return exitOK
+}
+
+// unknownTool says that the server lists no tool of that name, with the
+// nearest name it lists, or "" when it lists the tool.
+func unknownTool(g *gateway.Gateway, server, tool string) string {
+	srv, ok := g.Snapshot().Server(server)
+	if !ok {
+		return "" // nothing listed to compare with: the call says what is wrong
+	}
+	names := make([]string, 0, len(srv.Tools))
+	for _, t := range srv.Tools {
+		if t.Name == tool {
+			return "" // the call goes through, or policy refuses it
+		}
+		if g.Visible(t) { // a denied tool is never suggested nor listed
+			names = append(names, t.Name)
+		}
+	}
+	if near, _, ok := policy.Nearest(tool, names); ok {
+		return fmt.Sprintf("server %s has no tool %q; did you mean %q?", server, tool, server+"/"+near)
+	}
+	more := ""
+	if len(names) > 20 {
+		more = fmt.Sprintf(", … (%d more)", len(names)-20)
+		names = names[:20]
+	}
+	return fmt.Sprintf("server %s has no tool %q; it has: %s%s", server, tool, strings.Join(names, ", "), more)
 }
 
 // printToolResult prints a tool's result for a person: text as it is, any

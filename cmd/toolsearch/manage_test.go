@@ -185,6 +185,11 @@ func TestCallThroughGateway(t *testing.T) {
 		{"a tool error", []string{"call", "-c", cfgPath, "memory/create_entities", `{"entities": 5}`}, exitNoResult, nil, nil},
 		{"denied by policy", []string{"call", "-c", cfgPath, "memory/delete_entities", `{"entityNames":["Ada"]}`}, exitUsage, nil, []string{`unknown tool "delete_entities"`}},
 		{"unknown server", []string{"call", "-c", cfgPath, "nope/x"}, exitUsage, nil, []string{`no server named "nope"`, "memory, other"}},
+		{"misspelt server", []string{"call", "-c", cfgPath, "memroy/read_graph"}, exitUsage, nil, []string{`no server named "memroy"`, `did you mean "memory/read_graph"?`}},
+		{"misspelt tool", []string{"call", "-c", cfgPath, "memory/read_grahp"}, exitUsage, nil, []string{`server memory has no tool "read_grahp"; did you mean "memory/read_graph"?`}},
+		{"unknown tool lists the tools", []string{"call", "-c", cfgPath, "memory/frobnicate"}, exitUsage, nil, []string{`server memory has no tool "frobnicate"; it has: create_entities,`}},
+		// A near miss of a denied tool suggests nothing that reveals it.
+		{"near a denied tool", []string{"call", "-c", cfgPath, "memory/delete_entitie"}, exitUsage, nil, []string{`no tool "delete_entitie"`}},
 		{"no slash", []string{"call", "-c", cfgPath, "read_graph"}, exitUsage, nil, []string{"want SERVER/TOOL"}},
 		{"arguments not JSON", []string{"call", "-c", cfgPath, "memory/read_graph", "{x"}, exitUsage, nil, []string{"must be one JSON object"}},
 		{"arguments an array", []string{"call", "-c", cfgPath, "memory/read_graph", "[1]"}, exitUsage, nil, []string{"must be one JSON object"}},
@@ -200,5 +205,27 @@ func TestCallThroughGateway(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("call started a server it did not name")
+	}
+	if _, _, errs := runIn(t, "call", "-c", cfgPath, "memory/delete_entitie"); strings.Contains(errs, "delete_entities") {
+		t.Errorf("a denied tool was named to the caller: %s", errs)
+	}
+}
+
+// TestCallHelpListsItsOwnFlags: call's help shows the flags call reads,
+// not serve's.
+func TestCallHelpListsItsOwnFlags(t *testing.T) {
+	t.Parallel()
+	code, out, errs := runCLI(t, "call", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, c := range []struct {
+		flag string
+		want bool
+	}{{"-c file", true}, {"-timeout", true}, {"-state-dir", true}, {"-log-level", true},
+		{"-http", false}, {"-exposure", false}, {"-threshold", false}, {"-lazy", false}, {"-hints", false}, {"-context-window", false}} {
+		if strings.Contains(out, "  "+c.flag) != c.want {
+			t.Errorf("call --help lists %s: %v, want %v\n%s", c.flag, !c.want, c.want, out)
+		}
 	}
 }

@@ -23,7 +23,8 @@ import (
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
-// serveFlags are the flags serve and status share.
+// serveFlags are the flags serve and status share (call has the first
+// few: newConfigFlags).
 type serveFlags struct {
 	fs            *flag.FlagSet
 	configPath    *string
@@ -39,9 +40,8 @@ type serveFlags struct {
 }
 
 func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
-	fs := newFlags(name, synopsis, stderr)
-	f := &serveFlags{fs: fs}
-	f.configPath = configFlag(fs)
+	f := newConfigFlags(name, synopsis, stderr)
+	fs := f.fs
 	f.httpAddr = fs.String("http", "", "serve streamable HTTP on `addr` instead of stdio; a bare port (:7777) means loopback, 127.0.0.1:7777; "+
 		"any other interface (0.0.0.0:7777) needs an auth token or --insecure-no-auth; the live dashboard is at /ui "+
 		"(toolsearch.dashboard turns it off)")
@@ -49,9 +49,19 @@ func newServeFlags(name, synopsis string, stderr io.Writer) *serveFlags {
 		"full, search or dynamic (overrides the file; MCP 2026-07-28 clients get search for dynamic)")
 	f.threshold = fs.String("threshold", "", "auto's switch point in percent of the context window, e.g. 10 (overrides the file)")
 	f.contextWindow = fs.Int("context-window", 0, "the model's context window in tokens (overrides the file)")
-	f.stateDir = fs.String("state-dir", "", "`dir` for cached manifests (overrides the file)")
 	f.hints = fs.String("hints", "", "search hints `file` applied over the state directory's hints.jsonl (overrides toolsearch.hints)")
 	f.lazy = fs.Bool("lazy", false, "start stdio servers with a cached manifest only at their first call")
+	return f
+}
+
+// newConfigFlags returns the flags every command that starts servers
+// reads: the config file, the state directory and logging. The serve-only
+// flags stay nil.
+func newConfigFlags(name, synopsis string, stderr io.Writer) *serveFlags {
+	fs := newFlags(name, synopsis, stderr)
+	f := &serveFlags{fs: fs}
+	f.configPath = configFlag(fs)
+	f.stateDir = fs.String("state-dir", "", "`dir` for cached manifests (overrides the file)")
 	f.logLevel = fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	f.logFormat = fs.String("log-format", "text", logFormatHelp)
 	return f
