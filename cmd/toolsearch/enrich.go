@@ -43,7 +43,7 @@ config's state directory (toolsearch.stateDir), else in the default one.
 Tools whose hints there are current for their definition are not sent.`
 
 func runEnrich(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("enrich", "[-c CONFIG | --catalog FILE|demo] [--server KEY]... [--provider anthropic|openai] [--model M] [--base-url URL] [--out FILE] [--dry-run [--json]]"+enrichSourceHelp, stderr)
+	fs := newFlags("enrich", "[-c CONFIG | --catalog FILE|demo] [--server KEY]... [--provider anthropic|openai] [--model M] [--base-url URL] [-o|--out FILE] [--dry-run [--json]]"+enrichSourceHelp, stderr)
 	src := newSourceFlags(fs, "catalog `file` (collected or plain format) instead of the config's servers; "+demoCatalog+": the embedded demo catalog")
 	src.demoByName = true
 	provider := fs.String("provider", providerAnthropic, "anthropic (Messages API, $ANTHROPIC_API_KEY) or openai (any OpenAI-compatible chat completions endpoint, $OPENAI_API_KEY)")
@@ -53,7 +53,7 @@ func runEnrich(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if p := defaultHintsPath(); p != "" {
 		outHelp += "; " + p + " with --catalog or a config without stateDir"
 	}
-	out := fs.String("out", "", outHelp+")")
+	out := outFlag(fs, outHelp+")") // import.go
 	batch := fs.Int("batch", enrich.DefaultBatchSize, fmt.Sprintf("tools per request (1 to %d; one server's tools only)", enrich.MaxBatchSize))
 	concurrency := fs.Int("concurrency", enrich.DefaultConcurrency, fmt.Sprintf("requests in flight at once (1 to %d)", enrich.MaxConcurrency))
 	limit := fs.Int("limit", 0, "send at most `n` tools this run (0: all that need hints)")

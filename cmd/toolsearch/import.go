@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -64,13 +66,19 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for i, c := range clients {
 		names[i] = c.name
 	}
-	fs := newFlags("import", "--from CLIENT|FILE [-o FILE] [--force]", stderr)
+	fs := newFlags("import", "--from CLIENT|FILE [-o|--out FILE] [--merge | --force]", stderr)
 	from := fs.String("from", "", "the client to import from ("+strings.Join(names, ", ")+"), or a config `file`")
-	out := fs.String("o", "", "where to write the gateway config (default: "+config.DefaultPaths()[len(config.DefaultPaths())-1]+")")
-	project := fs.String("project", ".", "project `dir` for project-scoped configs (.mcp.json, .cursor/mcp.json, .vscode/mcp.json)")
-	force := fs.Bool("force", false, "overwrite an existing output file")
+	out := outFlag(fs, "gateway config `file` to write (default: "+config.DefaultPaths()[len(config.DefaultPaths())-1]+")")
+	project := fs.String("project", ".", "project `dir` for project-scoped configs (.mcp.json, .cursor/mcp.json, .vscode/mcp.json); "+
+		"relative paths in a project's file are written absolute against its folder")
+	force := fs.Bool("force", false, "replace an existing output file")
+	merge := fs.Bool("merge", false, "add the servers to an existing output file, keeping everything in it (a server it already has stays as it is)")
 	if _, code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
+	}
+	if *force && *merge {
+		fmt.Fprintln(stderr, "toolsearch import: --merge keeps the existing file and --force replaces it: give one of them")
+		return exitUsage
 	}
 	if *from == "" {
 		fmt.Fprintf(stderr, "toolsearch import: --from is required (%s, or a file)\n", strings.Join(names, ", "))
@@ -101,10 +109,17 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				continue
 			}
 			entry, err := importEntry(k, e)
+			var notes []string
+			if err == nil {
+				entry, notes, err = absolutePaths(entry, e.workspace) // importpaths.go
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "toolsearch import: leaving out server %q of %s: %v\n", k, src, err)
 				skipped = append(skipped, k)
 				continue
+			}
+			for _, n := range notes {
+				fmt.Fprintf(stderr, "toolsearch import: server %q: %s\n", k, n)
 			}
 			if p, ok := entryRunsSelf(self, entry); ok {
 				fmt.Fprintf(stderr, "toolsearch import: leaving out server %q of %s: it runs toolsearch serve itself (%s), "+
@@ -134,13 +149,23 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if abs, err := filepath.Abs(dest); err == nil {
 		dest = abs
 	}
-	if _, err := os.Stat(dest); err == nil && !*force {
-		fmt.Fprintf(stderr, "toolsearch import: %s exists; use --force to overwrite it\n", dest)
+	_, statErr := os.Stat(dest)
+	existing := statErr == nil
+	if existing && !*force && !*merge {
+		fmt.Fprintf(stderr, "toolsearch import: %s exists; use --merge to add the servers to it (keeping what it has), or --force to replace it\n", dest)
 		return exitUsage
 	}
 	exposure, why := importExposure(client)
-	data, err := gatewayConfig(servers, exposure)
-	if err != nil {
+	var data []byte
+	var err error
+	var report mergeReport
+	if existing && *merge {
+		data, report, err = mergeServers(dest, servers) // below
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch import: %v; nothing was written\n", err)
+			return exitUsage
+		}
+	} else if data, err = gatewayConfig(servers, exposure); err != nil {
 		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)
 		return 1
 	}
@@ -149,20 +174,24 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch import: the imported servers do not make a valid config: %v\n", err)
 		return exitUsage
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	if err := writeConfigFile(dest, data); err != nil { // atomic: the old file or the new one
 		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)
 		return 1
 	}
-	if err := os.WriteFile(dest, data, 0o600); err != nil {
-		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)
-		return 1
+	if existing && *merge {
+		report.print(stderr, strings.Join(read, ", "), dest)
+	} else {
+		keys := sortedRawKeys(servers)
+		fmt.Fprintf(stderr, "Imported %d servers (%s) from %s into %s.\n", len(keys), strings.Join(keys, ", "), strings.Join(read, ", "), dest)
 	}
-	keys := sortedRawKeys(servers)
-	fmt.Fprintf(stderr, "Imported %d servers (%s) from %s into %s.\n", len(keys), strings.Join(keys, ", "), strings.Join(read, ", "), dest)
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "Left out %d (%s): see above.\n", len(skipped), strings.Join(skipped, ", "))
 	}
-	fmt.Fprintf(stderr, "Exposure %s: %s\n", exposure, why)
+	if existing && *merge {
+		fmt.Fprintf(stderr, "The toolsearch settings of %s are kept as they were.\n", dest)
+	} else {
+		fmt.Fprintf(stderr, "Exposure %s: %s\n", exposure, why)
+	}
 	fmt.Fprintf(stderr, "Replace the servers in your %s config with this one entry:\n\n", client)
 	fmt.Fprintln(stdout, snippet(client, dest))
 	if client == "claude-code" {
@@ -329,6 +358,93 @@ func gatewayConfig(servers map[string]json.RawMessage, exposure string) ([]byte,
 	}
 	fmt.Fprintf(&b, "  },\n  \"toolsearch\": {\n    \"exposure\": %q,\n    \"threshold\": 10,\n    \"contextWindow\": 200000\n  }\n}\n", exposure)
 	return b.Bytes(), nil
+}
+
+// mergeReport is what a merge did with each imported server.
+type mergeReport struct {
+	// Added were new to the file; Same were in it already, unchanged;
+	// Conflicting are in it with another entry, which is kept.
+	Added, Same, Conflicting []string
+}
+
+func (r mergeReport) print(w io.Writer, from, dest string) {
+	fmt.Fprintf(w, "Merged %s into %s: added %d (%s), already there unchanged %d (%s), conflicting %d (%s).\n", from, dest,
+		len(r.Added), listOrNone(r.Added), len(r.Same), listOrNone(r.Same), len(r.Conflicting), listOrNone(r.Conflicting))
+	if len(r.Conflicting) > 0 {
+		fmt.Fprintf(w, "Conflicting, kept as %s had them (the imported entries differ): %s. To take an imported entry, "+
+			"run toolsearch remove -c %s NAME, then import again.\n", dest, strings.Join(r.Conflicting, ", "), dest)
+	}
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+// mergeServers adds the servers to the config at dest, keeping its
+// comments, its settings and every server it has: one it has already is
+// left as it is, and reported as the same or as conflicting.
+func mergeServers(dest string, servers map[string]json.RawMessage) ([]byte, mergeReport, error) {
+	var r mergeReport
+	data, err := safefile.ReadFile(dest, maxClientConfigBytes)
+	if err != nil {
+		return nil, r, err
+	}
+	if _, err := config.Parse(dest, data, os.LookupEnv); err != nil {
+		return nil, r, fmt.Errorf("cannot merge into %s, which is not a valid config: %w", dest, err)
+	}
+	v, err := hujson.Parse(data)
+	if err != nil {
+		return nil, r, fmt.Errorf("%s: %w", dest, err)
+	}
+	key := "/mcpServers"
+	if v.Find(key) == nil && v.Find("/servers") != nil {
+		key = "/servers" // VS Code's spelling, as the file has it
+	}
+	if v.Find(key) == nil {
+		if err := v.Patch([]byte(`[{"op":"add","path":"/mcpServers","value":{}}]`)); err != nil {
+			return nil, r, fmt.Errorf("%s: %w", dest, err)
+		}
+	}
+	for _, k := range sortedRawKeys(servers) {
+		ptr := key + "/" + jsonPointerEscape(k)
+		if have := v.Find(ptr); have != nil {
+			if sameJSON(have.Pack(), servers[k]) {
+				r.Same = append(r.Same, k)
+			} else {
+				r.Conflicting = append(r.Conflicting, k)
+			}
+			continue
+		}
+		patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": ptr, "value": servers[k]}})
+		if err := v.Patch(patch); err != nil {
+			return nil, r, fmt.Errorf("%s: server %q: %w", dest, k, err)
+		}
+		r.Added = append(r.Added, k)
+	}
+	v.Format()
+	return v.Pack(), r, nil
+}
+
+// sameJSON reports whether two JSON values (comments allowed) are equal.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	sa, err1 := hujson.Standardize(bytes.Clone(a))
+	sb, err2 := hujson.Standardize(bytes.Clone(b))
+	if err1 != nil || err2 != nil || json.Unmarshal(sa, &x) != nil || json.Unmarshal(sb, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// outFlag adds -o and --out to fs: where a command writes its file, one
+// spelling of it in every command that writes one.
+func outFlag(fs *flag.FlagSet, usage string) *string {
+	out := fs.String("out", "", usage+"; -o is the short form")
+	fs.StringVar(out, "o", "", "the short form of --out (a `file`)")
+	return out
 }
 
 // snippet is the client config entry that replaces the client's servers.
