@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/core/hints"
-
 	"github.com/toolsearch/toolsearch/core/lint"
 	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
 )
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -19,7 +19,8 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	k := fs.Int("k", 5, "rank within which a tool must be found by its own description")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var servers stringList
-	fs.Var(&servers, "server", "only report this server `key` (repeatable); all servers still compete")
+	fs.Var(&servers, "server", "only report this server `key` (repeatable); all servers still compete. "+
+		"With a config, the gateway's built-in tools compete but are reported only with --server "+builtin.Key)
 	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
 		return code
@@ -32,10 +33,29 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch lint: -k is %d; it must be between 1 and %d\n", *k, search.MaxMaxResults)
 		return exitUsage
 	}
-	snap, hrep, err := src.load(ctx, "lint", stderr)
+	from, err := src.resolve("lint", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
 		return exitUsage
+	}
+	snap, hrep, err := src.snapshot(ctx, "lint", from, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch lint: %v\n", err)
+		return exitUsage
+	}
+	if from.cfg != nil && len(servers) == 0 {
+		// The gateway's own built-in tools compete in the searches, as
+		// they do in serve, but are not the user's to fix: not reported
+		// unless --server builtin asks.
+		for _, srv := range snap.Servers() {
+			if srv.Key != builtin.Key {
+				servers = append(servers, srv.Key)
+			}
+		}
+		if len(servers) == 0 {
+			fmt.Fprintf(stderr, "toolsearch lint: the servers of %s listed no tools (the gateway's built-in tools are not linted)\n", from.configPath)
+			return exitNoResult
+		}
 	}
 	rep, err := lint.Check(ctx, snap, search.Build(snap), lint.Options{Servers: servers, K: *k})
 	if err != nil {

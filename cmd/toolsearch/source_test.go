@@ -98,6 +98,33 @@ func TestToolsAndLintReadConfig(t *testing.T) {
 		t.Errorf("lint: exit %d, %v, report %+v\n%s\n%s", code, err, lrep, out, errs)
 	}
 
+	// Without --server, the report is of the configured servers only:
+	// the gateway's own built-in tools (list_resources and read_resource
+	// here, on for the web_fetch set below) are not the user's to lint.
+	withBuiltins := sourceConfig(t, map[string]any{"builtins": map[string]any{"web_fetch": true}})
+	for _, c := range []struct {
+		args        []string
+		builtinRows bool
+	}{{nil, false}, {[]string{"--server", "builtin"}, true}} {
+		code, out, errs = runCLI(t, append([]string{"lint", "-c", withBuiltins, "--timeout", "3s", "--json"}, c.args...)...)
+		var all struct {
+			Tools    int `json:"tools"`
+			Findings []struct {
+				Tool string `json:"tool"`
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(out), &all); err != nil || code == exitUsage {
+			t.Fatalf("lint %v: exit %d, %v\n%s\n%s", c.args, code, err, out, errs)
+		}
+		builtinRows := false
+		for _, f := range all.Findings {
+			builtinRows = builtinRows || strings.HasPrefix(f.Tool, "builtin/")
+		}
+		if builtinRows != c.builtinRows || (c.args == nil && all.Tools != 3) {
+			t.Errorf("lint %v: %d tools, built-in findings %v, want %v:\n%s", c.args, all.Tools, builtinRows, c.builtinRows, out)
+		}
+	}
+
 	code, out, _ = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "select:notes__delete_note")
 	if code != exitNoResult || strings.Contains(out, "delete_note\n") && !strings.Contains(out, "Unknown") {
 		t.Errorf("a denied tool was found: exit %d\n%s", code, out)
