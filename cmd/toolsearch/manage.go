@@ -40,8 +40,15 @@ const starterConfig = `// toolsearch gateway configuration.
   "mcpServers": {
   },
   "toolsearch": {
-    // What clients see: "auto" (every tool while they fit under the
-    // threshold, a search tool beyond), "full", "search" or "dynamic".
+    // What clients see: "full" (every tool), "search" (a search tool
+    // and a call tool), "dynamic" (search, and the tools found join the
+    // list), or "auto", decided for each client as it connects: full
+    // for one that defers MCP tools behind its own search (Claude Code);
+    // for any other, full while every tool definition fits under the
+    // threshold, dynamic past it (search for MCP 2026-07-28 clients;
+    // a session given full moves to dynamic if the tools outgrow it).
+    // "clients": {"my-agent": "search"} under toolsearch overrides it
+    // by client name; toolsearch status says what auto picks and why.
     "exposure": "auto",
     // auto's switch point, in percent of the model's context window.
     "threshold": 10,

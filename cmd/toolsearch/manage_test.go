@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -227,5 +228,38 @@ func TestCallHelpListsItsOwnFlags(t *testing.T) {
 		if strings.Contains(out, "  "+c.flag) != c.want {
 			t.Errorf("call --help lists %s: %v, want %v\n%s", c.flag, !c.want, c.want, out)
 		}
+	}
+}
+
+// TestStarterConfigSaysWhatAutoDoes: the config init writes reads back,
+// and what its comment says auto does is what the gateway does with it:
+// full for a client that defers tools itself (Claude Code), full under
+// the threshold for any other.
+func TestStarterConfigSaysWhatAutoDoes(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse("starter.json", []byte(starterConfig), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("the starter config does not read back: %v", err)
+	}
+	g, err := gateway.New(cfg, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, reason := g.Exposure()
+	for _, c := range []struct{ comment, behaviour string }{
+		{`"auto", decided for each client as it connects`, ""},
+		{"full\n    // for one that defers MCP tools behind its own search (Claude Code)", "claude-code gets full"},
+		{"full while every tool definition fits under the\n    // threshold", "fit under the threshold"},
+		{"dynamic past it", ""},
+	} {
+		if !strings.Contains(starterConfig, c.comment) {
+			t.Errorf("the starter config no longer says %q", c.comment)
+		}
+		if c.behaviour != "" && !strings.Contains(reason, c.behaviour) {
+			t.Errorf("auto's reason %q does not say %q", reason, c.behaviour)
+		}
+	}
+	if mode != config.ExposureFull {
+		t.Errorf("auto picks %s for an empty catalog, want full", mode)
 	}
 }
