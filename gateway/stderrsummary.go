@@ -71,5 +71,14 @@ func stderrSummary(text string) string {
 			lines = lines[len(lines)-summaryLines:]
 		}
 	}
+	if len(lines) == 0 {
+		// Nothing but frames: better they than nothing.
+		for _, l := range strings.Split(text, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		lines = lines[max(0, len(lines)-summaryLines):]
+	}
 	return strings.Join(lines, " | ")
 }

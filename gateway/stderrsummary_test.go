@@ -44,6 +44,10 @@ ValueError: no API key`, "ValueError: no API key"},
 			"Error: bad | more | more | more | more | more | more | last"},
 		{"a usage message", "usage: server --root DIR\nerror: --root is required", "error: --root is required"},
 		{"empty", "  \n\n", ""},
+		{"nothing but frames", "    at a (x.js:1:1)\n    at b (x.js:2:2)", "at a (x.js:1:1) | at b (x.js:2:2)"},
+		// A hostile server's stderr, as much as the tail keeps: bounded.
+		{"many error lines", strings.Repeat("Error: x\n", 500) + "Error: last", "Error: last"},
+		{"one huge line", strings.Repeat("e", 4096), strings.Repeat("e", 4096)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -149,6 +149,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if abs, err := filepath.Abs(dest); err == nil {
 		dest = abs
 	}
+	if real, err := filepath.EvalSymlinks(dest); err == nil {
+		dest = real // a linked config (kept with dotfiles) is written where it lives, the link kept
+	}
 	_, statErr := os.Stat(dest)
 	existing := statErr == nil
 	if existing && !*force && !*merge {

@@ -152,6 +152,24 @@ func TestImportMerge(t *testing.T) {
 	if strings.Join(keys, ",") != "fs,gh,memory" || cfg.Gateway.Exposure != "search" {
 		t.Errorf("servers %v exposure %q:\n%s", keys, cfg.Gateway.Exposure, data)
 	}
+	// A config reached through a symbolic link is merged where it lives,
+	// and the link kept.
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(dest, link); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"mcpServers": {"extra": {"command": "extra-mcp"}}}`), 0o644)
+	var lout, lerr bytes.Buffer
+	if code := run(context.Background(), []string{"import", "--from", other, "-o", link, "--merge"}, &lout, &lerr); code != exitOK {
+		t.Fatalf("merge through a link: exit %d: %s", code, lerr.String())
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if data, _ := os.ReadFile(dest); !bytes.Contains(data, []byte(`"extra"`)) || !bytes.Contains(data, []byte("// keep me")) {
+		t.Errorf("the linked file was not merged into:\n%s", data)
+	}
 	// An invalid existing file is left alone.
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"mcpServers": {}, "toolsearch": {"exposur": "full"}}`), 0o600)

@@ -20,6 +20,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := writeFile(t, "ts.json", `{"mcpServers": {}}`)
+	client := writeFile(t, "client.json", `{"mcpServers": {"a": {"command": "a-mcp"}}}`)
 	for _, special := range []string{fifo, "/dev/zero"} {
 		for _, args := range [][]string{
 			{"serve", "-c", special},
@@ -30,6 +31,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 			{"serve", "-c", cfg, "--http", "127.0.0.1:0", "--auth-token-file", special},
 			{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--auth-token-file", special},
 			{"import", "--from", special, "-o", filepath.Join(t.TempDir(), "out.json")},
+			{"import", "--from", client, "-o", special, "--merge"},
 		} {
 			done := make(chan struct{})
 			var code int

@@ -139,8 +139,8 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 		}
 	}
 	for _, w := range policyWarnings {
-		out.Policy = append(out.Policy, policyWarning{Scope: cmp.Or(w.Scope, "global"), List: w.List, Pattern: w.Pattern,
-			Problem: w.Problem, Text: w.String()})
+		out.Policy = append(out.Policy, policyWarning{Scope: cmp.Or(w.Scope, "global"), List: w.List, Pattern: red.String(w.Pattern),
+			Problem: red.String(w.Problem), Text: red.String(w.String())})
 		code = 1
 	}
 	if asJSON {

@@ -1,10 +1,18 @@
 package policy
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // maxPatternRunes bounds the patterns and names Nearest compares: its
 // table grows with the product of their lengths.
 const maxPatternRunes = 256
+
+// maxNearestCells bounds the table cells one Nearest call fills over all
+// its candidates, so that a server listing many long names cannot make a
+// suggestion slow: the candidates past it are not compared.
+const maxNearestCells = 1 << 22
 
 // Nearest returns the candidate a glob pattern most nearly matches, with
 // the pattern corrected so that it matches that candidate ("delte_*" and
@@ -33,15 +41,20 @@ func Nearest(pattern string, candidates []string) (name, corrected string, ok bo
 	sorted := append([]string(nil), candidates...)
 	sort.Strings(sorted)
 	best := limit + 1
+	star := strings.Contains(pattern, "*")
+	cells := 0
 	for _, c := range sorted {
-		n := []rune(c)
-		if len(n) > maxPatternRunes {
-			continue
-		}
-		d, fixed := globDistance(p, n)
-		if d == 0 {
+		if Match(pattern, c) {
 			return "", "", false
 		}
+		n := []rune(c)
+		if len(n) > maxPatternRunes || (!star && abs(len(n)-len(p)) > limit) {
+			continue // too long to compare, or too many edits apart
+		}
+		if cells += len(p) * len(n); cells > maxNearestCells {
+			break
+		}
+		d, fixed := globDistance(p, n)
 		if d < best {
 			best, name, corrected = d, c, fixed
 		}
@@ -111,4 +124,11 @@ func globDistance(p, n []rune) (int, string) {
 		out[a], out[b] = out[b], out[a]
 	}
 	return d[len(d)-1], string(out)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,16 @@ func TestNearest(t *testing.T) {
 		{"re?d_grap", tools, "read_graph", "re?d_graph"},
 		{strings.Repeat("a", 300), []string{"a"}, "", ""}, // too long to compare
 	}
+	// A hostile server's many long names: bounded work, still an answer.
+	var many []string
+	for i := range 20000 {
+		many = append(many, fmt.Sprintf("%s_%05d", strings.Repeat("x", 200), i))
+	}
+	cases = append(cases, struct {
+		pattern    string
+		candidates []string
+		name, fix  string
+	}{"*_00042" + strings.Repeat("y", 200), many, "", ""})
 	for _, c := range cases {
 		name, fix, ok := Nearest(c.pattern, c.candidates)
 		if ok != (c.name != "") || name != c.name || fix != c.fix {
