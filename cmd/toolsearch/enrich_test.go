@@ -291,12 +291,14 @@ func TestEnrichReadsConfig(t *testing.T) {
 
 	// The server changes one description: that tool alone is sent again.
 	// (--refresh: the cached manifest, younger than --max-age, would
-	// answer with the old one.)
+	// answer with the old one.) The new description is a value of the
+	// server's env, which the configuration's secrets include: it is sent
+	// redacted.
 	enrichConfig(t, dir, map[string]string{"NOTES_DESCRIPTION_search_notes": "Look up notes by the words they hold."})
 	code, stdout, stderr = runCLI(t, append(args, "--refresh")...)
 	reqs = s.Requests()
 	if code != exitOK || len(reqs) != 2 || strings.Join(reqs[1].Tools, ",") != "search_notes" ||
-		!strings.Contains(reqs[1].Prompt, "Look up notes by the words they hold.") ||
+		strings.Contains(reqs[1].Prompt, "Look up notes by the words they hold.") || !strings.Contains(reqs[1].Prompt, `"description":"[REDACTED]"`) ||
 		!strings.Contains(stderr, ": 2 tools; 1 already have hints for their current definition (not sent); 1 to send in 1 request") {
 		t.Fatalf("after a change: exit %d, requests %+v\n%s%s", code, reqs, stdout, stderr)
 	}
