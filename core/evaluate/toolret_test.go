@@ -29,6 +29,7 @@ func TestToolRetLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := search.Build(snap)
+	plain := newPlainBM25(snap)
 	for _, file := range []string{"queries.jsonl", "queries_inst.jsonl"} {
 		t.Run(file, func(t *testing.T) {
 			f, err := os.Open(sharedtest.ToolRetPath(t, file))
@@ -83,6 +84,15 @@ func TestToolRetLoads(t *testing.T) {
 			}
 			t.Logf("%s: n=%d errors=%d N@10 web %.4f code %.4f all %.4f", file, rep.N, rep.Errors,
 				rep.ByCategory["web"].NDCGAtK, rep.ByCategory["code"].NDCGAtK, rep.NDCGAtK)
+			// Nobody tuned the search on ToolRet: here it must rank at least
+			// as well as plain BM25 over the same definitions.
+			base := plain.ndcgByCategory(qs, 10)
+			for _, c := range []string{"web", "code"} {
+				if got := rep.ByCategory[c].NDCGAtK; got < base[c] {
+					t.Errorf("%s %s: N@10 %.4f, below plain BM25's %.4f", file, c, got, base[c])
+				}
+			}
+			t.Logf("%s: plain BM25 N@10 web %.4f code %.4f", file, base["web"], base["code"])
 		})
 	}
 }
