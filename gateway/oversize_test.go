@@ -476,13 +476,23 @@ func TestUpstreamDefinitionsBounded(t *testing.T) {
 // none of its tools are served.
 func TestUpstreamTooManyTools(t *testing.T) {
 	t.Parallel()
-	g, _ := newGatewayLogged(t, map[string]any{"flood": attackServer(t, "flood", "flood")},
+	g, _ := newGatewayLogged(t, map[string]any{"flood": attackServer(t, "flood", "flood"), "echo": roleServer(t, "echo")},
 		map[string]any{"limits": map[string]any{"startTimeout": "60s"}, "builtins": map[string]any{"lsp": false}})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
 	t.Cleanup(func() { stopGateway(t, g, cancel) })
+	waitState(t, g, "echo", 30*time.Second, StateReady)
+	c := connectHTTP(t, serveHTTP(t, g.Handler("")).URL+"/mcp/search", nil)
+	// Another client is served meanwhile: each of its calls within a
+	// second while flood lists, is refused and is started again.
+	slowest, calls := time.Duration(0), 0
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		began := time.Now()
+		if text, isErr := c.call(t, callToolName, map[string]any{"name": "echo__echo", "arguments": map[string]any{"text": "still here"}}); isErr || !strings.Contains(text, "still here") {
+			t.Fatalf("another client's call during the flood: %q (error %v)", text, isErr)
+		}
+		slowest, calls = max(slowest, time.Since(began)), calls+1
 		st := statusOf(g, "flood")
 		if strings.Contains(st.Error, "more than 10000 tools") {
 			if st.Tools != 0 {
@@ -493,11 +503,15 @@ func TestUpstreamTooManyTools(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("flood is %s (%q); want it refused for listing too many tools", st.State, st.Error)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	if _, ok := g.Snapshot().Tool("flood/tool_0"); ok {
 		t.Error("a tool of the server that listed too many is in the catalog")
 	}
+	if slowest > time.Second {
+		t.Errorf("another client's slowest call of %d took %v, over a second", calls, slowest)
+	}
+	t.Logf("another client's slowest call of %d took %v", calls, slowest)
 }
 
 // statusOf returns the status of server key.
