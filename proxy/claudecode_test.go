@@ -180,6 +180,7 @@ func TestClaudeCodeSystemRefusals(t *testing.T) {
 		bin := claudeCodeAt(t, version)
 		for _, wording := range systemRefusals {
 			t.Run(version+"/"+wording.name, func(t *testing.T) {
+				t.Parallel() // each case has its own proxy, stand-in and home
 				up := proxytest.New(t, proxytest.Options{SystemRefusal: wording.fn,
 					Options: anthropictest.Options{NoReferences: true, SearchToolName: "ToolSearch", Model: taskModel}})
 				p, err := proxy.New(proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate, Logger: testLogger()})
