@@ -55,6 +55,33 @@ func (p *Proxy) planServer(req *request, fold bool) (*serverPlan, error) {
 	return plan, nil
 }
 
+// notCallable is the error the model gets for a tool_use of a tool the
+// upstream was not given: a deferred tool no search of the turn or the
+// history loaded (it stays unloaded: only a search loads it), or a name no
+// tool has. Names are exact; one that differs only in case gets the exact
+// name suggested, but is not called.
+func (plan *serverPlan) notCallable(name string) string {
+	shown := clipText(name, 128)
+	how := fmt.Sprintf("search for it with %s first", plan.name)
+	if _, deferred := plan.eng.defs[name]; deferred {
+		if !plan.regex {
+			how = fmt.Sprintf("load it with %s first (query \"select:%s\")", plan.name, name)
+		}
+		return fmt.Sprintf("Tool %q is deferred and has not been loaded: %s, then call it.", shown, how)
+	}
+	for n := range plan.sent {
+		if n != "" && strings.EqualFold(n, name) {
+			return fmt.Sprintf("There is no tool named %q (tool names are exact). Did you mean %q?", shown, n)
+		}
+	}
+	for n := range plan.eng.defs {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf("There is no tool named %q (tool names are exact). Did you mean the deferred tool %q? %s.", shown, n, strings.ToUpper(how[:1])+how[1:])
+		}
+	}
+	return fmt.Sprintf("There is no tool named %q. Use only the tools you were given, or %s to find one.", shown, plan.name)
+}
+
 // serverSideCountBody is a count_tokens body with the server search tool
 // emulated.
 func (p *Proxy) serverSideCountBody(req *request, fold bool) ([]byte, error) {
@@ -146,8 +173,18 @@ func (p *Proxy) answerCalls(ctx context.Context, plan *serverPlan, content []jso
 			continue
 		}
 		if blk.Name != plan.name {
-			others++
-			out = append(out, b)
+			if blk.Name != "" && plan.sent[blk.Name] {
+				others++
+				out = append(out, b)
+				continue
+			}
+			// A tool the model was not given (deferred and not found by a
+			// search, or no tool at all): the API would not let the model
+			// call it, so the client does not get the call to run. The
+			// model gets an error and may search.
+			text := plan.notCallable(blk.Name)
+			calls = append(calls, searchCall{id: blk.ID, text: text, isError: true})
+			p.log.Info("proxy: the model called a tool it was not given; answered with an error", "tool", clipText(blk.Name, 128))
 			continue
 		}
 		var in struct {
@@ -608,7 +645,7 @@ func (p *Proxy) streamRound(ctx context.Context, in *http.Request, body []byte, 
 				Name string `json:"name"`
 			}
 			_ = json.Unmarshal(e.ContentBlock, &b)
-			if b.Type == "tool_use" && b.Name == plan.name {
+			if b.Type == "tool_use" && (b.Name == plan.name || b.Name == "" || !plan.sent[b.Name]) {
 				holding = true
 			}
 			if holding || *ms == nil {
