@@ -28,6 +28,9 @@ type engine struct {
 	defs    map[string]json.RawMessage
 	servers map[string]int // prefix → deferred tools
 	count   int
+	// size is the bytes of the definitions indexed: what the engine
+	// weighs in the cache.
+	size int64
 }
 
 // splitMCPName reads mcp__<server>__<tool>; ok is false for other names or
@@ -44,10 +47,65 @@ func splitMCPName(name string) (server, tool string, ok bool) {
 	return server, tool, true
 }
 
+// Bounds of the emulated server-side search's indexes. An index takes about
+// four times the bytes of the definitions it indexes (2,000 tools of 2 KB:
+// 4 MB of definitions, 15 MB of heap, built in about 0.35 s on one core).
+const (
+	// MaxDeferredTools is the most deferred tools one request may have
+	// indexed (the API's own tool search takes catalogs of up to 10,000).
+	MaxDeferredTools = 10_000
+	// MaxDeferredBytes is the most bytes of deferred definitions one
+	// request may have indexed.
+	MaxDeferredBytes = 16 << 20
+	// engineCacheEntries and engineCacheBytes bound the cache of indexes:
+	// at most 32 indexes, of at most 16 MiB of definitions in all (about
+	// 64 MiB of heap). An index larger than that is built, used for its
+	// request and dropped.
+	engineCacheEntries = 32
+	engineCacheBytes   = 16 << 20
+	// bigBuild is the size of definitions from which a build waits for the
+	// one build slot: large builds go one at a time, so that they keep at
+	// most one core and one index under construction, while small ones
+	// (a session's own list) never queue behind them.
+	bigBuild = 1 << 20
+)
+
+// errTooManyTools is a request whose deferred tools are past
+// MaxDeferredTools or MaxDeferredBytes.
+var errTooManyTools = errors.New("too many deferred tools to search")
+
+// deferredSize returns the number and the bytes of a request's deferred
+// tools, as buildEngine indexes them.
+func deferredSize(tools []json.RawMessage, info []toolInfo) (n int, size int64) {
+	for i, t := range tools {
+		if info[i].DeferLoading && info[i].Name != "" && !isServerSearch(info[i].Type) {
+			n++
+			size += int64(len(t))
+		}
+	}
+	return n, size
+}
+
+// checkDeferredSize refuses a request past MaxDeferredTools or
+// MaxDeferredBytes, naming the bound.
+func checkDeferredSize(n int, size int64) error {
+	switch {
+	case n > MaxDeferredTools:
+		return fmt.Errorf("tools: %w: %d deferred tools, the proxy indexes at most %d", errTooManyTools, n, MaxDeferredTools)
+	case size > MaxDeferredBytes:
+		return fmt.Errorf("tools: %w: %d bytes of deferred tool definitions, the proxy indexes at most %d", errTooManyTools, size, MaxDeferredBytes)
+	}
+	return nil
+}
+
 // buildEngine indexes the deferred tools of a request. MCP tools
 // (mcp__server__tool) are grouped by server, so that a server prefix query
-// finds them; the rest share one group.
+// finds them; the rest share one group. A request past MaxDeferredTools or
+// MaxDeferredBytes is refused before anything is indexed.
 func buildEngine(tools []json.RawMessage, info []toolInfo) (*engine, error) {
+	if err := checkDeferredSize(deferredSize(tools, info)); err != nil {
+		return nil, err
+	}
 	e := &engine{wire: map[*catalog.Tool]string{}, defs: map[string]json.RawMessage{}, servers: map[string]int{}}
 	byServer := map[string][]json.RawMessage{}
 	var order []string
@@ -56,6 +114,7 @@ func buildEngine(tools []json.RawMessage, info []toolInfo) (*engine, error) {
 		if !info[i].DeferLoading || info[i].Name == "" || isServerSearch(info[i].Type) {
 			continue
 		}
+		e.size += int64(len(t))
 		var def struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
@@ -195,13 +254,19 @@ func (e *engine) searchToolDef(name string, regex bool) json.RawMessage {
 
 // engineCache keeps the engines of the tools arrays seen last, keyed by a
 // hash of the array, so that the requests of one session share one index.
-// Concurrent requests for the same array build it once.
+// Concurrent requests for the same array build it once. It holds at most
+// maxEntries engines and maxBytes of the definitions they index, and
+// forgets the least recently used first; building a large index waits for
+// the one build slot (see bigBuild).
 type engineCache struct {
-	max int
+	maxEntries int
+	maxBytes   int64
+	slot       chan struct{} // one large build at a time
 
-	mu  sync.Mutex
-	lru *list.List // of *cacheEntry, most recent first
-	by  map[[32]byte]*list.Element
+	mu    sync.Mutex
+	lru   *list.List // of *cacheEntry, most recent first
+	by    map[[32]byte]*list.Element
+	bytes int64 // size of the built engines held
 }
 
 type cacheEntry struct {
@@ -209,18 +274,28 @@ type cacheEntry struct {
 	once sync.Once
 	eng  *engine
 	err  error
+	size int64 // counted in engineCache.bytes once built
 }
 
-func newEngineCache(max int) *engineCache {
-	if max <= 0 {
-		max = 32
+// newEngineCache returns a cache of at most maxEntries engines and
+// maxBytes of definitions (engineCacheEntries and engineCacheBytes when
+// not positive).
+func newEngineCache(maxEntries int, maxBytes int64) *engineCache {
+	if maxEntries <= 0 {
+		maxEntries = engineCacheEntries
 	}
-	return &engineCache{max: max, lru: list.New(), by: map[[32]byte]*list.Element{}}
+	if maxBytes <= 0 {
+		maxBytes = engineCacheBytes
+	}
+	return &engineCache{maxEntries: maxEntries, maxBytes: maxBytes, slot: make(chan struct{}, 1),
+		lru: list.New(), by: map[[32]byte]*list.Element{}}
 }
 
-// get returns the engine of a tools array, building it on first use. hit
-// reports whether it was cached.
-func (c *engineCache) lookup(toolsJSON []byte, build func() (*engine, error)) (eng *engine, hit bool, err error) {
+// lookup returns the engine of a tools array, building it on first use;
+// hit reports whether it was cached. size is the bytes of the array's
+// deferred definitions: from bigBuild on, the build waits for the build
+// slot, or fails when ctx ends first.
+func (c *engineCache) lookup(ctx context.Context, toolsJSON []byte, size int64, build func() (*engine, error)) (eng *engine, hit bool, err error) {
 	key := sha256.Sum256(toolsJSON)
 	c.mu.Lock()
 	el, ok := c.by[key]
@@ -229,22 +304,69 @@ func (c *engineCache) lookup(toolsJSON []byte, build func() (*engine, error)) (e
 	} else {
 		el = c.lru.PushFront(&cacheEntry{key: key})
 		c.by[key] = el
-		for c.lru.Len() > c.max {
-			old := c.lru.Back()
-			c.lru.Remove(old)
-			delete(c.by, old.Value.(*cacheEntry).key)
-		}
+		c.evict(el)
 	}
 	ent := el.Value.(*cacheEntry)
 	c.mu.Unlock()
-	ent.once.Do(func() { ent.eng, ent.err = build() })
+	ent.once.Do(func() {
+		if size >= bigBuild {
+			select {
+			case c.slot <- struct{}{}:
+				defer func() { <-c.slot }()
+			case <-ctx.Done():
+				ent.err = fmt.Errorf("waiting to index the deferred tools: %w", ctx.Err())
+				return
+			}
+		}
+		ent.eng, ent.err = build()
+		if ent.err != nil {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch cur, ok := c.by[key]; {
+		case !ok || cur != el:
+			// Pushed out while it was built: used for its request only.
+		case ent.eng.size > c.maxBytes:
+			// Alone past the bound: used for its request only, and it
+			// pushes out nothing.
+			c.remove(el)
+		default:
+			ent.size = ent.eng.size
+			c.bytes += ent.size
+			c.evict(el)
+		}
+	})
 	if ent.err != nil {
 		c.mu.Lock()
-		if cur, ok := c.by[key]; ok && cur == el {
-			c.lru.Remove(el)
-			delete(c.by, key)
-		}
+		c.remove(el)
 		c.mu.Unlock()
 	}
 	return ent.eng, ok, ent.err
+}
+
+// evict drops the least recently used entries other than keep until the
+// cache is within its bounds (keep, the entry just used, is within them
+// alone). c.mu is held.
+func (c *engineCache) evict(keep *list.Element) {
+	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
+		old := c.lru.Back()
+		if old == keep {
+			if old = keep.Prev(); old == nil {
+				return
+			}
+		}
+		c.remove(old)
+	}
+}
+
+// remove takes an entry out of the cache, if it is still in. c.mu is held.
+func (c *engineCache) remove(el *list.Element) {
+	ent := el.Value.(*cacheEntry)
+	if cur, ok := c.by[ent.key]; !ok || cur != el {
+		return
+	}
+	c.lru.Remove(el)
+	delete(c.by, ent.key)
+	c.bytes -= ent.size
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -138,11 +139,11 @@ func TestEngineCache(t *testing.T) {
 	t.Parallel()
 	tools := []json.RawMessage{json.RawMessage(`{"name":"mcp__a__b","description":"do b","input_schema":{"type":"object"},"defer_loading":true}`)}
 	info := []toolInfo{{Name: "mcp__a__b", DeferLoading: true}}
-	c := newEngineCache(2)
+	c := newEngineCache(2, 0)
 	builds := 0
 	build := func() (*engine, error) { builds++; return buildEngine(tools, info) }
 	for i := range 3 {
-		e, hit, err := c.lookup([]byte("same"), build)
+		e, hit, err := c.lookup(context.Background(), []byte("same"), 0, build)
 		if err != nil || e == nil || hit != (i > 0) {
 			t.Fatalf("get %d: hit %v err %v", i, hit, err)
 		}
@@ -150,9 +151,9 @@ func TestEngineCache(t *testing.T) {
 	if builds != 1 {
 		t.Fatalf("built %d times", builds)
 	}
-	_, _, _ = c.lookup([]byte("x"), build)
-	_, _, _ = c.lookup([]byte("y"), build)
-	if _, hit, _ := c.lookup([]byte("same"), build); hit {
+	_, _, _ = c.lookup(context.Background(), []byte("x"), 0, build)
+	_, _, _ = c.lookup(context.Background(), []byte("y"), 0, build)
+	if _, hit, _ := c.lookup(context.Background(), []byte("same"), 0, build); hit {
 		t.Fatal("the oldest entry was not evicted")
 	}
 }
@@ -204,7 +205,7 @@ func FuzzRewrite(f *testing.F) {
 	f.Add([]byte(`{"tools":[{"name":"s","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"},{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"name":"d","defer_loading":true}],"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"d"}}},{"type":"tool_removal","tool":{"type":"tool_reference","name":"d"}}]}]}`))
 	f.Add([]byte(`{"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":"x"}}]}]}`))
-	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p := &Proxy{cfg: Config{MaxResults: 5}, engines: newEngineCache(4, 0), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseRequest(body)
 		if err != nil {
@@ -231,7 +232,7 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("rewrite made invalid JSON: %s", out)
 		}
 		if req.search >= 0 {
-			if out, err := p.serverSideCountBody(req, true); err == nil && json.Valid(body) && !json.Valid(out) {
+			if out, err := p.serverSideCountBody(context.Background(), req, true); err == nil && json.Valid(body) && !json.Valid(out) {
 				t.Fatalf("server rewrite made invalid JSON: %s", out)
 			}
 		}
@@ -386,5 +387,74 @@ func TestEndpointDefinitionsNotOffered(t *testing.T) {
 				t.Errorf("a whole definition is left in the messages: %s", req.top.Get("messages"))
 			}
 		})
+	}
+}
+
+// TestEngineCacheBounds: the cache of indexes keeps at most its count of
+// engines and its bytes of definitions, forgets the least recently used
+// first, and does not keep an engine larger than its byte bound.
+func TestEngineCacheBounds(t *testing.T) {
+	t.Parallel()
+	type get struct {
+		key  string
+		size int64
+	}
+	tests := []struct {
+		name       string
+		entries    int
+		bytes      int64
+		gets       []get
+		wantCached []string
+		wantBytes  int64
+	}{
+		{"by count", 2, 1000, []get{{"a", 10}, {"b", 10}, {"c", 10}}, []string{"c", "b"}, 20},
+		{"by bytes", 10, 100, []get{{"a", 40}, {"b", 40}, {"c", 40}}, []string{"c", "b"}, 80},
+		{"least recently used first", 10, 100, []get{{"a", 40}, {"b", 40}, {"a", 40}, {"c", 40}}, []string{"c", "a"}, 80},
+		{"one past the byte bound is not kept", 10, 100, []get{{"a", 40}, {"huge", 101}}, []string{"a"}, 40},
+		{"one at the byte bound pushes out the rest", 10, 100, []get{{"a", 40}, {"b", 100}}, []string{"b"}, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newEngineCache(tt.entries, tt.bytes)
+			for _, g := range tt.gets {
+				e, _, err := c.lookup(context.Background(), []byte(g.key), g.size, func() (*engine, error) { return &engine{size: g.size}, nil })
+				if err != nil || e == nil || e.size != g.size {
+					t.Fatalf("lookup %q: %v, %v", g.key, e, err)
+				}
+			}
+			var cached []string
+			for el := c.lru.Front(); el != nil; el = el.Next() {
+				for _, g := range tt.gets {
+					if sha256.Sum256([]byte(g.key)) == el.Value.(*cacheEntry).key {
+						cached = append(cached, g.key)
+						break
+					}
+				}
+			}
+			if !slices.Equal(cached, tt.wantCached) || c.bytes != tt.wantBytes || len(c.by) != c.lru.Len() {
+				t.Fatalf("cached %q (%d bytes, %d in the map), want %q (%d bytes)", cached, c.bytes, len(c.by), tt.wantCached, tt.wantBytes)
+			}
+		})
+	}
+}
+
+// TestEngineCacheBuildSlot: a large build waits for the one build slot,
+// and gives up when its request ends; a small build does not wait.
+func TestEngineCacheBuildSlot(t *testing.T) {
+	t.Parallel()
+	c := newEngineCache(0, 0)
+	c.slot <- struct{}{} // a large build under way
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	built := false
+	if _, _, err := c.lookup(ctx, []byte("large"), bigBuild, func() (*engine, error) { built = true; return &engine{}, nil }); err == nil || built {
+		t.Fatalf("a large build went ahead while the slot was taken (err %v)", err)
+	}
+	if c.lru.Len() != 0 {
+		t.Fatalf("the failed build stayed cached")
+	}
+	if _, _, err := c.lookup(context.Background(), []byte("small"), bigBuild-1, func() (*engine, error) { return &engine{}, nil }); err != nil {
+		t.Fatalf("a small build waited for the slot: %v", err)
 	}
 }

@@ -331,7 +331,7 @@ func New(cfg Config) (*Proxy, error) {
 		t.ForceAttemptHTTP2 = true
 		cfg.Transport = t
 	}
-	p := &Proxy{cfg: cfg, upstream: u, log: cfg.Logger, engines: newEngineCache(32)}
+	p := &Proxy{cfg: cfg, upstream: u, log: cfg.Logger, engines: newEngineCache(0, 0)}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
@@ -681,7 +681,7 @@ func (p *Proxy) serveEmulated(w http.ResponseWriter, r *http.Request, route stri
 	}
 	if req.search >= 0 {
 		if route == "/v1/messages/count_tokens" {
-			out, err := p.serverSideCountBody(req, lv.fold)
+			out, err := p.serverSideCountBody(r.Context(), req, lv.fold)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 				return "refused"

@@ -32,7 +32,7 @@ type serverPlan struct {
 }
 
 // planServer prepares the emulation of a request's server search tool.
-func (p *Proxy) planServer(req *request, fold bool) (*serverPlan, error) {
+func (p *Proxy) planServer(ctx context.Context, req *request, fold bool) (*serverPlan, error) {
 	info := req.info[req.search]
 	plan := &serverPlan{name: info.Name, regex: strings.Contains(info.Type, "regex")}
 	if plan.name == "" {
@@ -41,7 +41,11 @@ func (p *Proxy) planServer(req *request, fold bool) (*serverPlan, error) {
 			plan.name = "tool_search_tool_regex"
 		}
 	}
-	eng, hit, err := p.engines.lookup(req.top.Get("tools"), func() (*engine, error) { return buildEngine(req.tools, req.info) })
+	n, size := deferredSize(req.tools, req.info)
+	if err := checkDeferredSize(n, size); err != nil {
+		return nil, err
+	}
+	eng, hit, err := p.engines.lookup(ctx, req.top.Get("tools"), size, func() (*engine, error) { return buildEngine(req.tools, req.info) })
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +88,8 @@ func (plan *serverPlan) notCallable(name string) string {
 
 // serverSideCountBody is a count_tokens body with the server search tool
 // emulated.
-func (p *Proxy) serverSideCountBody(req *request, fold bool) ([]byte, error) {
-	plan, err := p.planServer(req, fold)
+func (p *Proxy) serverSideCountBody(ctx context.Context, req *request, fold bool) ([]byte, error) {
+	plan, err := p.planServer(ctx, req, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +255,12 @@ func (p *Proxy) serveServerSearch(w http.ResponseWriter, r *http.Request, req *r
 // system messages folded after a refusal, remembered for the model once
 // the upstream takes the retry's first round.
 func (p *Proxy) serverSearch(w http.ResponseWriter, r *http.Request, req *request, fold bool, drop []string, pending *pendingLevel) {
-	plan, err := p.planServer(req, fold)
+	ctx := r.Context()
+	plan, err := p.planServer(ctx, req, fold)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	ctx := r.Context()
 	var ms *sse.MessageWriter
 	fail := func(status int, body []byte) {
 		if ms != nil {
