@@ -440,6 +440,8 @@ func (ts *Toolset) Names() *discovery.Names { return ts.names }
 // Resolve returns the catalog tool a tool_use's name calls, or false for a
 // built-in, the search tool, or an unknown name. Routing the call (and
 // checking permissions) is the host's business: search never grants one.
+// Resolve does not know what the model was shown: check the call first with
+// Turn.Callable, which refuses a deferred tool no search loaded.
 func (ts *Toolset) Resolve(name string) (*catalog.Tool, bool) {
 	i, ok := ts.byName[name]
 	if !ok || ts.tools[i].builtin >= 0 {

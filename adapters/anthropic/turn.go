@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -68,6 +69,15 @@ type Turn struct {
 	// not see them), and ToolsVisible the others. ToolsInline counts the
 	// definitions the turn added inline.
 	ToolsSent, ToolsDeferred, ToolsVisible, ToolsInline int
+
+	// visible are the tools the request shows the model (see Callable);
+	// deferred and deferredFold tell a deferred tool not loaded, by its
+	// exact name and by a name that differs only in case; searchName is
+	// the search tool's name.
+	visible      map[string]bool
+	deferred     func(string) bool
+	deferredFold func(string) string
+	searchName   string
 }
 
 // Options returns the request options the turn needs: one anthropic-beta
@@ -129,6 +139,30 @@ func (ts *Toolset) Turn(conv *Conversation, base sdk.MessageNewParams) (*Turn, e
 		}
 	}
 	turn.ToolsSent = len(tools)
+	turn.visible = make(map[string]bool, len(tools)+len(active.Names()))
+	for _, t := range tools {
+		if n := nameOfUnion(t); !isDeferred(t) || active.Has(n) {
+			turn.visible[n] = true
+		}
+	}
+	for _, n := range active.Names() {
+		turn.visible[n] = true
+	}
+	if ts.decision.SearchOn {
+		turn.searchName = ts.searchName
+	}
+	turn.deferred = func(name string) bool {
+		i, ok := ts.byName[name]
+		return ok && ts.tools[i].deferred && !turn.visible[name]
+	}
+	turn.deferredFold = func(name string) string {
+		for n, i := range ts.byName {
+			if strings.EqualFold(n, name) && ts.tools[i].deferred && !turn.visible[n] {
+				return n
+			}
+		}
+		return ""
+	}
 
 	// Announcements.
 	var snapshotText string
