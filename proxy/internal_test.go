@@ -458,3 +458,65 @@ func TestEngineCacheBuildSlot(t *testing.T) {
 		t.Fatalf("a small build waited for the slot: %v", err)
 	}
 }
+
+// TestClientSideLoadsOnlyExactReferences: under client-side search
+// emulation, only a tool_reference naming a deferred tool exactly sends
+// its definition upstream; a tool_use of a deferred tool nobody searched
+// for, and a reference to a name no tool has, in other case or with a
+// look-alike letter, load nothing (the reference becomes text saying the
+// tool is not available).
+func TestClientSideLoadsOnlyExactReferences(t *testing.T) {
+	t.Parallel()
+	const tools = `[{"name":"tool_search","description":"search","input_schema":{"type":"object"}},` +
+		`{"name":"mcp__slack__post_message","description":"post","input_schema":{"type":"object"},"defer_loading":true},` +
+		`{"name":"mcp__github__list_issues","description":"issues","input_schema":{"type":"object"},"defer_loading":true}]`
+	ref := func(name string) string {
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"tool_search","input":{"query":"x"}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"tool_reference","tool_name":"` + name + `"}]}]}`
+	}
+	tests := []struct {
+		name, history string
+		wantSent      []string // deferred tools sent upstream
+		wantText      string   // in the rewritten messages
+	}{
+		{"an exact reference", ref("mcp__slack__post_message"), []string{"mcp__slack__post_message"}, "Loaded tools: mcp__slack__post_message"},
+		{"a call nobody searched for", `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"mcp__github__list_issues","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ran"}]}`, nil, `"name":"mcp__github__list_issues"`},
+		{"a reference to no tool", ref("mcp__github__delete_repository"), nil, "Tool no longer available: mcp__github__delete_repository"},
+		{"a reference in other case", ref("MCP__SLACK__POST_MESSAGE"), nil, "Tool no longer available: MCP__SLACK__POST_MESSAGE"},
+		{"a reference with a look-alike letter", ref("mcp__sl\u0430ck__post_message"), nil, "Tool no longer available: mcp__sl\u0430ck__post_message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := `{"model":"m","max_tokens":64,"tools":` + tools + `,"messages":[{"role":"user","content":"go"},` + tt.history + `]}`
+			req, err := parseRequest([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := req.rewriteClientSide(false)
+			var sent struct {
+				Tools []struct {
+					Name  string
+					Defer bool `json:"defer_loading"`
+				}
+				Messages json.RawMessage
+			}
+			if err := json.Unmarshal(out, &sent); err != nil {
+				t.Fatal(err)
+			}
+			var deferredSent []string
+			for _, tl := range sent.Tools {
+				if strings.HasPrefix(tl.Name, "mcp__") {
+					deferredSent = append(deferredSent, tl.Name)
+				}
+			}
+			if !slices.Equal(deferredSent, tt.wantSent) {
+				t.Fatalf("deferred tools sent upstream %q, want %q", deferredSent, tt.wantSent)
+			}
+			if !strings.Contains(string(sent.Messages), tt.wantText) {
+				t.Fatalf("messages sent %s; want %q in them", sent.Messages, tt.wantText)
+			}
+		})
+	}
+}
