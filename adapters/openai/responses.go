@@ -58,6 +58,10 @@ type Turn struct {
 	// ToolsSent counts the tools array's entries; LoadedFunctions the
 	// definitions of loaded functions the history holds.
 	ToolsSent, LoadedFunctions int
+
+	// ts and shown serve Callable: the tools the request shows the model.
+	ts    *Toolset
+	shown map[string]bool
 }
 
 // OutputItems converts a response's output items into input items for the
@@ -212,6 +216,7 @@ func (ts *Toolset) Turn(conv *Conversation, base responses.ResponseNewParams) (*
 		p.Instructions = param.NewOpt(conv.Instructions)
 	}
 	turn.Params = p
+	turn.ts, turn.shown = ts, shownFunctions(turn.Loaded, tools)
 	return turn, nil
 }
 
