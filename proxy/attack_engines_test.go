@@ -131,7 +131,9 @@ func TestAttackManyLargeToolLists(t *testing.T) {
 	if growth > heapBound {
 		t.Errorf("the heap grew by %d MiB after %d distinct lists, want under %d MiB: the cache of indexes is not bounded by size", growth>>20, lists, heapBound>>20)
 	}
-	if p99 > time.Second {
+	// The race detector slows every goroutine several times over: there
+	// the latency is logged, not held to the bound.
+	if p99 > time.Second && !raceEnabled {
 		t.Errorf("the small client's p99 was %v during the attack, want at most 1s", p99)
 	}
 }
@@ -164,7 +166,10 @@ func TestAttackDeferredToolBounds(t *testing.T) {
 		for _, route := range []string{"/v1/messages", "/v1/messages/count_tokens"} {
 			t.Run(tt.name+" "+route, func(t *testing.T) {
 				t.Parallel()
-				status, _, out := postJSON(testCtx(t), t, url+route, nil, tt.body)
+				// 17 MiB bodies take long to read under the race detector.
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				status, _, out := postJSON(ctx, t, url+route, nil, tt.body)
 				if status != http.StatusBadRequest || !strings.Contains(string(out), "invalid_request_error") || !strings.Contains(string(out), tt.want) {
 					t.Fatalf("status %d: %.300s; want 400 invalid_request_error naming %q", status, out, tt.want)
 				}
