@@ -114,6 +114,11 @@ type session struct {
 	// share is set for a session kept in the cluster, before it serves
 	// (sessionshare.go).
 	share *sessionShare
+	// life ends when the client hangs up (its session deleted or expired,
+	// its connection gone): the requests it has in flight end with it
+	// (forward.go).
+	life   context.Context
+	hangUp context.CancelCauseFunc
 }
 
 // newSession makes a server for one client connection in the given mode.
@@ -132,6 +137,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 		shared:    shared,
 		tools:     map[string][]byte{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
+	s.life, s.hangUp = context.WithCancelCause(context.Background())
 	subscribe := func(ctx context.Context, req *mcp.SubscribeRequest) error {
 		return g.subscribe(ctx, s, req.Params.URI)
 	}
@@ -192,6 +198,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			}
 			go func() {
 				_ = req.Session.Wait()
+				s.hangUp(errClientGone) // forward.go
 				g.unregister(s)
 				g.dropSubscriptions(s)
 				s.feedClosed() // feed.go
@@ -216,6 +223,8 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 	})
 	s.server.AddReceivingMiddleware(s.shareMiddleware) // sessionshare.go
 	s.server.AddReceivingMiddleware(s.eraMiddleware)   // era.go
+	// A client that hangs up ends its requests (forward.go).
+	s.server.AddReceivingMiddleware(s.hangUpMiddleware)
 	if g.tracer != nil {
 		s.server.AddReceivingMiddleware(s.traceMiddleware) // tracing.go; outermost
 	}

@@ -778,3 +778,44 @@ func declaresResources(m *manifest) bool {
 	}
 	return len(m.Resources) > 0 || len(m.Templates) > 0
 }
+
+// Why a client's requests were ended without its notifications/cancelled.
+var (
+	// errClientGone: the client session ended (its connection closed,
+	// stdin at EOF).
+	errClientGone = errors.New("the client disconnected")
+	// errSessionDeleted: the client deleted its session (HTTP DELETE).
+	errSessionDeleted = errors.New("the client ended its session")
+	// errSessionExpired: the gateway closed the session (idle, or ended
+	// on another replica).
+	errSessionExpired = errors.New("the client session was closed")
+)
+
+// hangUpMiddleware ends a request of the client when the client hangs
+// up, so that what it waits on (an upstream call, which is then told
+// notifications/cancelled) does not run on for nobody until the call
+// timeout. It is needed because a session's close waits for its
+// requests in flight: without it, a client deleting its session would
+// wait for them, and an upstream call would outlive the client. A
+// shared server's requests each have their own HTTP stream, whose end
+// already ends them.
+func (s *session) hangUpMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if s.shared || isNotification(method) {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(s.life, func() { cancel(context.Cause(s.life)) })
+		defer stop()
+		return next(ctx, method, req)
+	}
+}
+
+// closeClient ends the requests of the session's client, for why, and
+// then its session: the session's close waits for its requests in
+// flight.
+func (s *session) closeClient(ss *mcp.ServerSession, why error) error {
+	s.hangUp(why)
+	return ss.Close()
+}

@@ -153,6 +153,13 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 					// from being idle: requests do.
 					defer hs.busy(id)()
 				}
+				if r.Method == http.MethodDelete {
+					// The library's close waits for the requests in
+					// flight: they end first (forward.go).
+					if x := hs.lookup(id); x != nil {
+						x.s.hangUp(errSessionDeleted)
+					}
+				}
 				h.ServeHTTP(w, r)
 				return
 			}

@@ -267,5 +267,5 @@ func (hs *httpSession) check() {
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
 	t.g.metrics.sessionExpired(reason)
 	t.g.log.Debug("closing an MCP session", "why", why)
-	_ = hs.ss.Close()
+	_ = hs.s.closeClient(hs.ss, errSessionExpired) // forward.go
 }

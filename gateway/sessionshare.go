@@ -474,7 +474,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 		defer hs.busy(id)()
 		hsn.s.share.ended.Store(true)
 		g.forgetShared(id)
-		_ = hsn.ss.Close()
+		_ = hsn.s.closeClient(hsn.ss, errSessionDeleted) // forward.go
 		w.WriteHeader(http.StatusNoContent)
 	}
 	return true
@@ -717,7 +717,7 @@ func (t *httpSessions) endedElsewhere(ended func(id string) bool) {
 	t.mu.Unlock()
 	for _, hs := range gone {
 		hs.s.share.ended.Store(true)
-		_ = hs.ss.Close()
+		_ = hs.s.closeClient(hs.ss, errSessionExpired) // forward.go
 	}
 }
 
