@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
@@ -23,7 +24,10 @@ import (
 // held: they must return at once and must not call back into the gateway.
 // Every text in an event may come from an upstream server or a model
 // (tool names, descriptions, queries, stderr): whoever shows it escapes
-// it.
+// it. Every text a client gives (queries, tool names, its name and
+// version, error texts quoting them) is cut to a bound (MaxFeedQuery,
+// MaxFeedName, MaxFeedNames), so that an event is at most MaxFeedEvent
+// bytes of text however large the request was.
 type Feed interface {
 	// Searched is a search_tools call answered (or refused).
 	Searched(SearchEvent)
@@ -172,6 +176,64 @@ type ToolView struct {
 	Description string
 }
 
+// The bounds of what an event keeps of the text a client gives. A text
+// cut short ends in "…" and the size it had; the cut falls between two
+// runes, so that what is kept stays valid UTF-8.
+const (
+	// MaxFeedQuery bounds a search's query, each of its queries, and an
+	// error text, in bytes.
+	MaxFeedQuery = 1 << 10
+	// MaxFeedQueries bounds the queries a SearchEvent keeps (the search
+	// refuses more): past it one more entry says how many were left out.
+	MaxFeedQueries = search.MaxQueries
+	// MaxFeedName bounds a tool's name, a client's name and version and
+	// a protocol version, in bytes.
+	MaxFeedName = 128
+	// MaxFeedNames bounds the tool names a SearchEvent (Results) or a
+	// LoadEvent keeps; SearchEvent.Total says how many were found.
+	MaxFeedNames = 32
+	// MaxFeedEvent bounds the text of one event, in bytes: a search's
+	// query, queries (and the entry saying how many were left out) and
+	// error, its results and client. A CallEvent keeps less: its tool
+	// and client, and with recordArguments its arguments and result
+	// (maxRecorded each).
+	MaxFeedEvent = (2+MaxFeedQueries)*(MaxFeedQuery+cutMarkMax) + MaxFeedNames*(MaxFeedName+cutMarkMax) + 2*(MaxFeedName+cutMarkMax)
+)
+
+// cutMarkMax bounds what clip adds to a text it cuts.
+const cutMarkMax = len("… (18446744073709551615 bytes)")
+
+// clip is s cut to at most n bytes, between two runes, and marked as
+// cut with the size it had. A text within n is kept, its invalid UTF-8
+// replaced as JSON would.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(s[:cut], "") + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// clipAll is list with each entry clipped to n bytes, and at most max
+// entries: past it, one more says how many were left out.
+func clipAll(list []string, n, max int) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, 0, min(len(list), max+1))
+	for i, s := range list {
+		if i == max {
+			out = append(out, fmt.Sprintf("… (%d more)", len(list)-max))
+			break
+		}
+		out = append(out, clip(s, n))
+	}
+	return out
+}
+
 // maxListedTools bounds the tools a ServerView lists.
 const maxListedTools = 500
 
@@ -193,16 +255,20 @@ func (g *Gateway) uiHandler(mux *http.ServeMux) {
 // feedSearch tells the feed of a search.
 func (s *session) feedSearch(req mcp.Request, args searchArgs, res search.Result, err error, start time.Time) {
 	g := s.g
-	ev := SearchEvent{Time: time.Now(), Query: args.Query, Queries: args.Queries, Duration: time.Since(start)}
+	ev := SearchEvent{Time: time.Now(), Query: clip(args.Query, MaxFeedQuery),
+		Queries: clipAll(args.Queries, MaxFeedQuery, MaxFeedQueries), Duration: time.Since(start)}
 	ev.Session, ev.Client = s.feedClientID(req)
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error = clip(err.Error(), MaxFeedQuery)
 	}
 	if err == nil {
 		v := g.cur.Load()
 		ev.Form, ev.Total = string(res.Form), res.Total
 		for _, h := range res.Hits {
-			ev.Results = append(ev.Results, v.exposedName(h.Tool))
+			if len(ev.Results) == MaxFeedNames {
+				break
+			}
+			ev.Results = append(ev.Results, clip(v.exposedName(h.Tool), MaxFeedName))
 		}
 	}
 	g.feed.Searched(ev)
@@ -224,6 +290,7 @@ func (s *session) feedLoadedOut(mode string, found []*catalog.Tool, out []search
 			ev.Tools = append(ev.Tools, t.Name)
 		}
 	}
+	ev.Tools = clipAll(ev.Tools, MaxFeedName, MaxFeedNames)
 	if len(ev.Tools) == 0 {
 		return
 	}
@@ -239,7 +306,8 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	}
 	start := time.Now()
 	res, err := g.callTool(ctx, req, name, args)
-	ev := CallEvent{Time: time.Now(), Tool: name, Duration: time.Since(start), Outcome: "ok"}
+	// The name is the client's, checked or not.
+	ev := CallEvent{Time: time.Now(), Tool: clip(name, MaxFeedName), Duration: time.Since(start), Outcome: "ok"}
 	ev.Session, ev.Client = s.feedClientID(req)
 	if t, rerr := g.resolve(name); rerr == nil {
 		ev.Server = t.Server
@@ -289,7 +357,7 @@ func (s *session) feedIDLocked() (id, client string) {
 	if s.shared {
 		return id, sharedClients(s.mode)
 	}
-	return id, s.client
+	return id, clip(s.client, MaxFeedName)
 }
 
 // sharedClients is how the feed names the clients of a shared server
@@ -302,7 +370,7 @@ func (s *session) feedClientID(req mcp.Request) (id, client string) {
 	id, client = s.feedID()
 	if s.shared {
 		if c := metaClient(requestMeta(req)); c != "" {
-			client = c
+			client = clip(c, MaxFeedName)
 		}
 	}
 	return id, client
@@ -313,7 +381,7 @@ func (s *session) feedSession(v *view, closed bool) {
 	if !s.shared && s.ss == nil {
 		return // not initialized yet
 	}
-	ev := SessionEvent{Time: time.Now(), Protocol: s.era, Shared: s.shared, Exposure: s.mode, Why: s.reason,
+	ev := SessionEvent{Time: time.Now(), Protocol: clip(s.era, MaxFeedName), Shared: s.shared, Exposure: s.mode, Why: s.reason,
 		Closed: closed, FullTokens: s.g.visibleTokens(v), SentTokens: s.loadedTok}
 	if s.mode == config.ExposureFull {
 		ev.ClientDefers = s.facts.defersTools()
@@ -349,7 +417,8 @@ func (s *session) feedClient(version string, meta map[string]any) {
 	}
 	id, _ := s.feedID()
 	facts := metaFacts(meta)
-	cf.ClientSeen(ClientEvent{Time: time.Now(), Session: id, Client: metaClient(meta), Protocol: version, Defers: facts.defersTools()})
+	cf.ClientSeen(ClientEvent{Time: time.Now(), Session: id, Client: clip(metaClient(meta), MaxFeedName),
+		Protocol: clip(version, MaxFeedName), Defers: facts.defersTools()})
 }
 
 // feedClosed tells the feed a session ended.
