@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
 // Feed receives what happens in the gateway, as it happens. Its methods
@@ -210,11 +210,7 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return strings.ToValidUTF8(s, "\uFFFD")
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(s[:cut], "") + fmt.Sprintf("… (%d bytes)", len(s))
+	return strings.ToValidUTF8(utf8cut.Prefix(s, n), "") + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // clipAll is list with each entry clipped to n bytes, and at most max

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
 // State is where an upstream server is in its life.
@@ -698,11 +698,7 @@ func cutDescription(raw json.RawMessage) (json.RawMessage, string, error) {
 	if err := json.Unmarshal(obj["description"], &desc); err != nil || len(desc) <= maxDescriptionBytes {
 		return raw, name, nil
 	}
-	end := maxDescriptionBytes
-	for end > 0 && !utf8.RuneStart(desc[end]) {
-		end--
-	}
-	b, err := json.Marshal(desc[:end] + descriptionCut)
+	b, err := json.Marshal(utf8cut.Prefix(desc, maxDescriptionBytes) + descriptionCut)
 	if err != nil {
 		return nil, name, err
 	}

@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
 // level is what emulate mode does to a request for its upstream. The
@@ -190,11 +191,7 @@ func modelKey(name string) string {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	n := maxModelName
-	for n > 0 && !utf8.RuneStart(name[n]) {
-		n--
-	}
-	return name[:n] + "…#" + hex.EncodeToString(sum[:8])
+	return utf8cut.Prefix(name, maxModelName) + "…#" + hex.EncodeToString(sum[:8])
 }
 
 // refusedError is what checkRefusal returns for a refusal worth a retry:

@@ -35,6 +35,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
 // ScopeName is the instrumentation scope of the gateway's spans.
@@ -82,11 +84,7 @@ func clip(s string, n int) string {
 		return clip(strings.ToValidUTF8(s, "\uFFFD"), n)
 	}
 	const more = "…"
-	cut := n - len(more)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(s[:cut], "") + more
+	return strings.ToValidUTF8(utf8cut.Prefix(s, n-len(more)), "") + more
 }
 
 // ToolError is the error.type of a call whose result is a tool error
