@@ -65,60 +65,22 @@ func TestClaudeCodeThroughProxyToStrictEndpoint(t *testing.T) {
 		t.Skip("runs Claude Code")
 	}
 	bin := claudeCode(t)
-	memory, err := filepath.Abs("../node_modules/@modelcontextprotocol/server-memory/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(memory); err != nil {
-		t.Skip("the memory MCP server is not installed (npm ci)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
+	node, memory := memoryServer(t)
 	up := proxytest.New(t, proxytest.Options{Options: anthropictest.Options{NoReferences: true, SearchToolName: "ToolSearch"}})
 	_, url := startProxy(t, proxy.Config{Upstream: up.URL, Mode: proxy.ModeEmulate})
 
-	home := t.TempDir()
-	cfg := filepath.Join(home, "mcp.json")
-	mcpConfig := `{"mcpServers":{"memory":{"command":"` + node + `","args":["` + memory + `"],"env":{"MEMORY_FILE_PATH":"` + filepath.Join(home, "memory.jsonl") + `"}}}}`
-	if err := os.WriteFile(cfg, []byte(mcpConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-p", "create entities in the knowledge graph",
-		"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__memory__create_entities,ToolSearch",
-		"--model", "claude-sonnet-4-5")
-	cmd.Dir = home
-	cmd.Env = []string{
-		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home,
-		"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-test-secret", "ENABLE_TOOL_SEARCH=true",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	stdout, stderr, err := claudeTask(t, bin, node, memory, url, "claude-sonnet-4-5", "ENABLE_TOOL_SEARCH=true")
 	rej := up.Inner.Rejections()
-	t.Logf("claude: %v\nstdout: %s\nstderr: %s\nrefusals: %q", err, stdout.String(), stderr.String(), rej)
+	t.Logf("claude: %v\nstdout: %s\nstderr: %s\nrefusals: %q", err, stdout, stderr, rej)
 	if err != nil {
 		t.Fatalf("claude failed: %v", err)
 	}
 	// The scripted model calls the tool it found with empty input; the
 	// memory server's own validation error proves the call reached it.
-	if out := stdout.String(); !strings.Contains(out, "Done:") || !strings.Contains(out, "create_entities") {
-		t.Fatalf("claude did not finish the task by calling the MCP tool: %s", out)
+	if !strings.Contains(stdout, "Done:") || !strings.Contains(stdout, "create_entities") {
+		t.Fatalf("claude did not finish the task by calling the MCP tool: %s", stdout)
 	}
-	sent := false
-	for _, b := range up.Messages() {
-		tools, _, _ := sections(t, b)
-		for _, tl := range tools {
-			if strings.Contains(string(tl), `"name":"mcp__memory__create_entities"`) && !strings.Contains(string(tl), "defer_loading") {
-				sent = true
-			}
-		}
-	}
-	if !sent {
+	if !sentAsOrdinaryTool(t, up) {
 		t.Fatal("the discovered MCP tool never went upstream as an ordinary tool")
 	}
 	if len(rej) > 2 {
@@ -129,6 +91,68 @@ func TestClaudeCodeThroughProxyToStrictEndpoint(t *testing.T) {
 			t.Fatalf("a refusal that is no probe's: %q", r)
 		}
 	}
+}
+
+// memoryServer returns node and the memory MCP server's script, or skips
+// the test when either is not installed.
+func memoryServer(t *testing.T) (node, memory string) {
+	t.Helper()
+	memory, err := filepath.Abs("../node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(memory); err != nil {
+		t.Skip("the memory MCP server is not installed (npm ci)")
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	return node, memory
+}
+
+// claudeTask runs Claude Code bin, in a home of its own, on the task of
+// creating entities with the memory server as its only MCP server,
+// talking to the Messages API at baseURL as model; env adds to its
+// environment. It returns what Claude Code wrote and how it ended.
+func claudeTask(t *testing.T, bin, node, memory, baseURL, model string, env ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	home := t.TempDir()
+	cfg := filepath.Join(home, "mcp.json")
+	mcpConfig := `{"mcpServers":{"memory":{"command":"` + node + `","args":["` + memory + `"],"env":{"MEMORY_FILE_PATH":"` + filepath.Join(home, "memory.jsonl") + `"}}}}`
+	if err := os.WriteFile(cfg, []byte(mcpConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-p", "create entities in the knowledge graph",
+		"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__memory__create_entities,ToolSearch",
+		"--model", model)
+	cmd.Dir = home
+	cmd.Env = append([]string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home,
+		"ANTHROPIC_BASE_URL=" + baseURL, "ANTHROPIC_API_KEY=sk-test-secret",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
+	}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// sentAsOrdinaryTool reports whether the memory server's create_entities
+// went upstream as an ordinary tool (not deferred) in some request.
+func sentAsOrdinaryTool(t *testing.T, up *proxytest.Upstream) bool {
+	t.Helper()
+	for _, b := range up.Messages() {
+		tools, _, _ := sections(t, b)
+		for _, tl := range tools {
+			if strings.Contains(string(tl), `"name":"mcp__memory__create_entities"`) && !strings.Contains(string(tl), "defer_loading") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // systemRefusals are the words endpoints refuse a system-role message
@@ -165,17 +189,7 @@ func TestClaudeCodeSystemRefusals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Claude Code")
 	}
-	memory, err := filepath.Abs("../node_modules/@modelcontextprotocol/server-memory/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(memory); err != nil {
-		t.Skip("the memory MCP server is not installed (npm ci)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
+	node, memory := memoryServer(t)
 	for _, version := range []string{claudeCodePrevious, claudeCodeNewest} {
 		bin := claudeCodeAt(t, version)
 		for _, wording := range systemRefusals {
@@ -199,36 +213,17 @@ func TestClaudeCodeSystemRefusals(t *testing.T) {
 					}
 				}))
 				defer srv.Close()
-				home := t.TempDir()
-				cfg := filepath.Join(home, "mcp.json")
-				mcpConfig := `{"mcpServers":{"memory":{"command":"` + node + `","args":["` + memory + `"],"env":{"MEMORY_FILE_PATH":"` + filepath.Join(home, "memory.jsonl") + `"}}}}`
-				if err := os.WriteFile(cfg, []byte(mcpConfig), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, bin, "-p", "create entities in the knowledge graph",
-					"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__memory__create_entities,ToolSearch",
-					"--model", "claude-opus-5")
-				cmd.Dir = home
-				cmd.Env = []string{
-					"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home,
-					"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-secret",
-					"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-				}
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				err = cmd.Run()
+				stdout, stderr, err := claudeTask(t, bin, node, memory, srv.URL, "claude-opus-5")
 				refused := append(up.Refusals(), up.Inner.Rejections()...)
 				mu.Lock()
 				statuses := slices.Clone(answered)
 				mu.Unlock()
-				t.Logf("claude: %v\nstdout: %s\nrefusals upstream: %q\nstatuses to Claude Code: %v", err, stdout.String(), refused, statuses)
+				t.Logf("claude: %v\nstdout: %s\nrefusals upstream: %q\nstatuses to Claude Code: %v", err, stdout, refused, statuses)
 				if err != nil {
-					t.Fatalf("claude failed: %v\nstderr: %s", err, stderr.String())
+					t.Fatalf("claude failed: %v\nstderr: %s", err, stderr)
 				}
-				if out := stdout.String(); !strings.Contains(out, "Done:") || !strings.Contains(out, "create_entities") {
-					t.Fatalf("claude did not finish the task by calling the MCP tool: %s", out)
+				if !strings.Contains(stdout, "Done:") || !strings.Contains(stdout, "create_entities") {
+					t.Fatalf("claude did not finish the task by calling the MCP tool: %s", stdout)
 				}
 				if len(up.Refusals()) == 0 {
 					t.Fatal("Claude Code sent no system-role message: the test tests nothing")
@@ -241,16 +236,7 @@ func TestClaudeCodeSystemRefusals(t *testing.T) {
 				if len(refused) > 3 {
 					t.Fatalf("the endpoint refused more than the proxy's probes: %q", refused)
 				}
-				sent := false
-				for _, b := range up.Messages() {
-					tools, _, _ := sections(t, b)
-					for _, tl := range tools {
-						if strings.Contains(string(tl), `"name":"mcp__memory__create_entities"`) && !strings.Contains(string(tl), "defer_loading") {
-							sent = true
-						}
-					}
-				}
-				if !sent {
+				if !sentAsOrdinaryTool(t, up) {
 					t.Fatal("the discovered MCP tool never went upstream as an ordinary tool")
 				}
 			})
