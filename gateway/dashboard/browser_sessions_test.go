@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,33 +66,9 @@ func TestBrowserSessions(t *testing.T) {
 		return closed == 2
 	})
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1366, 768))
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: %v", chrome, err)
-	}
-	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-	defer cancel()
-	eval := func(expr string) bool {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", expr, err)
-		}
-		return v
-	}
-	text := func() string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("page").textContent`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	ctx := startBrowser(t, chrome, 60*time.Second)
+	eval := func(expr string) bool { t.Helper(); return evalBool(ctx, t, expr) }
+	text := func() string { t.Helper(); return pageText(ctx, t) }
 	open := func(page string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 768), chromedp.Navigate(r.url+"/ui/"+page)); err != nil {

@@ -73,17 +73,7 @@ func TestBrowser(t *testing.T) {
 	search(t, cs, "zzqx nothing answers this")
 	search(t, cs, "store entities in the knowledge graph memory")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1366, 768))
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	if err := chromedp.Do(bctx); err != nil { // starts the browser, with no timeout of its own
-		t.Fatalf("starting %s: %v", chrome, err)
-	}
-	ctx, cancel := context.WithTimeout(bctx, 40*time.Second)
-	defer cancel()
+	ctx := startBrowser(t, chrome, 40*time.Second)
 
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -91,22 +81,8 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	eval := func(expr string) bool {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", expr, err)
-		}
-		return v
-	}
-	text := func() string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("page").textContent`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	eval := func(expr string) bool { t.Helper(); return evalBool(ctx, t, expr) }
+	text := func() string { t.Helper(); return pageText(ctx, t) }
 	waitText := func(what, s string) {
 		t.Helper()
 		expr := fmt.Sprintf(`document.getElementById("page").textContent.includes(%q)`, s)
@@ -240,4 +216,43 @@ func TestBrowser(t *testing.T) {
 	}
 	eventually(t, "the pages left to give back their event streams", 10*time.Second, func() bool { return r.d.OpenStreams() <= 1 })
 	t.Logf("screenshots in %s", dir)
+}
+
+// startBrowser starts the headless browser chrome (a 1366×768 window) and
+// returns a context that drives it for at most timeout; the browser is
+// closed when the test ends.
+func startBrowser(t *testing.T, chrome string, timeout time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1366, 768))
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil { // starts the browser, with no timeout of its own
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	ctx, cancel := context.WithTimeout(bctx, timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// evalBool evaluates expr in the page and returns its truth.
+func evalBool(ctx context.Context, t *testing.T, expr string) bool {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// pageText is the text of the page's main element.
+func pageText(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("page").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
