@@ -193,9 +193,13 @@ func (g *Gateway) wordTargets(query string) []string {
 	if q == "" || strings.HasPrefix(q, "select:") || strings.ContainsAny(q, `\^$*+?()[]{}|`) {
 		return nil
 	}
+	starting := g.startingUnknown()
+	if len(starting) == 0 {
+		return nil // the usual case, once servers are up: no words to split
+	}
 	words := wordsOf(q)
 	var out []string
-	for _, k := range g.startingUnknown() {
+	for _, k := range starting {
 		for _, w := range g.ups()[k].serverWords() {
 			if slices.Contains(words, w) {
 				out = append(out, k)
