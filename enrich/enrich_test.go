@@ -22,7 +22,7 @@ import (
 
 var wires = []enrichtest.Kind{enrichtest.Anthropic, enrichtest.OpenAI}
 
-// provider returns an SDK-backed provider pointed at a stand-in.
+// provider returns a provider pointed at a stand-in.
 func provider(s *enrichtest.Server) Provider {
 	if s.Kind() == enrichtest.OpenAI {
 		return NewOpenAI(Config{BaseURL: s.URL + "/v1/", APIKey: s.APIKey, Model: "test-model"})
@@ -438,7 +438,7 @@ func TestInterruptedRunKeepsFinishedBatches(t *testing.T) {
 	}
 }
 
-// TestMalformedReplies sends each hostile reply through the SDKs and
+// TestMalformedReplies sends each hostile reply through both APIs and
 // checks what is cached: nothing for a bad tool, the rest of the batch
 // for the good ones.
 func TestMalformedReplies(t *testing.T) {

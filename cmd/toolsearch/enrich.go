@@ -276,7 +276,7 @@ func newProvider(name, model, baseURL string) (enrich.Provider, error) {
 		}
 		return enrich.NewOpenAI(enrich.Config{APIKey: key, BaseURL: baseURL, Model: model}), nil
 	default:
-		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_AUTH_TOKEN") == "" && os.Getenv("ANTHROPIC_PROFILE") == "" {
+		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_AUTH_TOKEN") == "" {
 			return nil, errors.New("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)")
 		}
 		return enrich.NewAnthropic(enrich.Config{BaseURL: baseURL, Model: model}), nil

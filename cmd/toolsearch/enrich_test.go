@@ -141,7 +141,6 @@ func TestEnrichCommandOpenAI(t *testing.T) {
 func TestEnrichCommandErrors(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
-	t.Setenv("ANTHROPIC_PROFILE", "")
 	home := t.TempDir() // no user config, and a cache directory of its own
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
