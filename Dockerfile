@@ -19,7 +19,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=devel
-RUN CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags "-s -w -X main.stampedVersion=${VERSION}" -o /out/toolsearch ./cmd/toolsearch
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.stampedVersion=${VERSION}" -o /out/toolsearch ./cmd/toolsearch
 
 # Run: Node 22 (npx) for MCP servers, the binary, and a user without root.
 FROM node:22-bookworm-slim

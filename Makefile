@@ -5,11 +5,9 @@
 
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X main.stampedVersion=$(VERSION)
-# grpcnotrace: the OTLP exporter links gRPC, whose x/net/trace would keep
-# every method of every type in the binary (about 40 MB more). Not named
-# GOFLAGS: make would export it over a GOFLAGS of the environment, which go
-# reads as space-separated flags.
-BUILDFLAGS := -trimpath -tags grpcnotrace
+# Not named GOFLAGS: make would export it over a GOFLAGS of the
+# environment, which go reads as space-separated flags.
+BUILDFLAGS := -trimpath
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 DIST     := dist
 

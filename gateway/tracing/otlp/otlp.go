@@ -1,6 +1,6 @@
 // Package otlp builds the tracer provider serve sends the gateway's spans
-// with: the official OTLP/HTTP exporter, batched and sampled, configured
-// by toolsearch.tracing and the OTEL_EXPORTER_OTLP_* variables. It is
+// with: OTLP protobuf over HTTP, batched and sampled, configured by
+// toolsearch.tracing and the OTEL_EXPORTER_OTLP_* variables. It is
 // apart from package tracing so that a program that brings its own
 // provider links no exporter.
 package otlp
@@ -8,8 +8,8 @@ package otlp
 import (
 	"context"
 	"fmt"
+	"os"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -47,17 +47,11 @@ const (
 // provider down when the gateway stops, which sends the spans still
 // batched.
 func NewProvider(ctx context.Context, cfg config.Tracing, version string) (*sdktrace.TracerProvider, error) {
-	opts := []otlptracehttp.Option{}
-	if cfg.Endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(cfg.Endpoint))
-	}
-	if len(cfg.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	set, err := settings(cfg.Endpoint, cfg.Headers, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
+	exp := newExporter(set)
 	res, err := Resource(ctx, cfg.ServiceName, version)
 	if err != nil {
 		return nil, err
