@@ -10,60 +10,58 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
 	"github.com/toolsearch/toolsearch/enrich"
+	"github.com/toolsearch/toolsearch/internal/prom"
 )
 
 // metrics counts what the gateway does, for /metrics in the Prometheus text
 // format. Each Gateway has a registry of its own (no global state), holding
-// the gateway's metrics and the Go runtime and process collectors.
+// the gateway's metrics and the Go runtime and process ones.
 //
 // The methods below are what the rest of the gateway calls; they keep the
 // metric names and label values in this one file.
 type metrics struct {
-	reg     *prometheus.Registry
-	handler http.Handler // promhttp's, of reg: a metric that fails to gather is a 500
+	reg     *prom.Registry
+	handler http.Handler // reg's
 
-	searches    prometheus.Counter
-	badQueries  prometheus.Counter
-	hits        prometheus.Counter // tools returned
-	misses      prometheus.Counter // searches that found nothing
-	latency     prometheus.Histogram
-	calls       *prometheus.CounterVec // server, outcome
-	callSeconds *prometheus.CounterVec // server
-	states      *prometheus.GaugeVec   // server, state: 1 for the state it is in
-	restarts    *prometheus.CounterVec // server
-	oversized   *prometheus.CounterVec // server, action
-	fullBuilds  prometheus.Counter     // tool lists of full exposure built (fulllist.go)
-	catalogTok  prometheus.Gauge
-	tokLoaded   prometheus.Gauge // set on each scrape (serveMetrics)
-	tokHeld     prometheus.Gauge // set on each scrape (serveMetrics)
-	sessions    prometheus.Gauge
+	searches    prom.Counter
+	badQueries  prom.Counter
+	hits        prom.Counter // tools returned
+	misses      prom.Counter // searches that found nothing
+	latency     prom.Histogram
+	calls       prom.CounterVec // server, outcome
+	callSeconds prom.CounterVec // server
+	states      prom.GaugeVec   // server, state: 1 for the state it is in
+	restarts    prom.CounterVec // server
+	oversized   prom.CounterVec // server, action
+	fullBuilds  prom.Counter    // tool lists of full exposure built (fulllist.go)
+	catalogTok  prom.Gauge // set on each scrape (serveMetrics)
+	tokLoaded   prom.Gauge // set on each scrape (serveMetrics)
+	tokHeld     prom.Gauge // set on each scrape (serveMetrics)
+	sessions    prom.Gauge
 	// HTTP sessions (sessions.go): open now (initialized or not), refused
 	// at the cap, closed by the gateway per reason.
-	httpOpen    prometheus.Gauge
-	httpRefused prometheus.Counter
-	httpExpired *prometheus.CounterVec // reason
+	httpOpen    prom.Gauge
+	httpRefused prom.Counter
+	httpExpired prom.CounterVec // reason
 	// byProtocol counts client requests per protocol version (era.go).
-	byProtocol *prometheus.CounterVec
+	byProtocol prom.CounterVec
 
-	// catalogTokens is the last value of catalogTok, which serveMetrics
-	// needs to work out the tokens held back.
+	// catalogTokens is the catalog's tokens: serveMetrics sets catalogTok
+	// from it and works out the tokens held back with the same figure.
 	catalogTokens atomic.Int64
 
 	// Background enrichment (package enrichment): registered when it is on
 	// (enrichOn); the gauges are set on each scrape (setEnrich).
 	enrichOnce      sync.Once
-	enrichTools     *prometheus.CounterVec // outcome: written, rejected, failed
-	enrichTokens    *prometheus.CounterVec // direction: input, output
-	enrichRequests  prometheus.Counter
-	enrichRemaining *prometheus.GaugeVec // unit: tools, tokens
-	enrichSpent     *prometheus.GaugeVec // unit: tools, tokens
-	enrichPending   prometheus.Gauge
-	enrichState     *prometheus.GaugeVec // state: 1 for the state it is in
+	enrichReady     atomic.Bool     // the enrich* metrics are registered
+	enrichTools     prom.CounterVec // outcome: written, rejected, failed
+	enrichTokens    prom.CounterVec // direction: input, output
+	enrichRequests  prom.Counter
+	enrichRemaining prom.GaugeVec // unit: tools, tokens
+	enrichSpent     prom.GaugeVec // unit: tools, tokens
+	enrichPending   prom.Gauge
+	enrichState     prom.GaugeVec // state: 1 for the state it is in
 }
 
 // enrichStates are the states toolsearch_enrich_state has a series for.
@@ -72,59 +70,59 @@ var enrichStates = []string{EnrichUnavailable, EnrichWaiting, EnrichRunning, Enr
 // enrichOn registers the metrics of background enrichment.
 func (m *metrics) enrichOn() {
 	m.enrichOnce.Do(func() {
-		m.enrichTools = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_enrich_tools_total",
-			Help: "Tools sent for search hints, by outcome: written, rejected (the answer failed the checks) or failed (the request failed)."}, []string{"outcome"})
-		m.enrichTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_enrich_tokens_total",
-			Help: "Tokens of enrichment requests and answers, as the provider counted them, by direction: input or output."}, []string{"direction"})
-		m.enrichRequests = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolsearch_enrich_requests_total",
-			Help: "Requests sent to the enrichment provider, retries included."})
-		m.enrichRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_budget_remaining",
-			Help: "What is left of the day's enrichment budget (UTC), by unit: tools or tokens."}, []string{"unit"})
-		m.enrichSpent = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_spent_today",
-			Help: "What enrichment spent today (UTC), by unit: tools or tokens; every replica's, with a cluster."}, []string{"unit"})
-		m.enrichPending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "toolsearch_enrich_tools_without_hints",
-			Help: "Visible tools without search hints for their current definition."})
-		m.enrichState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_enrich_state",
-			Help: "1 for the state background enrichment is in."}, []string{"state"})
-		m.reg.MustRegister(m.enrichTools, m.enrichTokens, m.enrichRequests, m.enrichRemaining, m.enrichSpent, m.enrichPending, m.enrichState)
+		defer m.enrichReady.Store(true)
+		m.enrichTools = m.reg.CounterVec("toolsearch_enrich_tools_total",
+			"Tools sent for search hints, by outcome: written, rejected (the answer failed the checks) or failed (the request failed).", "outcome")
+		m.enrichTokens = m.reg.CounterVec("toolsearch_enrich_tokens_total",
+			"Tokens of enrichment requests and answers, as the provider counted them, by direction: input or output.", "direction")
+		m.enrichRequests = m.reg.Counter("toolsearch_enrich_requests_total",
+			"Requests sent to the enrichment provider, retries included.")
+		m.enrichRemaining = m.reg.GaugeVec("toolsearch_enrich_budget_remaining",
+			"What is left of the day's enrichment budget (UTC), by unit: tools or tokens.", "unit")
+		m.enrichSpent = m.reg.GaugeVec("toolsearch_enrich_spent_today",
+			"What enrichment spent today (UTC), by unit: tools or tokens; every replica's, with a cluster.", "unit")
+		m.enrichPending = m.reg.Gauge("toolsearch_enrich_tools_without_hints",
+			"Visible tools without search hints for their current definition.")
+		m.enrichState = m.reg.GaugeVec("toolsearch_enrich_state",
+			"1 for the state background enrichment is in.", "state")
 		for _, o := range []string{"written", "rejected", "failed"} {
-			m.enrichTools.WithLabelValues(o) // every outcome shows, at 0, from the start
+			m.enrichTools.With(o) // every outcome shows, at 0, from the start
 		}
 		for _, d := range []string{"input", "output"} {
-			m.enrichTokens.WithLabelValues(d)
+			m.enrichTokens.With(d)
 		}
 	})
 }
 
 // enrichCounted counts a round of enrichment.
 func (m *metrics) enrichCounted(res enrich.Result) {
-	if m.enrichTools == nil {
+	if !m.enrichReady.Load() {
 		return
 	}
-	m.enrichTools.WithLabelValues("written").Add(float64(res.Written))
-	m.enrichTools.WithLabelValues("rejected").Add(float64(res.Rejected))
-	m.enrichTools.WithLabelValues("failed").Add(float64(res.Failed))
-	m.enrichTokens.WithLabelValues("input").Add(float64(res.InputTokens))
-	m.enrichTokens.WithLabelValues("output").Add(float64(res.OutputTokens))
+	m.enrichTools.With("written").Add(float64(res.Written))
+	m.enrichTools.With("rejected").Add(float64(res.Rejected))
+	m.enrichTools.With("failed").Add(float64(res.Failed))
+	m.enrichTokens.With("input").Add(float64(res.InputTokens))
+	m.enrichTokens.With("output").Add(float64(res.OutputTokens))
 	m.enrichRequests.Add(float64(res.Requests))
 }
 
 // setEnrich sets the gauges of enrichment from its status.
 func (m *metrics) setEnrich(st EnrichStatus) {
-	if m.enrichState == nil {
+	if !m.enrichReady.Load() {
 		return
 	}
-	m.enrichRemaining.WithLabelValues("tools").Set(float64(st.Remaining.Tools))
-	m.enrichRemaining.WithLabelValues("tokens").Set(float64(st.Remaining.Tokens))
-	m.enrichSpent.WithLabelValues("tools").Set(float64(st.Spent.Tools))
-	m.enrichSpent.WithLabelValues("tokens").Set(float64(st.Spent.Tokens))
+	m.enrichRemaining.With("tools").Set(float64(st.Remaining.Tools))
+	m.enrichRemaining.With("tokens").Set(float64(st.Remaining.Tokens))
+	m.enrichSpent.With("tools").Set(float64(st.Spent.Tools))
+	m.enrichSpent.With("tokens").Set(float64(st.Spent.Tokens))
 	m.enrichPending.Set(float64(st.Tools - st.WithHints))
 	for _, s := range enrichStates {
 		v := 0.0
 		if s == st.State {
 			v = 1
 		}
-		m.enrichState.WithLabelValues(s).Set(v)
+		m.enrichState.With(s).Set(v)
 	}
 }
 
@@ -136,36 +134,17 @@ var latencyBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 var upstreamStates = []State{StateIdle, StateStarting, StateReady, StateFailed, StateRestarting, StateStopped}
 
 func newMetrics() *metrics {
-	reg := prometheus.NewRegistry()
-	f := func(c prometheus.Collector) { reg.MustRegister(c) }
-	counter := func(name, help string) prometheus.Counter {
-		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-		f(c)
-		return c
-	}
-	gauge := func(name, help string) prometheus.Gauge {
-		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
-		f(g)
-		return g
-	}
-	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-		f(c)
-		return c
-	}
-	m := &metrics{reg: reg, handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
-	f(collectors.NewGoCollector())
-	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := prom.NewRegistry(true)
+	counter, gauge, counterVec := reg.Counter, reg.Gauge, reg.CounterVec
+	m := &metrics{reg: reg, handler: reg.Handler()}
 	m.searches = counter("toolsearch_searches_total", "Searches run, including bad queries.")
 	m.badQueries = counter("toolsearch_search_bad_queries_total", "Searches refused as bad queries.")
 	m.hits = counter("toolsearch_search_hits_total", "Tools returned by searches.")
 	m.misses = counter("toolsearch_search_misses_total", "Searches that found nothing.")
-	m.latency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "toolsearch_search_seconds", Help: "Search latency.", Buckets: latencyBounds})
-	f(m.latency)
+	m.latency = reg.Histogram("toolsearch_search_seconds", "Search latency.", latencyBounds)
 	m.calls = counterVec("toolsearch_calls_total", "Tool calls per server and outcome.", "server", "outcome")
 	m.callSeconds = counterVec("toolsearch_call_seconds_total", "Time spent in tool calls per server.", "server")
-	m.states = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toolsearch_upstream_state", Help: "1 for the state each upstream server is in."}, []string{"server", "state"})
-	f(m.states)
+	m.states = reg.GaugeVec("toolsearch_upstream_state", "1 for the state each upstream server is in.", "server", "state")
 	m.restarts = counterVec("toolsearch_upstream_restarts_total", "Restarts per upstream server.", "server")
 	m.oversized = counterVec("toolsearch_upstream_oversized_messages_total",
 		"Messages over the size limit per upstream server and what was done: call_failed, dropped or restarted.", "server", "action")
@@ -180,7 +159,7 @@ func newMetrics() *metrics {
 	m.httpExpired = counterVec("toolsearch_http_sessions_expired_total",
 		"MCP sessions the gateway closed: uninitialized (no notifications/initialized in time) or idle.", "reason")
 	for _, r := range []string{expiredIdle, expiredUninitialized} {
-		m.httpExpired.WithLabelValues(r) // both reasons show, at 0, from the start
+		m.httpExpired.With(r) // both reasons show, at 0, from the start
 	}
 	return m
 }
@@ -199,8 +178,8 @@ func (m *metrics) search(d time.Duration, hits int, err error) {
 }
 
 func (m *metrics) call(server, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(server, outcome).Inc()
-	m.callSeconds.WithLabelValues(server).Add(d.Seconds())
+	m.calls.With(server, outcome).Inc()
+	m.callSeconds.With(server).Add(d.Seconds())
 }
 
 func (m *metrics) setState(server, state string) {
@@ -209,14 +188,14 @@ func (m *metrics) setState(server, state string) {
 		if string(st) == state {
 			v = 1
 		}
-		m.states.WithLabelValues(server, string(st)).Set(v)
+		m.states.With(server, string(st)).Set(v)
 	}
 }
 
-func (m *metrics) restart(server string) { m.restarts.WithLabelValues(server).Inc() }
+func (m *metrics) restart(server string) { m.restarts.With(server).Inc() }
 
 func (m *metrics) oversize(server, action string) {
-	m.oversized.WithLabelValues(server, action).Inc()
+	m.oversized.With(server, action).Inc()
 }
 
 func (m *metrics) fullListBuilt() { m.fullBuilds.Inc() }
@@ -227,18 +206,17 @@ func (m *metrics) clientRequest(v string) {
 	if !slices.Contains(downstreamVersions, v) {
 		v = "other"
 	}
-	m.byProtocol.WithLabelValues(v).Inc()
+	m.byProtocol.With(v).Inc()
 }
 
 func (m *metrics) setHTTPSessions(n int) { m.httpOpen.Set(float64(n)) }
 
 func (m *metrics) sessionRefused() { m.httpRefused.Inc() }
 
-func (m *metrics) sessionExpired(reason string) { m.httpExpired.WithLabelValues(reason).Inc() }
+func (m *metrics) sessionExpired(reason string) { m.httpExpired.With(reason).Inc() }
 
 func (m *metrics) setTokens(n int) {
-	m.catalogTokens.Store(int64(n))
-	m.catalogTok.Set(float64(n))
+	m.catalogTokens.Store(int64(n)) // the gauge is set from it at each scrape (serveMetrics)
 }
 
 func (m *metrics) setSessions(n int) { m.sessions.Set(float64(n)) }
@@ -268,7 +246,7 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		g.metrics.setEnrich(g.enr.Status(r.Context(), true))
 	}
 	if g.cluster != nil { // every sample names the replica (cluster.go)
-		w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+		w.Header().Set("Content-Type", prom.ContentType)
 		g.writeReplicaMetrics(w, g.metrics.writeText)
 		return
 	}
@@ -278,15 +256,8 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 // writeText writes every metric of the registry in the Prometheus text
 // format (for the replica labels cluster.go adds to the text).
 func (m *metrics) writeText(w io.Writer) {
-	mfs, err := m.reg.Gather()
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if e := enc.Encode(mf); e != nil && err == nil {
-			err = e
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(w, "# toolsearch: gathering metrics: %v\n", err)
+	if err := m.reg.WriteText(w); err != nil {
+		fmt.Fprintf(w, "# toolsearch: writing metrics: %v\n", err)
 	}
 }
 
