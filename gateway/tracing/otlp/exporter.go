@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,11 +24,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
@@ -44,8 +41,8 @@ const defaultTimeout = 10 * time.Second
 // ExportTraceServiceRequest of the OTLP specification, one POST a batch,
 // retried with backoff on the statuses the specification calls
 // retryable. It is the one piece of the OpenTelemetry exporter the
-// gateway needs, written against the protocol's messages so that the
-// command links no gRPC.
+// gateway needs, encoding the protocol's messages field by field, so that
+// the command links neither gRPC nor the protobuf runtime.
 type exporter struct {
 	url     string
 	header  http.Header
@@ -179,10 +176,7 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if len(spans) == 0 {
 		return nil
 	}
-	body, err := exportRequest(spans)
-	if err != nil {
-		return fmt.Errorf("otlp: encoding %d spans: %w", len(spans), err)
-	}
+	body := exportRequest(spans)
 	if e.gzip {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -256,136 +250,150 @@ func (e *exporter) Shutdown(context.Context) error {
 
 // exportRequest encodes an ExportTraceServiceRequest: its one field,
 // resource_spans (1), repeated, each the spans of one resource grouped by
-// instrumentation scope.
-func exportRequest(spans []sdktrace.ReadOnlySpan) ([]byte, error) {
+// instrumentation scope. The field numbers are those of the OTLP protocol
+// files (opentelemetry/proto/trace/v1/trace.proto, common/v1/common.proto,
+// resource/v1/resource.proto); the tests decode the result with the
+// protocol's generated messages.
+func exportRequest(spans []sdktrace.ReadOnlySpan) []byte {
 	type scopeKey struct {
 		name, version, schema string
 		attrs                 attribute.Distinct
 	}
-	var order []*tracepb.ResourceSpans
-	byResource := map[attribute.Distinct]*tracepb.ResourceSpans{}
-	byScope := map[attribute.Distinct]map[scopeKey]*tracepb.ScopeSpans{}
+	type scopeSpans struct {
+		scope instrumentation.Scope
+		spans pb
+	}
+	type resourceSpans struct {
+		res    *resource.Resource
+		scopes []*scopeSpans
+		byKey  map[scopeKey]*scopeSpans
+	}
+	var order []*resourceSpans
+	byResource := map[attribute.Distinct]*resourceSpans{}
 	for _, s := range spans {
-		res := s.Resource()
-		rk := res.Equivalent()
+		rk := s.Resource().Equivalent()
 		rs := byResource[rk]
 		if rs == nil {
-			rs = &tracepb.ResourceSpans{Resource: resourceProto(res), SchemaUrl: res.SchemaURL()}
-			byResource[rk], byScope[rk] = rs, map[scopeKey]*tracepb.ScopeSpans{}
+			rs = &resourceSpans{res: s.Resource(), byKey: map[scopeKey]*scopeSpans{}}
+			byResource[rk] = rs
 			order = append(order, rs)
 		}
 		sc := s.InstrumentationScope()
 		sk := scopeKey{sc.Name, sc.Version, sc.SchemaURL, sc.Attributes.Equivalent()}
-		ss := byScope[rk][sk]
+		ss := rs.byKey[sk]
 		if ss == nil {
-			ss = &tracepb.ScopeSpans{Scope: scopeProto(sc), SchemaUrl: sc.SchemaURL}
-			byScope[rk][sk] = ss
-			rs.ScopeSpans = append(rs.ScopeSpans, ss)
+			ss = &scopeSpans{scope: sc}
+			rs.byKey[sk] = ss
+			rs.scopes = append(rs.scopes, ss)
 		}
-		ss.Spans = append(ss.Spans, spanProto(s))
+		ss.spans = ss.spans.msg(2, spanProto(s)) // ScopeSpans.spans
 	}
-	var out []byte
+	var out pb
 	for _, rs := range order {
-		b, err := proto.Marshal(rs)
-		if err != nil {
-			return nil, err
+		var r pb
+		var res pb
+		var schema string
+		if rs.res != nil {
+			res = res.attributes(1, rs.res.Attributes()) // Resource.attributes
+			schema = rs.res.SchemaURL()
 		}
-		out = protowire.AppendTag(out, 1, protowire.BytesType)
-		out = protowire.AppendBytes(out, b)
+		r = r.msg(1, res) // ResourceSpans.resource
+		for _, ss := range rs.scopes {
+			var scope pb
+			scope = scope.str(1, ss.scope.Name).str(2, ss.scope.Version).attributes(3, ss.scope.Attributes.ToSlice())
+			var b pb
+			b = b.msg(1, scope).raw(ss.spans).str(3, ss.scope.SchemaURL) // ScopeSpans: scope, spans, schema_url
+			r = r.msg(2, b)                                              // ResourceSpans.scope_spans
+		}
+		r = r.str(3, schema) // ResourceSpans.schema_url
+		out = out.msg(1, r)  // ExportTraceServiceRequest.resource_spans
 	}
-	return out, nil
+	return out
 }
 
-func resourceProto(r *resource.Resource) *resourcepb.Resource {
-	if r == nil {
-		return &resourcepb.Resource{}
-	}
-	return &resourcepb.Resource{Attributes: attributes(r.Attributes())}
-}
-
-func scopeProto(s instrumentation.Scope) *commonpb.InstrumentationScope {
-	return &commonpb.InstrumentationScope{Name: s.Name, Version: s.Version, Attributes: attributes(s.Attributes.ToSlice())}
-}
-
-// spanProto is one span as OTLP has it.
-func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
+// spanProto encodes one span (opentelemetry.proto.trace.v1.Span).
+func spanProto(s sdktrace.ReadOnlySpan) pb {
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
-	p := &tracepb.Span{
-		TraceId:                tid[:],
-		SpanId:                 sid[:],
-		TraceState:             sc.TraceState().String(),
-		Flags:                  spanFlags(sc.TraceFlags(), s.Parent()),
-		Name:                   s.Name(),
-		Kind:                   spanKind(s.SpanKind()),
-		StartTimeUnixNano:      unixNano(s.StartTime()),
-		EndTimeUnixNano:        unixNano(s.EndTime()),
-		Attributes:             attributes(s.Attributes()),
-		DroppedAttributesCount: uint32(max(0, s.DroppedAttributes())),
-		DroppedEventsCount:     uint32(max(0, s.DroppedEvents())),
-		DroppedLinksCount:      uint32(max(0, s.DroppedLinks())),
-		Status:                 statusProto(s.Status()),
-	}
+	var p pb
+	p = p.bytes(1, tid[:]).bytes(2, sid[:]).str(3, sc.TraceState().String())
 	if parent := s.Parent(); parent.SpanID().IsValid() {
 		pid := parent.SpanID()
-		p.ParentSpanId = pid[:]
+		p = p.bytes(4, pid[:])
 	}
+	p = p.str(5, s.Name()).
+		varint(6, uint64(spanKind(s.SpanKind()))).
+		fixed64(7, unixNano(s.StartTime())).
+		fixed64(8, unixNano(s.EndTime())).
+		attributes(9, s.Attributes()).
+		varint(10, uint64(max(0, s.DroppedAttributes())))
 	for _, ev := range s.Events() {
-		p.Events = append(p.Events, &tracepb.Span_Event{
-			Name:                   ev.Name,
-			TimeUnixNano:           unixNano(ev.Time),
-			Attributes:             attributes(ev.Attributes),
-			DroppedAttributesCount: uint32(max(0, ev.DroppedAttributeCount)),
-		})
+		var e pb
+		e = e.fixed64(1, unixNano(ev.Time)).str(2, ev.Name).attributes(3, ev.Attributes).
+			varint(4, uint64(max(0, ev.DroppedAttributeCount)))
+		p = p.msg(11, e)
 	}
+	p = p.varint(12, uint64(max(0, s.DroppedEvents())))
 	for _, l := range s.Links() {
 		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		p.Links = append(p.Links, &tracepb.Span_Link{
-			TraceId:                ltid[:],
-			SpanId:                 lsid[:],
-			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             attributes(l.Attributes),
-			DroppedAttributesCount: uint32(max(0, l.DroppedAttributeCount)),
-			Flags:                  spanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
-		})
+		var lp pb
+		lp = lp.bytes(1, ltid[:]).bytes(2, lsid[:]).str(3, l.SpanContext.TraceState().String()).
+			attributes(4, l.Attributes).varint(5, uint64(max(0, l.DroppedAttributeCount))).
+			fixed32(6, spanFlags(l.SpanContext.TraceFlags(), l.SpanContext))
+		p = p.msg(13, lp)
 	}
-	return p
+	p = p.varint(14, uint64(max(0, s.DroppedLinks())))
+	var st pb
+	switch s.Status().Code {
+	case codes.Error:
+		st = st.str(2, s.Status().Description).varint(3, statusError)
+	case codes.Ok:
+		st = st.varint(3, statusOK)
+	}
+	p = p.msg(15, st)
+	return p.fixed32(16, spanFlags(sc.TraceFlags(), s.Parent()))
 }
+
+// The OTLP enums' values (Span.SpanKind, Status.StatusCode, SpanFlags).
+const (
+	kindUnspecified = iota
+	kindInternal
+	kindServer
+	kindClient
+	kindProducer
+	kindConsumer
+
+	statusOK    = 1
+	statusError = 2
+
+	flagsHasIsRemote = 0x100
+	flagsIsRemote    = 0x200
+)
 
 // spanFlags carries the W3C trace flags and whether the parent (or the
 // linked span) came from another process.
 func spanFlags(tf trace.TraceFlags, other trace.SpanContext) uint32 {
-	f := uint32(tf) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
+	f := uint32(tf) | flagsHasIsRemote
 	if other.IsRemote() {
-		f |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
+		f |= flagsIsRemote
 	}
 	return f
 }
 
-func spanKind(k trace.SpanKind) tracepb.Span_SpanKind {
+func spanKind(k trace.SpanKind) int {
 	switch k {
 	case trace.SpanKindInternal:
-		return tracepb.Span_SPAN_KIND_INTERNAL
+		return kindInternal
 	case trace.SpanKindServer:
-		return tracepb.Span_SPAN_KIND_SERVER
+		return kindServer
 	case trace.SpanKindClient:
-		return tracepb.Span_SPAN_KIND_CLIENT
+		return kindClient
 	case trace.SpanKindProducer:
-		return tracepb.Span_SPAN_KIND_PRODUCER
+		return kindProducer
 	case trace.SpanKindConsumer:
-		return tracepb.Span_SPAN_KIND_CONSUMER
+		return kindConsumer
 	}
-	return tracepb.Span_SPAN_KIND_UNSPECIFIED
-}
-
-func statusProto(s sdktrace.Status) *tracepb.Status {
-	switch s.Code {
-	case codes.Error:
-		return &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: s.Description}
-	case codes.Ok:
-		return &tracepb.Status{Code: tracepb.Status_STATUS_CODE_OK}
-	}
-	return &tracepb.Status{}
+	return kindUnspecified
 }
 
 func unixNano(t time.Time) uint64 {
@@ -395,44 +403,95 @@ func unixNano(t time.Time) uint64 {
 	return uint64(max(0, t.UnixNano()))
 }
 
-// attributes converts attributes, each value to its OTLP kind.
-func attributes(kvs []attribute.KeyValue) []*commonpb.KeyValue {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]*commonpb.KeyValue, 0, len(kvs))
-	for _, kv := range kvs {
-		out = append(out, &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)})
-	}
-	return out
+// pb is a protobuf message being encoded; each method appends a field,
+// leaving out a scalar at its zero value as proto3 does.
+type pb []byte
+
+func (b pb) raw(fields pb) pb { return append(b, fields...) }
+
+func (b pb) msg(num protowire.Number, m pb) pb {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, m)
 }
 
-func anyValue(v attribute.Value) *commonpb.AnyValue {
+func (b pb) bytes(num protowire.Number, v []byte) pb {
+	if len(v) == 0 {
+		return b
+	}
+	return b.msg(num, v)
+}
+
+func (b pb) str(num protowire.Number, s string) pb {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+func (b pb) varint(num protowire.Number, v uint64) pb {
+	if v == 0 {
+		return b
+	}
+	return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
+}
+
+func (b pb) fixed64(num protowire.Number, v uint64) pb {
+	if v == 0 {
+		return b
+	}
+	return protowire.AppendFixed64(protowire.AppendTag(b, num, protowire.Fixed64Type), v)
+}
+
+func (b pb) fixed32(num protowire.Number, v uint32) pb {
+	if v == 0 {
+		return b
+	}
+	return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), v)
+}
+
+// attributes appends each attribute as a KeyValue (key 1, value 2).
+func (b pb) attributes(num protowire.Number, kvs []attribute.KeyValue) pb {
+	for _, kv := range kvs {
+		var e pb
+		b = b.msg(num, e.str(1, string(kv.Key)).msg(2, anyValue(kv.Value)))
+	}
+	return b
+}
+
+// anyValue encodes an AnyValue. Its value is a oneof, so a zero value is
+// written too: false, 0 and "" are values, not absence.
+func anyValue(v attribute.Value) pb {
+	var b pb
 	switch v.Type() {
 	case attribute.BOOL:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: v.AsBool()}}
+		var n uint64
+		if v.AsBool() {
+			n = 1
+		}
+		return protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), n)
 	case attribute.INT64:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v.AsInt64()}}
+		return protowire.AppendVarint(protowire.AppendTag(b, 3, protowire.VarintType), uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v.AsFloat64()}}
-	case attribute.STRING:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.AsString()}}
+		return protowire.AppendFixed64(protowire.AppendTag(b, 4, protowire.Fixed64Type), math.Float64bits(v.AsFloat64()))
 	case attribute.BOOLSLICE:
-		return array(v.AsBoolSlice(), func(b bool) *commonpb.AnyValue { return anyValue(attribute.BoolValue(b)) })
+		return b.msg(5, array(v.AsBoolSlice(), attribute.BoolValue))
 	case attribute.INT64SLICE:
-		return array(v.AsInt64Slice(), func(i int64) *commonpb.AnyValue { return anyValue(attribute.Int64Value(i)) })
+		return b.msg(5, array(v.AsInt64Slice(), attribute.Int64Value))
 	case attribute.FLOAT64SLICE:
-		return array(v.AsFloat64Slice(), func(f float64) *commonpb.AnyValue { return anyValue(attribute.Float64Value(f)) })
+		return b.msg(5, array(v.AsFloat64Slice(), attribute.Float64Value))
 	case attribute.STRINGSLICE:
-		return array(v.AsStringSlice(), func(s string) *commonpb.AnyValue { return anyValue(attribute.StringValue(s)) })
+		return b.msg(5, array(v.AsStringSlice(), attribute.StringValue))
 	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	return protowire.AppendString(b, v.Emit())
 }
 
-func array[T any](xs []T, one func(T) *commonpb.AnyValue) *commonpb.AnyValue {
-	vals := make([]*commonpb.AnyValue, len(xs))
-	for i, x := range xs {
-		vals[i] = one(x)
+// array encodes an ArrayValue: values (1), each an AnyValue.
+func array[T any](xs []T, value func(T) attribute.Value) pb {
+	var b pb
+	for _, x := range xs {
+		b = b.msg(1, anyValue(value(x)))
 	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: vals}}}
+	return b
 }

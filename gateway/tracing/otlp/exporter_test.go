@@ -120,6 +120,7 @@ func spanStubs() []sdktrace.ReadOnlySpan {
 			Attributes: []attribute.KeyValue{
 				attribute.String("s", "v"), attribute.Int64("i", 42), attribute.Bool("b", true),
 				attribute.Float64("f", 1.5), attribute.StringSlice("ss", []string{"a", "b"}),
+				attribute.Bool("no", false), attribute.Int64("zero", 0), attribute.String("empty", ""),
 			},
 			Events:               []sdktrace.Event{{Name: "retry", Time: start, Attributes: []attribute.KeyValue{attribute.Int("n", 1)}}},
 			Links:                []sdktrace.Link{{SpanContext: parent}},
@@ -145,10 +146,7 @@ func spanStubs() []sdktrace.ReadOnlySpan {
 // protocol's own messages: what each field holds after a round trip.
 func TestExportRequestDecodes(t *testing.T) {
 	t.Parallel()
-	body, err := exportRequest(spanStubs())
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := exportRequest(spanStubs())
 	req := &coltracepb.ExportTraceServiceRequest{}
 	if err := proto.Unmarshal(body, req); err != nil {
 		t.Fatal(err)
@@ -181,6 +179,8 @@ func TestExportRequestDecodes(t *testing.T) {
 		{"bool", s.Attributes[2].Value.GetBoolValue()},
 		{"float", s.Attributes[3].Value.GetDoubleValue() == 1.5},
 		{"slice", len(s.Attributes[4].Value.GetArrayValue().GetValues()) == 2 && s.Attributes[4].Value.GetArrayValue().Values[1].GetStringValue() == "b"},
+		{"zero values are values, not absence", s.Attributes[5].Value.GetValue() != nil && s.Attributes[6].Value.GetValue() != nil &&
+			s.Attributes[7].Value.GetValue() != nil && !s.Attributes[5].Value.GetBoolValue() && s.Attributes[6].Value.GetIntValue() == 0},
 		{"dropped", s.DroppedAttributesCount == 3},
 		{"event", len(s.Events) == 1 && s.Events[0].Name == "retry" && s.Events[0].Attributes[0].Value.GetIntValue() == 1},
 		{"link", len(s.Links) == 1 && trace.SpanID(s.Links[0].SpanId) == trace.SpanID{9}},
