@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -92,29 +92,25 @@ func (c *Cluster) GetBlob(ctx context.Context, kind, digest string) ([]byte, err
 		return nil, err
 	}
 	defer cancel()
-	var get interface{ Result() (string, error) }
-	_, perr := c.rdb.Pipelined(cctx, func(p redisPipe) error {
-		// The range is inclusive: one byte past the bound tells a value
-		// that is too large.
-		get = p.GetRange(cctx, key, 0, c.maxBlob+tagSize)
-		p.PExpire(cctx, key, c.ttl)
-		return nil
-	})
-	s, err := get.Result()
+	// The range is inclusive: one byte past the bound tells a value that
+	// is too large.
+	replies, err := c.rdb.pipeline(cctx,
+		cmd("GETRANGE", key, 0, c.maxBlob+tagSize),
+		cmd("PEXPIRE", key, ms(c.ttl)))
+	var data []byte
 	if err == nil {
-		err = perr
+		data, err = redis.Bytes(replies[0], nil)
 	}
 	if err = c.check(cctx, err); err != nil {
 		return nil, err
 	}
-	if s == "" {
+	if len(data) == 0 {
 		c.stats.blobMisses.Add(1)
 		return nil, nil
 	}
-	if int64(len(s)) > c.maxBlob+tagSize {
+	if int64(len(data)) > c.maxBlob+tagSize {
 		return nil, fmt.Errorf("%w: %s %s", ErrTooLarge, kind, digest)
 	}
-	data := []byte(s)
 	if len(data) < tagSize {
 		c.refused(kind, digest, "too short to hold its tag")
 		return nil, nil
@@ -139,7 +135,8 @@ func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte)
 		return err
 	}
 	defer cancel()
-	if err := c.check(cctx, c.rdb.Set(cctx, key, val, c.ttl).Err()); err != nil {
+	_, err = c.rdb.do(cctx, "SET", setArgs(key, val, c.ttl)...)
+	if err := c.check(cctx, err); err != nil {
 		return err
 	}
 	c.stats.blobPuts.Add(1)
@@ -149,7 +146,7 @@ func (c *Cluster) PutBlob(ctx context.Context, kind, digest string, data []byte)
 // swapScript sets KEYS[1] to ARGV[2] (for ARGV[3] ms) if the value there
 // starts with the tag ARGV[1], or is absent (or empty) when ARGV[1] is empty;
 // it returns 1 when it did.
-var swapScript = redis.NewScript(`
+var swapScript = newScript(`
 local cur = redis.call('GET', KEYS[1])
 if ARGV[1] == '' then
   if cur and cur ~= '' then return 0 end
@@ -181,7 +178,7 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 	} else if want, err = c.forgedTag(cctx, kind, key); err != nil {
 		return false, err
 	}
-	n, err := swapScript.Run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()).Int()
+	n, err := redis.Int(swapScript.run(cctx, c.rdb, []string{key}, want, val, c.ttl.Milliseconds()))
 	if err = c.check(cctx, err); err != nil {
 		return false, err
 	}
@@ -197,14 +194,13 @@ func (c *Cluster) SwapBlob(ctx context.Context, kind, digest string, old, data [
 // otherwise a forgery would block every write of its key until it
 // expired.
 func (c *Cluster) forgedTag(ctx context.Context, kind, key string) ([]byte, error) {
-	s, err := c.rdb.GetRange(ctx, key, 0, c.maxBlob+tagSize).Result()
+	data, err := redis.Bytes(c.rdb.do(ctx, "GETRANGE", key, 0, c.maxBlob+tagSize))
 	if err = c.check(ctx, err); err != nil {
 		return nil, err
 	}
-	if s == "" {
+	if len(data) == 0 {
 		return nil, nil
 	}
-	data := []byte(s)
 	if len(data) >= tagSize && int64(len(data)) <= c.maxBlob+tagSize && hmac.Equal(data[:tagSize], c.tag(kind, key, data[tagSize:])) {
 		return nil, nil
 	}

@@ -30,7 +30,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,7 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redact"
 )
@@ -59,7 +58,7 @@ var (
 // Open, run its watcher with Run, and Close it at the end. Its methods are
 // safe for concurrent use.
 type Cluster struct {
-	rdb     *redis.Client
+	rdb     *redisClient
 	prefix  string
 	replica string
 	ttl     time.Duration
@@ -112,36 +111,25 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opt, err := redis.ParseURL(cfg.Redis)
+	target, err := parseRedisURL(cfg.Redis)
 	if err != nil {
-		// go-redis's errors quote the URL: say only what is wrong.
 		return nil, fmt.Errorf("cluster: toolsearch.cluster.redis %s: %s", cfg.RedisRedacted(), redact.New(secretsOf(cfg)...).String(err.Error()))
 	}
-	if opt.Password == "" && cfg.Password != "" {
-		opt.Password = cfg.Password
-	}
-	if opt.TLSConfig != nil && opt.TLSConfig.MinVersion < tls.VersionTLS12 {
-		opt.TLSConfig.MinVersion = tls.VersionTLS12
+	if target.password == "" && cfg.Password != "" {
+		target.password = cfg.Password
 	}
 	if cfg.CA != "" {
-		if opt.TLSConfig == nil {
+		if target.tls == nil {
 			return nil, fmt.Errorf("cluster: toolsearch.cluster.ca %s is for a rediss:// (TLS) URL", cfg.CA)
 		}
 		pool, err := loadCA(cfg.CA)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: toolsearch.cluster.ca: %w", err)
 		}
-		opt.TLSConfig.RootCAs = pool
+		target.tls.RootCAs = pool
 	}
-	opt.DialTimeout = commandTimeout
-	opt.ReadTimeout = commandTimeout
-	opt.WriteTimeout = commandTimeout
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = -1 // the caller falls back; a retry only doubles the wait
-	opt.DisableIdentity = true
-	opt.Protocol = 2
 	c := &Cluster{
-		rdb: redis.NewClient(opt), prefix: cfg.Prefix, replica: cfg.Replica, ttl: cfg.TTL, maxBlob: cfg.MaxBlobBytes,
+		rdb: newRedisClient(target, commandTimeout), prefix: cfg.Prefix, replica: cfg.Replica, ttl: cfg.TTL, maxBlob: cfg.MaxBlobBytes,
 		log: log.With("replica", cfg.Replica), red: redact.New(secretsOf(cfg)...), addr: cfg.RedisRedacted(),
 		owner: newOwner(cfg.Replica), valueKey: []byte(cfg.Key),
 	}
@@ -155,14 +143,13 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 		c.maxBlob = config.DefaultClusterMaxBlobBytes
 	}
 	c.leases.m = map[string]struct{}{}
-	clientLog.c.Store(c)
 	c.since = time.Now()
 	for _, w := range cfg.Warnings() {
 		c.log.Warn(w)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*commandTimeout)
 	defer cancel()
-	if err := c.rdb.Ping(pctx).Err(); err != nil {
+	if _, err := c.rdb.do(pctx, "PING"); err != nil {
 		c.lastErr = c.red.String(err.Error())
 		c.log.Warn("Redis does not answer; this replica serves from its local state until it does",
 			"redis", c.addr, "err", c.lastErr)
@@ -171,23 +158,6 @@ func Open(ctx context.Context, cfg config.Cluster, log *slog.Logger) (*Cluster, 
 		c.log.Info("sharing state with the other replicas through Redis", "redis", c.addr, "prefix", c.prefix)
 	}
 	return c, nil
-}
-
-// clientLog passes go-redis's own messages (reconnects and the like) to
-// the log of the last Cluster opened, at debug level: by default it
-// prints them itself.
-var clientLog = func() *redisLog {
-	l := &redisLog{}
-	redis.SetLogger(l)
-	return l
-}()
-
-type redisLog struct{ c atomic.Pointer[Cluster] }
-
-func (r *redisLog) Printf(ctx context.Context, format string, v ...any) {
-	if c := r.c.Load(); c != nil {
-		c.log.Debug("Redis client: " + c.red.String(fmt.Sprintf(format, v...)))
-	}
 }
 
 // secretsOf is what logs and errors about Redis must not show.
@@ -240,7 +210,7 @@ func (c *Cluster) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		err := c.rdb.Ping(pctx).Err()
+		_, err := c.rdb.do(pctx, "PING")
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -260,7 +230,7 @@ func (c *Cluster) Run(ctx context.Context) {
 // Close closes the connections to Redis.
 func (c *Cluster) Close() error {
 	c.closeStreams()
-	return c.rdb.Close()
+	return c.rdb.close()
 }
 
 // key is prefix:parts...
@@ -278,14 +248,14 @@ func (c *Cluster) ready(ctx context.Context) (context.Context, context.CancelFun
 	return cctx, cancel, nil
 }
 
-// check classifies the error of a command: nil and redis.Nil are not
-// failures; an error Redis answered with is the command's own; any other
-// (connection refused, timeout, a closed connection) marks Redis down and
-// becomes ErrDown.
+// check classifies the error of a command: nil is no failure; an error
+// Redis answered with is the command's own; any other (connection
+// refused, timeout, a closed connection) marks Redis down and becomes
+// ErrDown.
 func (c *Cluster) check(ctx context.Context, err error) error {
 	switch {
-	case err == nil, errors.Is(err, redis.Nil):
-		return err
+	case err == nil:
+		return nil
 	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return err // the caller gave up
 	}

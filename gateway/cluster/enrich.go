@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -29,7 +29,7 @@ import (
 // takeLeasesScript takes, for ARGV[2] ms, each key of KEYS that is free or
 // already ARGV[1]'s. It returns per key 1 (taken), 2 (done) or 0 (held by
 // another).
-var takeLeasesScript = redis.NewScript(`
+var takeLeasesScript = newScript(`
 local out = {}
 for i, k in ipairs(KEYS) do
   if redis.call('SET', k, ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -51,7 +51,7 @@ return out
 
 // finishLeasesScript sets each key of KEYS that ARGV[1] holds to "done" for
 // ARGV[2] ms, or drops it when ARGV[2] is 0.
-var finishLeasesScript = redis.NewScript(`
+var finishLeasesScript = newScript(`
 local n = 0
 for _, k in ipairs(KEYS) do
   if redis.call('GET', k) == ARGV[1] then
@@ -70,7 +70,7 @@ return n
 // longest run of ARGV[4..] (the tokens of one tool each) that keeps it
 // within ARGV[1] tools and ARGV[2] tokens, and keeps the hash ARGV[3] ms.
 // It returns how many it added and the spend then.
-var reserveSpendScript = redis.NewScript(`
+var reserveSpendScript = newScript(`
 local tools = tonumber(redis.call('HGET', KEYS[1], 'tools') or '0')
 local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0')
 local n = 0
@@ -91,7 +91,7 @@ return {n, tools, tokens}
 // addSpendScript adds ARGV[1] tools and ARGV[2] tokens (either may be
 // negative; neither total goes below 0) to the day's spend KEYS[1], keeps
 // it ARGV[3] ms, and returns the spend then.
-var addSpendScript = redis.NewScript(`
+var addSpendScript = newScript(`
 local tools = math.max(0, tonumber(redis.call('HGET', KEYS[1], 'tools') or '0') + tonumber(ARGV[1]))
 local tokens = math.max(0, tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0') + tonumber(ARGV[2]))
 redis.call('HSET', KEYS[1], 'tools', string.format('%d', tools), 'tokens', string.format('%d', tokens))
@@ -142,7 +142,7 @@ func (c *Cluster) TakeLeases(ctx context.Context, kind string, names []string, t
 		return nil, nil, err
 	}
 	defer cancel()
-	res, err := takeLeasesScript.Run(cctx, c.rdb, keys, c.owner, max(1, ttl.Milliseconds())).Int64Slice()
+	res, err := redis.Int64s(takeLeasesScript.run(cctx, c.rdb, keys, c.owner, max(1, ttl.Milliseconds())))
 	if err = c.check(cctx, err); err != nil {
 		return nil, nil, err
 	}
@@ -186,7 +186,8 @@ func (c *Cluster) endLeases(ctx context.Context, kind string, names []string, ms
 		return err
 	}
 	defer cancel()
-	return c.check(cctx, finishLeasesScript.Run(cctx, c.rdb, keys, c.owner, ms).Err())
+	_, err = finishLeasesScript.run(cctx, c.rdb, keys, c.owner, ms)
+	return c.check(cctx, err)
 }
 
 // spendKey names the spend of kind on day.
@@ -219,7 +220,7 @@ func (c *Cluster) ReserveSpend(ctx context.Context, kind, day string, limit conf
 	for _, k := range toolTokens {
 		args = append(args, max(0, k))
 	}
-	res, err := reserveSpendScript.Run(cctx, c.rdb, []string{key}, args...).Int64Slice()
+	res, err := redis.Int64s(reserveSpendScript.run(cctx, c.rdb, []string{key}, args...))
 	if err = c.check(cctx, err); err != nil {
 		return 0, config.EnrichBudget{}, err
 	}
@@ -242,7 +243,7 @@ func (c *Cluster) AddSpend(ctx context.Context, kind, day string, delta config.E
 		return config.EnrichBudget{}, err
 	}
 	defer cancel()
-	res, err := addSpendScript.Run(cctx, c.rdb, []string{key}, delta.Tools, delta.Tokens, spendTTL.Milliseconds()).Int64Slice()
+	res, err := redis.Int64s(addSpendScript.run(cctx, c.rdb, []string{key}, delta.Tools, delta.Tokens, spendTTL.Milliseconds()))
 	if err = c.check(cctx, err); err != nil {
 		return config.EnrichBudget{}, err
 	}

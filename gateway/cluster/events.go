@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 )
 
 // The events of MCP sessions' SSE streams, kept so that a client whose
@@ -46,7 +46,7 @@ var (
 // session's set. ARGV[5] events that could not be added before (Redis
 // was down) are counted first, as dropped. It returns the index the event
 // got.
-var appendScript = redis.NewScript(`
+var appendScript = newScript(`
 local first = tonumber(redis.call('GET', KEYS[2]) or '0')
 local len = redis.call('LLEN', KEYS[1])
 local missed = tonumber(ARGV[5])
@@ -81,7 +81,7 @@ return index
 // the list holds what no replica writes: more than ARGV[3] events after
 // the index, or an event over ARGV[4] bytes. A replay thus reads at most
 // ARGV[3] events of at most ARGV[4] bytes, whatever was put in the list.
-var afterScript = redis.NewScript(`
+var afterScript = newScript(`
 if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 then
   return {0}
 end
@@ -135,11 +135,7 @@ func (c *Cluster) OpenEvents(ctx context.Context, id, stream string, ttl time.Du
 	}
 	defer cancel()
 	list, _, set := c.eventKeys(id, stream)
-	_, err = c.rdb.Pipelined(cctx, func(p redisPipe) error {
-		p.SAdd(cctx, set, list)
-		p.PExpire(cctx, set, ttl)
-		return nil
-	})
+	_, err = c.rdb.pipeline(cctx, cmd("SADD", set, list), cmd("PEXPIRE", set, ms(ttl)))
 	return c.check(cctx, err)
 }
 
@@ -162,7 +158,7 @@ func (c *Cluster) AppendEvent(ctx context.Context, id, stream string, data []byt
 	} else {
 		c.log.Debug("an event too large to keep for other replicas", "bytes", len(data))
 	}
-	n, err := appendScript.Run(cctx, c.rdb, []string{list, first, set}, value, MaxStreamEvents, max(1, ttl.Milliseconds()), mode, max(0, missed)).Int()
+	n, err := redis.Int(appendScript.run(cctx, c.rdb, []string{list, first, set}, value, MaxStreamEvents, max(1, ttl.Milliseconds()), mode, max(0, missed)))
 	if err = c.check(cctx, err); err != nil {
 		return 0, err
 	}
@@ -186,7 +182,7 @@ func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int)
 	}
 	defer cancel()
 	list, first, set := c.eventKeys(id, stream)
-	res, err := afterScript.Run(cctx, c.rdb, []string{list, first, set}, index, list, MaxStreamEvents, MaxEventBytes+sealOverhead).Slice()
+	res, err := redis.Values(afterScript.run(cctx, c.rdb, []string{list, first, set}, index, list, MaxStreamEvents, MaxEventBytes+sealOverhead))
 	if err = c.check(cctx, err); err != nil {
 		return nil, err
 	}
@@ -206,8 +202,8 @@ func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int)
 	}
 	out := make([][]byte, 0, len(res)-1)
 	for _, v := range res[1:] {
-		s, _ := v.(string)
-		data, err := unseal(id, list, []byte(s))
+		sealed, _ := v.([]byte)
+		data, err := unseal(id, list, sealed)
 		if err != nil {
 			c.stats.sessionRefused.Add(1)
 			c.log.Warn("refusing a kept event that does not open for its session (altered or forged)", "session", sessionName(id)[:12])
@@ -223,10 +219,11 @@ func (c *Cluster) EventsAfter(ctx context.Context, id, stream string, index int)
 // them (what it does not name expires on its own).
 func (c *Cluster) dropEvents(ctx context.Context, id string) error {
 	_, _, set := c.eventKeys(id, "")
-	return dropEventsScript.Run(ctx, c.rdb, []string{set}).Err()
+	_, err := dropEventsScript.run(ctx, c.rdb, []string{set})
+	return err
 }
 
-var dropEventsScript = redis.NewScript(`
+var dropEventsScript = newScript(`
 local keys = redis.call('SMEMBERS', KEYS[1])
 for _, k in ipairs(keys) do
   redis.call('DEL', k)

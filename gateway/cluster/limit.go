@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 )
 
 // Rates are token buckets shared by every replica: a client that spreads
@@ -19,7 +19,7 @@ import (
 // takeScript takes one request from the bucket KEYS[1] of ARGV[1]
 // microseconds per request and ARGV[2] requests of burst. It returns 0
 // when the request may pass, or how many microseconds to wait.
-var takeScript = redis.NewScript(`
+var takeScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local emission = tonumber(ARGV[1])
@@ -50,7 +50,7 @@ func (c *Cluster) Take(ctx context.Context, bucket string, perSecond float64, bu
 	}
 	defer cancel()
 	emission := int64(math.Max(1, math.Round(1e6/perSecond)))
-	n, err := takeScript.Run(cctx, c.rdb, []string{c.key("rate", bucket)}, emission, max(1, burst)).Int64()
+	n, err := redis.Int64(takeScript.run(cctx, c.rdb, []string{c.key("rate", bucket)}, emission, max(1, burst)))
 	if err = c.check(cctx, err); err != nil {
 		return 0, err
 	}

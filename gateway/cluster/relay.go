@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // A request that only one replica can serve (it holds what the request
@@ -92,7 +94,8 @@ func (c *Cluster) PutTemp(ctx context.Context, kind, key string, value []byte, t
 	}
 	defer cancel()
 	k := c.key("temp", kind, sessionName(key))
-	return c.check(cctx, c.rdb.Set(cctx, k, seal(key, k, value), ttl).Err())
+	_, err = c.rdb.do(cctx, "SET", setArgs(k, seal(key, k, value), ttl)...)
+	return c.check(cctx, err)
 }
 
 // GetTemp returns the value PutTemp stored, nil when there is none or it
@@ -104,11 +107,11 @@ func (c *Cluster) GetTemp(ctx context.Context, kind, key string) ([]byte, error)
 	}
 	defer cancel()
 	k := c.key("temp", kind, sessionName(key))
-	s, err := c.rdb.GetRange(cctx, k, 0, maxSessionBytes).Result()
-	if err = c.check(cctx, err); err != nil || s == "" {
+	sealed, err := redis.Bytes(c.rdb.do(cctx, "GETRANGE", k, 0, maxSessionBytes))
+	if err = c.check(cctx, err); err != nil || len(sealed) == 0 {
 		return nil, err
 	}
-	data, err := unseal(key, k, []byte(s))
+	data, err := unseal(key, k, sealed)
 	if err != nil {
 		c.log.Warn("refusing a shared value that does not open for its key (altered or forged)", "kind", kind)
 		return nil, nil
@@ -123,5 +126,6 @@ func (c *Cluster) DelTemp(ctx context.Context, kind, key string) error {
 		return err
 	}
 	defer cancel()
-	return c.check(cctx, c.rdb.Del(cctx, c.key("temp", kind, sessionName(key))).Err())
+	_, err = c.rdb.do(cctx, "DEL", c.key("temp", kind, sessionName(key)))
+	return c.check(cctx, err)
 }

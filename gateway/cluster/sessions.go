@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 )
 
 // Open sessions are counted for the whole service in one sorted set: a
@@ -34,7 +34,7 @@ const leaseSlack = 5 * time.Second
 // if fewer than ARGV[2] remain, or if ARGV[1] is there already (a session
 // another replica holds too). It returns {1 when it added it, else 0; the
 // number of forged leases it dropped}.
-var reserveScript = redis.NewScript(`
+var reserveScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -49,7 +49,7 @@ return {1, forged}
 
 // renewScript sets every lease of ARGV[2..] to expire ARGV[1] ms from now
 // (adding those a restarted Redis forgot).
-var renewScript = redis.NewScript(`
+var renewScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 2, #ARGV do
@@ -61,7 +61,7 @@ return #ARGV - 1
 
 // countScript counts the leases that have not expired and expire no
 // later than now + ARGV[1] ms (a later one is forged: reserveScript).
-var countScript = redis.NewScript(`
+var countScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, now + tonumber(ARGV[1]))
@@ -132,7 +132,7 @@ func (c *Cluster) reserve(ctx context.Context, id string, max int) (l *Lease, ok
 	c.leases.mu.Lock()
 	c.leases.m[id] = struct{}{}
 	c.leases.mu.Unlock()
-	res, err := reserveScript.Run(cctx, c.rdb, []string{c.key("sessions")}, id, max, leaseTTL.Milliseconds(), leaseSlack.Milliseconds()).Int64Slice()
+	res, err := redis.Int64s(reserveScript.run(cctx, c.rdb, []string{c.key("sessions")}, id, max, leaseTTL.Milliseconds(), leaseSlack.Milliseconds()))
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("cluster: Redis answered %d numbers for a session lease", len(res))
 	}
@@ -165,7 +165,8 @@ func (l *Lease) Release() {
 			return // it expires on its own
 		}
 		defer cancel()
-		_ = c.check(cctx, c.rdb.ZRem(cctx, c.key("sessions"), l.id).Err())
+		_, err = c.rdb.do(cctx, "ZREM", c.key("sessions"), l.id)
+		_ = c.check(cctx, err)
 	})
 }
 
@@ -176,7 +177,7 @@ func (c *Cluster) OpenSessions(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer cancel()
-	n, err := countScript.Run(cctx, c.rdb, []string{c.key("sessions")}, (leaseTTL + leaseSlack).Milliseconds()).Int()
+	n, err := redis.Int(countScript.run(cctx, c.rdb, []string{c.key("sessions")}, (leaseTTL + leaseSlack).Milliseconds()))
 	return n, c.check(cctx, err)
 }
 
@@ -209,5 +210,6 @@ func (c *Cluster) refreshLeases(ctx context.Context) {
 		return
 	}
 	defer cancel()
-	_ = c.check(cctx, renewScript.Run(cctx, c.rdb, []string{c.key("sessions")}, args...).Err())
+	_, err = renewScript.run(cctx, c.rdb, []string{c.key("sessions")}, args...)
+	_ = c.check(cctx, err)
 }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // The state of an MCP session (2025-11-25 and earlier), saved so that
@@ -96,7 +98,8 @@ func (c *Cluster) SaveSession(ctx context.Context, id string, state []byte, ttl 
 	}
 	defer cancel()
 	key := c.sessionKey(id)
-	if err := c.check(cctx, c.rdb.Set(cctx, key, seal(id, key, state), ttl).Err()); err != nil {
+	_, err = c.rdb.do(cctx, "SET", setArgs(key, seal(id, key, state), ttl)...)
+	if err := c.check(cctx, err); err != nil {
 		return err
 	}
 	c.stats.sessionSaves.Add(1)
@@ -116,17 +119,17 @@ func (c *Cluster) LoadSession(ctx context.Context, id string) ([]byte, error) {
 	defer cancel()
 	key := c.sessionKey(id)
 	// One byte past the bound tells a value that is too large.
-	s, err := c.rdb.GetRange(cctx, key, 0, maxSessionBytes+64).Result()
+	sealed, err := redis.Bytes(c.rdb.do(cctx, "GETRANGE", key, 0, maxSessionBytes+64))
 	if err = c.check(cctx, err); err != nil {
 		return nil, err
 	}
-	if s == "" {
+	if len(sealed) == 0 {
 		return nil, nil
 	}
-	if len(s) > maxSessionBytes+64 {
+	if len(sealed) > maxSessionBytes+64 {
 		return nil, ErrBadSession
 	}
-	data, err := unseal(id, key, []byte(s))
+	data, err := unseal(id, key, sealed)
 	if err != nil {
 		c.stats.sessionRefused.Add(1)
 		c.log.Warn("refusing a saved session state that does not open for its session id (altered or forged)", "session", sessionName(id)[:12])
@@ -143,7 +146,8 @@ func (c *Cluster) TouchSession(ctx context.Context, id string, ttl time.Duration
 		return err
 	}
 	defer cancel()
-	return c.check(cctx, c.rdb.PExpire(cctx, c.sessionKey(id), ttl).Err())
+	_, err = c.rdb.do(cctx, "PEXPIRE", c.sessionKey(id), ms(ttl))
+	return c.check(cctx, err)
 }
 
 // DeleteSession removes session id's saved state and kept events
@@ -158,11 +162,7 @@ func (c *Cluster) DeleteSession(ctx context.Context, id string) error {
 	name := sessionName(id)
 	ch := c.key("ended")
 	msg := append([]byte(name+":"), seal(id, ch, []byte(name))...)
-	_, err = c.rdb.Pipelined(cctx, func(p redisPipe) error {
-		p.Del(cctx, c.sessionKey(id))
-		p.Publish(cctx, ch, msg)
-		return nil
-	})
+	_, err = c.rdb.pipeline(cctx, cmd("DEL", c.sessionKey(id)), cmd("PUBLISH", ch, msg))
 	if err == nil {
 		err = c.dropEvents(cctx, id)
 	}

@@ -5,12 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync/atomic"
-
-	"github.com/redis/go-redis/v9"
 )
-
-// redisPipe is what a pipeline offers (go-redis's Pipeliner).
-type redisPipe = redis.Pipeliner
 
 // stats counts what the Cluster did, for /metrics.
 type stats struct {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 )
 
 // Messages for one MCP session's event stream (the GET stream of
@@ -28,7 +28,7 @@ import (
 // streamHub is a replica's one pub/sub connection and who listens on it.
 type streamHub struct {
 	mu      sync.Mutex
-	ps      *redis.PubSub
+	ps      *subscriber
 	subs    map[string]map[*streamSub]struct{} // channel → listeners
 	onEnded []func(ended func(id string) bool) // sessionstate.go
 }
@@ -81,7 +81,7 @@ func (c *Cluster) publish(ctx context.Context, id, ch string, msg []byte) (int, 
 		return 0, err
 	}
 	defer cancel()
-	n, err := c.rdb.Publish(cctx, ch, seal(id, ch, msg)).Result()
+	n, err := redis.Int(c.rdb.do(cctx, "PUBLISH", ch, seal(id, ch, msg)))
 	if err = c.check(cctx, err); err != nil {
 		return 0, err
 	}
@@ -108,7 +108,7 @@ func (c *Cluster) subscribe(ctx context.Context, id, ch string) (msgs <-chan []b
 	ps := h.ps
 	h.mu.Unlock()
 	if first {
-		if err := c.check(cctx, ps.Subscribe(cctx, ch)); err != nil {
+		if err := c.check(cctx, ps.subscribe(cctx, ch)); err != nil {
 			c.dropListener(ch, sub)
 			return nil, nil, err
 		}
@@ -121,14 +121,14 @@ func (c *Cluster) subscribe(ctx context.Context, id, ch string) (msgs <-chan []b
 func (c *Cluster) startHub() {
 	h := &c.streams
 	if h.ps == nil {
-		h.ps = c.rdb.Subscribe(context.Background())
+		h.ps = newSubscriber(c.rdb, c.log, c.red, 256)
 		h.subs = map[string]map[*streamSub]struct{}{}
-		go c.dispatch(h.ps.Channel(redis.WithChannelSize(256)))
+		go c.dispatch(h.ps.out)
 	}
 }
 
-// ensureSubscribed subscribes the hub to P:ended. Should Redis be down,
-// go-redis subscribes when it reconnects.
+// ensureSubscribed subscribes the hub to ch (P:ended). Should Redis be
+// down, the hub subscribes when it connects again.
 func (c *Cluster) ensureSubscribed(ch string) {
 	h := &c.streams
 	h.mu.Lock()
@@ -137,7 +137,7 @@ func (c *Cluster) ensureSubscribed(ch string) {
 	h.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	_ = ps.Subscribe(ctx, ch)
+	_ = ps.subscribe(ctx, ch)
 }
 
 // dropListener removes sub; the last listener of a channel unsubscribes.
@@ -152,23 +152,21 @@ func (c *Cluster) dropListener(ch string, sub *streamSub) {
 	ps := h.ps
 	h.mu.Unlock()
 	if last && ps != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-		_ = ps.Unsubscribe(ctx, ch)
-		cancel()
+		_ = ps.unsubscribe(ch)
 	}
 }
 
 // dispatch hands each message to the listeners of its channel, opened
 // with the session id of each; one that does not open is dropped.
-func (c *Cluster) dispatch(in <-chan *redis.Message) {
+func (c *Cluster) dispatch(in <-chan message) {
 	h := &c.streams
 	ended := c.key("ended")
 	for m := range in {
-		if m.Channel == ended {
+		if m.channel == ended {
 			h.mu.Lock()
 			fs := append([]func(func(string) bool){}, h.onEnded...)
 			h.mu.Unlock()
-			check := c.endedCheck(m.Channel, m.Payload)
+			check := c.endedCheck(m.channel, string(m.payload))
 			for _, f := range fs {
 				f(check)
 			}
@@ -176,12 +174,12 @@ func (c *Cluster) dispatch(in <-chan *redis.Message) {
 		}
 		h.mu.Lock()
 		var subs []*streamSub
-		for s := range h.subs[m.Channel] {
+		for s := range h.subs[m.channel] {
 			subs = append(subs, s)
 		}
 		h.mu.Unlock()
 		for _, s := range subs {
-			data, err := unseal(s.id, m.Channel, []byte(m.Payload))
+			data, err := unseal(s.id, m.channel, m.payload)
 			if err != nil {
 				c.stats.streamRefused.Add(1)
 				c.log.Warn("dropping a stream message that does not open for its session (forged)", "session", sessionName(s.id)[:12])
@@ -205,6 +203,6 @@ func (c *Cluster) closeStreams() {
 	h.ps = nil
 	h.mu.Unlock()
 	if ps != nil {
-		_ = ps.Close()
+		ps.close()
 	}
 }
