@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,22 +13,26 @@ import (
 )
 
 // subscriber is one Redis connection that carries every subscription of
-// a replica (streams.go). It remembers its channels: when the connection
-// fails it connects again, every retryEvery while Redis is away, and
-// subscribes to them all anew. It pings every subPingEvery; a connection
-// that has not answered within subPingEvery+subPingWait is taken for dead
-// (a network that drops packets closes nothing).
+// a replica (streams.go). A subscription counts once Redis has confirmed
+// it. The subscriber remembers its channels: when the connection fails it
+// connects again, every retryEvery while Redis is away, and subscribes to
+// them all anew. It pings every subPingEvery; a connection that has not
+// answered within subPingEvery+subPingWait is taken for dead (a network
+// that drops packets closes nothing).
 type subscriber struct {
-	r   *redisClient
-	log *slog.Logger
-	red *redact.Redactor
-	out chan message // what was published on the channels, in order
+	r                   *redisClient
+	log                 *slog.Logger
+	red                 *redact.Redactor
+	pingEvery, pingWait time.Duration
+	out                 chan message  // what was published on the channels, in order
+	stopped             chan struct{} // closed when the reader has stopped
 
 	// mu guards what follows, and is held to write to conn (one writer
 	// at a time; the reader goroutine alone reads).
 	mu       sync.Mutex
 	conn     redis.Conn // nil while there is none
 	channels map[string]struct{}
+	waiting  map[string][]chan struct{} // closed when Redis confirms the channel's subscription
 	closed   bool
 	done     chan struct{} // closed by close
 	wake     chan struct{} // subscribe added channels without a connection
@@ -53,67 +58,97 @@ var errSubscriberClosed = errors.New("cluster: the pub/sub connection is closed"
 // newSubscriber starts the subscriber of r; its messages come on out,
 // which is closed after close. It connects at the first subscribe.
 func newSubscriber(r *redisClient, log *slog.Logger, red *redact.Redactor, buffer int) *subscriber {
-	s := &subscriber{r: r, log: log, red: red, out: make(chan message, buffer),
-		channels: map[string]struct{}{}, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &subscriber{r: r, log: log, red: red, pingEvery: subPingEvery, pingWait: subPingWait,
+		out: make(chan message, buffer), stopped: make(chan struct{}),
+		channels: map[string]struct{}{}, waiting: map[string][]chan struct{}{},
+		done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	go s.run()
 	return s
 }
 
-// subscribe adds channels, connecting first if there is no connection.
-// The channels are kept when it fails: they are subscribed to when the
-// connection is made again.
-func (s *subscriber) subscribe(ctx context.Context, channels ...string) error {
+// subscribe adds ch, connecting first if there is no connection, and
+// returns once Redis has confirmed it: a message published after that
+// reaches it. The channel is kept when it fails (the error of the
+// connection, or ctx's): it is subscribed to when the connection is made
+// again.
+func (s *subscriber) subscribe(ctx context.Context, ch string) error {
+	confirmed := make(chan struct{})
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return errSubscriberClosed
 	}
-	for _, ch := range channels {
-		s.channels[ch] = struct{}{}
-	}
+	s.channels[ch] = struct{}{}
+	s.waiting[ch] = append(s.waiting[ch], confirmed)
+	var err error
 	if s.conn != nil {
-		return s.sendLocked("SUBSCRIBE", channels)
+		err = s.sendLocked("SUBSCRIBE", ch)
+	} else {
+		err = s.connectLocked(ctx) // subscribes to every channel
+		// The reader may wait for a channel, or to connect again.
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
 	}
-	err := s.connectLocked(ctx) // subscribes to every channel
-	// The reader may wait for a channel, or to connect again.
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	s.mu.Unlock()
+	if err == nil {
+		select {
+		case <-confirmed:
+			return nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
+	s.mu.Lock()
+	s.waiting[ch] = slices.DeleteFunc(s.waiting[ch], func(c chan struct{}) bool { return c == confirmed })
+	if len(s.waiting[ch]) == 0 {
+		delete(s.waiting, ch)
+	}
+	s.mu.Unlock()
 	return err
 }
 
-// unsubscribe removes channels.
-func (s *subscriber) unsubscribe(channels ...string) error {
+// confirm releases the subscribe calls waiting for ch.
+func (s *subscriber) confirm(ch string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ch := range channels {
-		delete(s.channels, ch)
+	for _, c := range s.waiting[ch] {
+		close(c)
 	}
+	delete(s.waiting, ch)
+}
+
+// unsubscribe removes ch.
+func (s *subscriber) unsubscribe(ch string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.channels, ch)
 	if s.conn == nil {
 		return nil
 	}
-	return s.sendLocked("UNSUBSCRIBE", channels)
+	return s.sendLocked("UNSUBSCRIBE", ch)
 }
 
-// close ends the connection; out is closed once the reader stops.
+// close ends the connection, and returns once the reader has stopped
+// and closed out.
 func (s *subscriber) close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+		if s.conn != nil {
+			_ = s.conn.Close()
+			s.conn = nil
+		}
 	}
-	s.closed = true
-	close(s.done)
-	if s.conn != nil {
-		_ = s.conn.Close()
-		s.conn = nil
-	}
+	s.mu.Unlock()
+	<-s.stopped
 }
 
 // sendLocked writes one command of channels; a connection that fails is
 // closed, for the reader to make another. s.mu is held.
-func (s *subscriber) sendLocked(cmd string, channels []string) error {
+func (s *subscriber) sendLocked(cmd string, channels ...string) error {
 	args := make([]any, len(channels))
 	for i, ch := range channels {
 		args[i] = ch
@@ -141,7 +176,7 @@ func (s *subscriber) connectLocked(ctx context.Context) error {
 		for ch := range s.channels {
 			all = append(all, ch)
 		}
-		if err := s.sendLocked("SUBSCRIBE", all); err != nil {
+		if err := s.sendLocked("SUBSCRIBE", all...); err != nil {
 			return err
 		}
 	}
@@ -185,6 +220,7 @@ func (s *subscriber) drop(conn redis.Conn) {
 // that fails is made again at once, then every retryEvery (or as soon as
 // a subscribe makes one) while Redis is away.
 func (s *subscriber) run() {
+	defer close(s.stopped)
 	defer close(s.out)
 	down := false // logged once per outage
 	for {
@@ -237,23 +273,25 @@ func (s *subscriber) read(conn redis.Conn) error {
 	defer close(stop)
 	go s.ping(conn, stop)
 	for {
-		reply, err := redis.ReceiveWithTimeout(conn, subPingEvery+subPingWait)
+		reply, err := redis.ReceiveWithTimeout(conn, s.pingEvery+s.pingWait)
 		if err != nil {
 			return err
 		}
-		m, ok := readMessage(reply)
-		if !ok {
-			continue // a subscription's confirmation, a pong
-		}
-		if !s.deliver(m) {
-			return errSubscriberClosed
+		kind, m := readPush(reply)
+		switch kind {
+		case "subscribe":
+			s.confirm(m.channel)
+		case "message":
+			if !s.deliver(m) {
+				return errSubscriberClosed
+			}
 		}
 	}
 }
 
-// ping sends PING on conn every subPingEvery until stop.
+// ping sends PING on conn every pingEvery until stop.
 func (s *subscriber) ping(conn redis.Conn, stop <-chan struct{}) {
-	t := time.NewTicker(subPingEvery)
+	t := time.NewTicker(s.pingEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -291,18 +329,32 @@ func (s *subscriber) deliver(m message) bool {
 	return true
 }
 
-// readMessage reads a pub/sub reply: ["message", channel, payload] is a
-// message; anything else is not.
-func readMessage(reply any) (message, bool) {
+// readPush reads what Redis pushes to a subscribed connection: its kind
+// ("message", "subscribe", "unsubscribe", "pong"), and the channel and
+// payload of a message (the channel alone of a subscription). A reply of
+// another shape has no kind.
+func readPush(reply any) (kind string, m message) {
 	parts, ok := reply.([]any)
-	if !ok || len(parts) != 3 {
-		return message{}, false
+	if !ok || len(parts) == 0 {
+		return "", message{}
 	}
-	kind, _ := parts[0].([]byte)
-	channel, _ := parts[1].([]byte)
-	payload, isBulk := parts[2].([]byte)
-	if string(kind) != "message" || !isBulk {
-		return message{}, false
+	k, _ := parts[0].([]byte)
+	kind = string(k)
+	if len(parts) > 1 {
+		ch, _ := parts[1].([]byte)
+		m.channel = string(ch)
 	}
-	return message{channel: string(channel), payload: payload}, true
+	switch kind {
+	case "message":
+		payload, isBulk := parts[len(parts)-1].([]byte)
+		if len(parts) != 3 || !isBulk {
+			return "", message{}
+		}
+		m.payload = payload
+	case "subscribe", "unsubscribe":
+		if len(parts) != 3 {
+			return "", message{}
+		}
+	}
+	return kind, m
 }
