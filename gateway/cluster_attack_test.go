@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/core/usage"
 	"github.com/toolsearch/toolsearch/internal/redistest"
@@ -28,8 +28,6 @@ import (
 func TestClusterForgedValues(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	ctx := context.Background()
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	path := clusterConfig(t, servers, srv.URL(0), "atk",
@@ -37,7 +35,7 @@ func TestClusterForgedValues(t *testing.T) {
 
 	a := newReplica(t, path, "a", true, false)
 	waitState(t, a.g, "echo", 20*time.Second, StateReady)
-	waitShared(t, rdb, "atk", a.g)
+	waitShared(t, srv, "atk", a.g)
 	echo := a.g.cfg.Enabled()[0]
 	tool, ok := a.g.Snapshot().Tool("echo/echo")
 	if !ok {
@@ -81,7 +79,7 @@ func TestClusterForgedValues(t *testing.T) {
 		if kind == sharedHints || kind == sharedUsage {
 			continue
 		}
-		v, err := rdb.Get(ctx, key).Bytes()
+		v, err := redis.Bytes(srv.Do("GET", key))
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}
@@ -92,7 +90,7 @@ func TestClusterForgedValues(t *testing.T) {
 		if err := a.c.PutBlob(ctx, kind, digest, data); err != nil {
 			t.Fatal(err)
 		}
-		v, err := rdb.Get(ctx, keys[kind]).Bytes()
+		v, err := redis.Bytes(srv.Do("GET", keys[kind]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,12 +154,12 @@ func TestClusterForgedValues(t *testing.T) {
 	// replica looks for.
 	restore := func(withHints bool) {
 		for kind, key := range keys {
-			if err := rdb.Set(ctx, key, genuine[kind], time.Hour).Err(); err != nil {
+			if _, err := srv.Do("SET", key, genuine[kind], "PX", time.Hour.Milliseconds()); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if !withHints {
-			if err := rdb.Del(ctx, keys[sharedHints]).Err(); err != nil {
+			if _, err := srv.Do("DEL", keys[sharedHints]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -181,7 +179,7 @@ func TestClusterForgedValues(t *testing.T) {
 				// Sequential: each case rewrites one value of the
 				// others' genuine set.
 				restore(kind == sharedHints)
-				if err := rdb.Set(ctx, keys[kind], rewrite[how](kind), time.Hour).Err(); err != nil {
+				if _, err := srv.Do("SET", keys[kind], rewrite[how](kind), "PX", time.Hour.Milliseconds()); err != nil {
 					t.Fatal(err)
 				}
 				s, b := fresh("b-" + kind + "-" + strings.ReplaceAll(how, " ", "-"))
@@ -220,8 +218,6 @@ func TestClusterForgedValues(t *testing.T) {
 func TestClusterWithoutKeySharesNoValues(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	path := clusterConfig(t, map[string]any{"echo": roleServer(t, "echo")}, srv.URL(0), "nokey", nil)
 	a := newReplicaKey(t, path, "a", "", true, false)
 	waitState(t, a.g, "echo", 20*time.Second, StateReady)
@@ -231,7 +227,7 @@ func TestClusterWithoutKeySharesNoValues(t *testing.T) {
 		}
 	}
 	time.Sleep(300 * time.Millisecond) // past a's index quiet time
-	if ks, err := rdb.Keys(context.Background(), "nokey:blob:*").Result(); err != nil || len(ks) != 0 {
+	if ks, err := redis.Strings(srv.Do("KEYS", "nokey:blob:*")); err != nil || len(ks) != 0 {
 		t.Errorf("shared values written without a key: %v %v", ks, err)
 	}
 	b := newReplicaKey(t, path, "b", "", false, false)
@@ -247,15 +243,13 @@ func TestClusterWithoutKeySharesNoValues(t *testing.T) {
 func TestClusterSharesTheIndexItLoaded(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	state := t.TempDir()
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	// The first run shares under another prefix: as if the cluster were
 	// turned on later, or Redis had lost everything meanwhile.
 	first := newReplica(t, clusterConfig(t, servers, srv.URL(0), "before", map[string]any{"stateDir": state}), "a0", true, false)
 	waitState(t, first.g, "echo", 20*time.Second, StateReady)
-	waitShared(t, rdb, "before", first.g)
+	waitShared(t, srv, "before", first.g)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(filepath.Join(state, "index.bin")); err == nil {
@@ -273,7 +267,7 @@ func TestClusterSharesTheIndexItLoaded(t *testing.T) {
 		t.Fatalf("a built %d indexes and loaded %d shared ones; want its saved one", a.g.indexBuilds.Load(), a.g.sharedLoads.Load())
 	}
 	waitState(t, a.g, "echo", 20*time.Second, StateReady) // its manifest is shared
-	digest := waitShared(t, rdb, "after", a.g)
+	digest := waitShared(t, srv, "after", a.g)
 
 	b := newReplica(t, clusterConfig(t, servers, srv.URL(0), "after", nil), "b", false, false)
 	if b.g.sharedLoads.Load() != 1 || b.g.indexBuilds.Load() != 0 {

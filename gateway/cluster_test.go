@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/cluster"
@@ -121,12 +121,12 @@ func newReplicaKey(t *testing.T, path, name, key string, start, serve bool) *rep
 }
 
 // waitShared waits until the cluster holds the index of g's catalog.
-func waitShared(t *testing.T, rdb *redis.Client, prefix string, g *Gateway) string {
+func waitShared(t *testing.T, srv *redistest.Server, prefix string, g *Gateway) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		digest := hex.EncodeToString(search.Fingerprint(g.Snapshot()))
-		if n, _ := rdb.Exists(context.Background(), prefix+":blob:index:"+digest).Result(); n == 1 {
+		if n, _ := redis.Int(srv.Do("EXISTS", prefix+":blob:index:"+digest)); n == 1 {
 			return digest
 		}
 		if time.Now().After(deadline) {
@@ -143,14 +143,12 @@ func waitShared(t *testing.T, rdb *redis.Client, prefix string, g *Gateway) stri
 func TestClusterSharedIndex(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	path := clusterConfig(t, servers, srv.URL(0), "idx", nil)
 
 	a := newReplica(t, path, "a", true, false)
 	waitState(t, a.g, "echo", 20*time.Second, StateReady)
-	digest := waitShared(t, rdb, "idx", a.g)
+	digest := waitShared(t, srv, "idx", a.g)
 
 	// b: no state directory, not started: everything it knows came from
 	// the cluster.
@@ -196,11 +194,11 @@ func TestClusterSharedIndex(t *testing.T) {
 		t.Errorf("c did not take the shared manifest: %+v", st)
 	}
 	waitState(t, c.g, "echo", 20*time.Second, StateReady)
-	digest2 := waitShared(t, rdb, "idx", c.g)
+	digest2 := waitShared(t, srv, "idx", c.g)
 	if digest2 == digest {
 		t.Fatal("a changed catalog kept the digest of the old one")
 	}
-	keys, err := rdb.Keys(ctx, "idx:blob:index:*").Result()
+	keys, err := redis.Strings(srv.Do("KEYS", "idx:blob:index:*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +209,8 @@ func TestClusterSharedIndex(t *testing.T) {
 		}
 	}
 	for _, k := range keys {
-		if ttl := rdb.TTL(ctx, k).Val(); ttl <= 0 || ttl > config.DefaultClusterTTL {
+		n, _ := redis.Int64(srv.Do("TTL", k))
+		if ttl := time.Duration(n) * time.Second; ttl <= 0 || ttl > config.DefaultClusterTTL {
 			t.Errorf("%s has TTL %v, want within %v", k, ttl, config.DefaultClusterTTL)
 		}
 	}
@@ -539,14 +538,12 @@ func TestClusterMetricsNameTheReplica(t *testing.T) {
 func TestClusterRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	path := clusterConfig(t, servers, srv.URL(0), "down", map[string]any{"exposure": "search",
 		"http": map[string]any{"rateLimit": map[string]any{"perSecond": 1000, "burst": 1000}, "maxSessions": 10}})
 	a := newReplica(t, path, "a", true, true)
 	waitState(t, a.g, "echo", 20*time.Second, StateReady)
-	digest := waitShared(t, rdb, "down", a.g)
+	digest := waitShared(t, srv, "down", a.g)
 
 	srv.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -593,7 +590,7 @@ func TestClusterRedisDown(t *testing.T) {
 	for {
 		_, body = get(t, a.base, "/healthz")
 		_ = json.Unmarshal([]byte(body), &health)
-		n, _ := rdb.Exists(ctx, "down:blob:index:"+digest).Result()
+		n, _ := redis.Int(srv.Do("EXISTS", "down:blob:index:"+digest))
 		if health.Status == "ok" && health.Cluster.Redis == "up" && n == 1 {
 			break
 		}
@@ -620,8 +617,6 @@ func TestClusterRedisDown(t *testing.T) {
 func TestClusterSharedHints(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	state := t.TempDir()
 	servers := map[string]any{"echo": roleServer(t, "echo")}
 	withState := clusterConfig(t, servers, srv.URL(0), "hints", map[string]any{"stateDir": state})
@@ -646,7 +641,7 @@ func TestClusterSharedHints(t *testing.T) {
 	// (with the hints) is indexed and shared.
 	a := newReplica(t, withState, "a", true, false)
 	waitState(t, a.g, "echo", 20*time.Second, StateReady)
-	digest := waitShared(t, rdb, "hints", a.g)
+	digest := waitShared(t, srv, "hints", a.g)
 
 	b := newReplica(t, without, "b", false, false)
 	bt, _ := b.g.Snapshot().Tool("echo/echo")

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/enrich/enrichtest"
 	"github.com/toolsearch/toolsearch/gateway/cluster"
@@ -85,14 +85,12 @@ func TestEnrichClusterOnce(t *testing.T) {
 			}
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
-	keys, err := rdb.Keys(context.Background(), "once:lease:enrich:*").Result()
+	keys, err := redis.Strings(srv.Do("KEYS", "once:lease:enrich:*"))
 	if err != nil || len(keys) != total {
 		t.Errorf("%d leases in Redis (%v), want one per tool", len(keys), err)
 	}
 	for _, k := range keys {
-		if v := rdb.Get(context.Background(), k).Val(); v != "done" {
+		if v, _ := redis.String(srv.Do("GET", k)); v != "done" {
 			t.Errorf("lease %s is %q, want done", k, v)
 		}
 	}

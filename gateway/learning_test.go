@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/usage"
@@ -280,9 +280,7 @@ func TestLearningSharedByReplicas(t *testing.T) {
 	if err := b.g.saveLearning(); err != nil {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
-	defer rdb.Close()
-	raw, err := rdb.Get(context.Background(), "ts-learn:blob:usage:learned").Bytes()
+	raw, err := redis.Bytes(rs.Do("GET", "ts-learn:blob:usage:learned"))
 	if err != nil || len(raw) < 32 {
 		t.Fatalf("the shared record: %v (%d bytes)", err, len(raw))
 	}
@@ -297,7 +295,7 @@ func TestLearningSharedByReplicas(t *testing.T) {
 	// passed over, and replaced at the next save.
 	bad := []byte(`{"format":"toolsearch-usage","version":1,"entries":[{"terms":["a"],"tool":"x/y","weight":1e300,"at":1}]}`)
 	sum := sha256.Sum256(bad)
-	if err := rdb.Set(context.Background(), "ts-learn:blob:usage:learned", append(sum[:], bad...), 0).Err(); err != nil {
+	if _, err := rs.Do("SET", "ts-learn:blob:usage:learned", append(sum[:], bad...)); err != nil {
 		t.Fatal(err)
 	}
 	c := newReplica(t, clusterConfig(t, servers, rs.URL(0), "ts-learn", mergeMaps(learn, map[string]any{"stateDir": t.TempDir()})), "c", false, false)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
@@ -253,7 +254,7 @@ func TestClusterStreamResumesOnAnotherReplica(t *testing.T) {
 	toA.Store(false)
 	f.killA()
 	waitFor(t, "a's stream gone and the client reconnecting", 15*time.Second, func() bool {
-		chans, _ := f.rdb.PubSubChannels(ctx, "resume:stream:*").Result()
+		chans, _ := redis.Strings(f.srv.Do("PUBSUB", "CHANNELS", "resume:stream:*"))
 		return held.Load() > 0 && len(chans) == 0
 	})
 	f.updB("cache://alpha/doc")

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -60,7 +60,7 @@ func serveKillable(t *testing.T, h http.Handler) (host string, kill func()) {
 // "alpha" (a stateful Go SDK server over loopback HTTP) and its own
 // forwarder process, in dynamic exposure.
 type shareFixture struct {
-	rdb          *redis.Client
+	srv          *redistest.Server
 	a, b         *replica
 	hostA, hostB string
 	killA        func()
@@ -79,8 +79,7 @@ func newShareFixture(t *testing.T, prefix string) *shareFixture {
 func newShareFixtureWith(t *testing.T, prefix string, edit func(fwd map[string]any)) *shareFixture {
 	t.Helper()
 	srv := redistest.Start(t)
-	f := &shareFixture{rdb: redis.NewClient(&redis.Options{Addr: srv.Addr()})}
-	t.Cleanup(func() { _ = f.rdb.Close() })
+	f := &shareFixture{srv: srv}
 	urlA, addA, updA := cacheUpstream(t, "alpha", 1000, "private")
 	urlB, _, updB := cacheUpstream(t, "alpha", 1000, "private")
 	f.addA, f.updA, f.updB = addA, updA, updB
@@ -285,12 +284,12 @@ func TestClusterSessionSurvivesReplica(t *testing.T) {
 	}
 
 	// The id never shows in Redis, in any key or value.
-	keys, err := f.rdb.Keys(ctx, "*").Result()
+	keys, err := redis.Strings(f.srv.Do("KEYS", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range keys {
-		v, _ := f.rdb.Dump(ctx, k).Result()
+		v, _ := redis.String(f.srv.Do("DUMP", k))
 		if strings.Contains(k, id) || strings.Contains(v, id) {
 			t.Errorf("key %s shows the session id", k)
 		}
@@ -317,19 +316,18 @@ func TestClusterSessionAttacks(t *testing.T) {
 			}
 		}
 	}
-	ctx := context.Background()
-	keys, err := f.rdb.Keys(ctx, "atk:session:*").Result()
+	keys, err := redis.Strings(f.srv.Do("KEYS", "atk:session:*"))
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("session keys %v (%v), want one", keys, err)
 	}
-	orig, err := f.rdb.Get(ctx, keys[0]).Bytes()
+	orig, err := redis.Bytes(f.srv.Do("GET", keys[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Altered: one byte of the sealed state.
 	bad := append([]byte(nil), orig...)
 	bad[len(bad)/2] ^= 0x20
-	if err := f.rdb.Set(ctx, keys[0], bad, time.Minute).Err(); err != nil {
+	if _, err := f.srv.Do("SET", keys[0], bad, "PX", time.Minute.Milliseconds()); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := rawSessionPost(t, f.hostB, id, list); code != http.StatusNotFound {
@@ -341,13 +339,13 @@ func TestClusterSessionAttacks(t *testing.T) {
 	// Replaced by a state in clear that grants more (an attacker without
 	// the id can write JSON, not seal it).
 	forgedState, _ := json.Marshal(savedSession{Version: savedSessionVersion, Endpoint: "dynamic", Mode: "full"})
-	_ = f.rdb.Set(ctx, keys[0], forgedState, time.Minute).Err()
+	_, _ = f.srv.Do("SET", keys[0], forgedState, "PX", time.Minute.Milliseconds())
 	if code, body := rawSessionPost(t, f.hostB, id, list); code != http.StatusNotFound {
 		t.Errorf("a forged state is taken over: %d %s", code, body)
 	}
 	// The genuine state, put back, is taken over: the refusals were the
 	// alterations'.
-	_ = f.rdb.Set(ctx, keys[0], orig, time.Minute).Err()
+	_, _ = f.srv.Do("SET", keys[0], orig, "PX", time.Minute.Milliseconds())
 	code, body := rawSessionPost(t, f.hostB, id, list)
 	if code != http.StatusOK || !strings.Contains(body, "alpha__alpha_weather") {
 		t.Errorf("the genuine state is not taken over: %d %s", code, body)
@@ -357,13 +355,13 @@ func TestClusterSessionAttacks(t *testing.T) {
 	d := connectShared(t, f.hostA, rt)
 	toolNames(t, d.cs)
 	waitFor(t, "the second session's state", 5*time.Second, func() bool {
-		k, _ := f.rdb.Keys(ctx, "atk:session:*").Result()
+		k, _ := redis.Strings(f.srv.Do("KEYS", "atk:session:*"))
 		return len(k) == 2
 	})
-	all, _ := f.rdb.Keys(ctx, "atk:session:*").Result()
+	all, _ := redis.Strings(f.srv.Do("KEYS", "atk:session:*"))
 	for _, k := range all {
 		if k != keys[0] {
-			_ = f.rdb.Set(ctx, k, orig, time.Minute).Err()
+			_, _ = f.srv.Do("SET", k, orig, "PX", time.Minute.Milliseconds())
 		}
 	}
 	hostC := f.hostB
@@ -434,7 +432,7 @@ func TestClusterStreamOnAnotherReplica(t *testing.T) {
 	waitFor(t, "b's copy of the session closed", 10*time.Second, func() bool {
 		return f.b.g.httpSessionTable().lookup(id) == nil && f.a.g.httpSessionTable().lookup(id) == nil
 	})
-	if keys, _ := f.rdb.Keys(context.Background(), "strm:session:*").Result(); len(keys) != 0 {
+	if keys, _ := redis.Strings(f.srv.Do("KEYS", "strm:session:*")); len(keys) != 0 {
 		t.Errorf("saved states outlive the session: %v", keys)
 	}
 }

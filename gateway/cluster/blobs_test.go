@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -23,8 +23,6 @@ func TestForgedBlobs(t *testing.T) {
 	srv := redistest.Start(t)
 	a, _ := open(t, srv.URL(0), "a", "fb")
 	b, lb := open(t, srv.URL(0), "b", "fb")
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	ctx := context.Background()
 	genuine := []byte(`{"tools":[{"name":"echo"}]}`)
 	forged := []byte(`{"tools":[{"name":"echo","annotations":{"readOnlyHint":true}},{"name":"exfiltrate"}]}`)
@@ -33,7 +31,7 @@ func TestForgedBlobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored, err := rdb.Get(ctx, "fb:blob:manifest:d1").Bytes()
+	stored, err := redis.Bytes(srv.Do("GET", "fb:blob:manifest:d1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +57,7 @@ func TestForgedBlobs(t *testing.T) {
 			val: func() []byte { return []byte("short") }},
 	}
 	for _, tc := range tests {
-		if err := rdb.Set(ctx, tc.key, tc.val(), 0).Err(); err != nil {
+		if _, err := srv.Do("SET", tc.key, tc.val()); err != nil {
 			t.Fatal(err)
 		}
 		digest := tc.key[strings.LastIndexByte(tc.key, ':')+1:]
@@ -107,12 +105,10 @@ func TestSwapBlobOverAForgery(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, _ := open(t, srv.URL(0), "a", "sw")
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	ctx := context.Background()
 	for i, forged := range []string{"", "short", strings.Repeat("f", 200)} {
 		digest := fmt.Sprint("learned", i)
-		if err := rdb.Set(ctx, "sw:blob:usage:"+digest, forged, 0).Err(); err != nil {
+		if _, err := srv.Do("SET", "sw:blob:usage:"+digest, forged); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := a.GetBlob(ctx, "usage", digest); err != nil || got != nil {
@@ -169,19 +165,17 @@ func TestForgedSessionLeases(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, lb := open(t, srv.URL(0), "a", "fl")
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	ctx := context.Background()
 	now := time.Now()
-	var forged []redis.Z
+	forged := []any{"fl:sessions"} // ZADD key score member ...
 	for i := range 300 {
-		forged = append(forged, redis.Z{Score: float64(now.Add(time.Duration(i+1) * 24 * time.Hour).UnixMilli()), Member: fmt.Sprintf("evil/%d", i)})
+		forged = append(forged, now.Add(time.Duration(i+1)*24*time.Hour).UnixMilli(), fmt.Sprintf("evil/%d", i))
 	}
 	// Two leases a replica could have written: they count.
 	forged = append(forged,
-		redis.Z{Score: float64(now.Add(leaseTTL / 2).UnixMilli()), Member: "other/1"},
-		redis.Z{Score: float64(now.Add(leaseTTL).UnixMilli()), Member: "other/2"})
-	if err := rdb.ZAdd(ctx, "fl:sessions", forged...).Err(); err != nil {
+		now.Add(leaseTTL/2).UnixMilli(), "other/1",
+		now.Add(leaseTTL).UnixMilli(), "other/2")
+	if _, err := srv.Do("ZADD", forged...); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := a.OpenSessions(ctx); err != nil || n != 2 {
@@ -202,7 +196,7 @@ func TestForgedSessionLeases(t *testing.T) {
 			t.Errorf("%s: ok %v, %v; want %v", tc.name, ok, err, tc.wantOK)
 		}
 	}
-	if n := rdb.ZCard(ctx, "fl:sessions").Val(); n != 4 {
+	if n, _ := redis.Int(srv.Do("ZCARD", "fl:sessions")); n != 4 {
 		t.Errorf("the lease set holds %d, want 4 (the forged ones dropped)", n)
 	}
 	if got := a.stats.leasesDropped.Load(); got != 300 {
@@ -220,8 +214,6 @@ func TestForgedSessionLeases(t *testing.T) {
 func TestReplayIsBounded(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "rb")
 	ctx := context.Background()
 	const ttl = time.Minute
@@ -236,7 +228,7 @@ func TestReplayIsBounded(t *testing.T) {
 		{name: "a full stream", genuine: MaxStreamEvents + 10, after: 9, wantN: MaxStreamEvents},
 		{name: "a genuine event copied 10,000 times onto the list", genuine: 3, after: -1, wantErr: ErrBadSession,
 			push: func(list string) []any {
-				sealed := rdb.LIndex(ctx, list, 0).Val() // it opens: it was sealed for this list
+				sealed, _ := redis.Bytes(srv.Do("LINDEX", list, 0)) // it opens: it was sealed for this list
 				out := make([]any, 10000)
 				for i := range out {
 					out[i] = sealed
@@ -260,7 +252,7 @@ func TestReplayIsBounded(t *testing.T) {
 		}
 		list, _, _ := a.eventKeys(id, "")
 		if tc.push != nil {
-			if err := rdb.RPush(ctx, list, tc.push(list)...).Err(); err != nil {
+			if _, err := srv.Do("RPUSH", append([]any{list}, tc.push(list)...)...); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
@@ -26,6 +26,19 @@ type logBuf struct {
 func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
 func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 func (l *logBuf) count(s string) int          { return strings.Count(l.String(), s) }
+
+// ttlOf is the TTL Redis gives key, to the second; negative when the key
+// has none, or is absent.
+func ttlOf(srv *redistest.Server, key string) time.Duration {
+	n, _ := redis.Int64(srv.Do("TTL", key))
+	return time.Duration(n) * time.Second
+}
+
+// pttlOf is ttlOf to the millisecond.
+func pttlOf(srv *redistest.Server, key string) time.Duration {
+	n, _ := redis.Int64(srv.Do("PTTL", key))
+	return time.Duration(n) * time.Millisecond
+}
 
 // testKey is the cluster key of the replicas under test.
 const testKey = "cluster-key-of-the-tests-0123456789abcdef"
@@ -91,9 +104,7 @@ func TestBlobs(t *testing.T) {
 		t.Errorf("a value over the bound: %v, want ErrTooLarge", err)
 	}
 	// A value altered in Redis (by hand, or cut short) is refused.
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
-	if err := rdb.SetRange(ctx, "tb:blob:index:d1", 40, "X").Err(); err != nil {
+	if _, err := srv.Do("SETRANGE", "tb:blob:index:d1", 40, "X"); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := b.GetBlob(ctx, "index", "d1"); err != nil || got != nil {
@@ -104,14 +115,14 @@ func TestBlobs(t *testing.T) {
 	}
 	// A value too large written by someone else is refused before it is
 	// read whole.
-	if err := rdb.Set(ctx, "tb:blob:index:huge", append(big, make([]byte, 64)...), 0).Err(); err != nil {
+	if _, err := srv.Do("SET", "tb:blob:index:huge", append(big, make([]byte, 64)...)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.GetBlob(ctx, "index", "huge"); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("a stored value over the bound: %v, want ErrTooLarge", err)
 	}
 	// The TTL is set on write.
-	if ttl := rdb.TTL(ctx, "tb:blob:index:d1").Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := ttlOf(srv, "tb:blob:index:d1"); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("TTL %v, want within an hour", ttl)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -20,8 +20,6 @@ import (
 func TestEvents(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "ev")
 	b, _ := open(t, srv.URL(0), "b", "ev")
 	ctx := context.Background()
@@ -62,19 +60,20 @@ func TestEvents(t *testing.T) {
 	if _, err := b.EventsAfter(ctx, "SESSIONIDSECRET2", "", -1); !errors.Is(err, ErrUnknownStream) {
 		t.Errorf("another session: %v", err)
 	}
-	keys, _ := rdb.Keys(ctx, "ev:events:*").Result()
+	keys, _ := redis.Strings(srv.Do("KEYS", "ev:events:*"))
 	for _, k := range keys {
 		if strings.Contains(k, id) {
 			t.Errorf("key %s shows the session id", k)
 		}
-		if rdb.Type(ctx, k).Val() == "list" {
-			for _, v := range rdb.LRange(ctx, k, 0, -1).Val() {
+		if typ, _ := redis.String(srv.Do("TYPE", k)); typ == "list" {
+			values, _ := redis.Strings(srv.Do("LRANGE", k, 0, -1))
+			for _, v := range values {
 				if strings.Contains(v, `"n"`) {
 					t.Errorf("an event kept in clear: %q", v)
 				}
 			}
 		}
-		if d := rdb.PTTL(ctx, k).Val(); d <= 0 || d > time.Minute {
+		if d := pttlOf(srv, k); d <= 0 || d > time.Minute {
 			t.Errorf("key %s: TTL %v", k, d)
 		}
 	}
@@ -126,16 +125,16 @@ func TestEvents(t *testing.T) {
 
 	// An altered event is refused, not replayed.
 	list, _, _ := a.eventKeys(id, "")
-	raw := rdb.LIndex(ctx, list, 1).Val()
-	flipped := []byte(raw)
+	flipped, _ := redis.Bytes(srv.Do("LINDEX", list, 1))
 	flipped[len(flipped)-1] ^= 1
-	rdb.LSet(ctx, list, 1, flipped)
+	srv.Do("LSET", list, 1, flipped)
 	if _, err := b.EventsAfter(ctx, id, "", -1); !errors.Is(err, ErrBadSession) {
 		t.Errorf("an altered event: %v, want ErrBadSession", err)
 	}
 	// One moved from another stream is refused too.
 	other, _, _ := a.eventKeys(id, call)
-	rdb.LSet(ctx, list, 1, rdb.LIndex(ctx, other, 0).Val())
+	moved, _ := redis.Bytes(srv.Do("LINDEX", other, 0))
+	srv.Do("LSET", list, 1, moved)
 	if _, err := b.EventsAfter(ctx, id, "", 0); !errors.Is(err, ErrBadSession) {
 		t.Errorf("an event moved from another stream: %v, want ErrBadSession", err)
 	}
@@ -143,7 +142,7 @@ func TestEvents(t *testing.T) {
 	if err := b.DeleteSession(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := rdb.Keys(ctx, "ev:events:*").Result(); len(keys) != 0 {
+	if keys, _ := redis.Strings(srv.Do("KEYS", "ev:events:*")); len(keys) != 0 {
 		t.Errorf("kept events outlive the session: %v", keys)
 	}
 }

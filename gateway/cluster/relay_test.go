@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -52,8 +52,6 @@ func TestAskAnswer(t *testing.T) {
 func TestTemp(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "tmp")
 	b, _ := open(t, srv.URL(0), "b", "tmp")
 	ctx := context.Background()
@@ -63,13 +61,16 @@ func TestTemp(t *testing.T) {
 	if got, err := b.GetTemp(ctx, "bind", "client\x00state"); err != nil || string(got) != "srv\x00tool" {
 		t.Fatalf("b reads %q, %v", got, err)
 	}
-	keys := rdb.Keys(ctx, "tmp:temp:*").Val()
-	if len(keys) != 1 || strings.Contains(keys[0], "state") || strings.Contains(rdb.Get(ctx, keys[0]).Val(), "tool") {
+	keys, _ := redis.Strings(srv.Do("KEYS", "tmp:temp:*"))
+	if len(keys) != 1 {
+		t.Fatalf("kept %v, want one key", keys)
+	}
+	v, _ := redis.Bytes(srv.Do("GET", keys[0]))
+	if strings.Contains(keys[0], "state") || strings.Contains(string(v), "tool") {
 		t.Errorf("kept in clear: %v", keys)
 	}
-	v := []byte(rdb.Get(ctx, keys[0]).Val())
 	v[len(v)-1] ^= 1
-	rdb.Set(ctx, keys[0], v, time.Minute)
+	srv.Do("SET", keys[0], v, "PX", time.Minute.Milliseconds())
 	if got, _ := b.GetTemp(ctx, "bind", "client\x00state"); got != nil {
 		t.Errorf("an altered value read back: %q", got)
 	}

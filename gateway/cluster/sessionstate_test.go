@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -18,8 +18,6 @@ import (
 func TestSessionState(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "ss")
 	b, lb := open(t, srv.URL(0), "b", "ss")
 	ctx := context.Background()
@@ -28,15 +26,15 @@ func TestSessionState(t *testing.T) {
 	if err := a.SaveSession(ctx, id, state, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := rdb.Keys(ctx, "ss:session:*").Result()
+	keys, err := redis.Strings(srv.Do("KEYS", "ss:session:*"))
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("keys %v (%v), want one session key", keys, err)
 	}
-	raw, _ := rdb.Get(ctx, keys[0]).Bytes()
+	raw, _ := redis.Bytes(srv.Do("GET", keys[0]))
 	if strings.Contains(keys[0], id) || bytes.Contains(raw, []byte(id)) || bytes.Contains(raw, []byte("dynamic")) {
 		t.Errorf("Redis shows the session id or the state in clear: %s = %q", keys[0], raw)
 	}
-	if ttl := rdb.TTL(ctx, keys[0]).Val(); ttl <= 0 || ttl > time.Minute {
+	if ttl := ttlOf(srv, keys[0]); ttl <= 0 || ttl > time.Minute {
 		t.Errorf("TTL %v, want within a minute", ttl)
 	}
 	got, err := b.LoadSession(ctx, id)
@@ -52,7 +50,7 @@ func TestSessionState(t *testing.T) {
 	flipped[len(flipped)-1] ^= 1
 	_ = a.SaveSession(ctx, other, []byte(`{"mode":"full"}`), time.Minute)
 	otherKey := a.sessionKey(other)
-	otherRaw, _ := rdb.Get(ctx, otherKey).Bytes()
+	otherRaw, _ := redis.Bytes(srv.Do("GET", otherKey))
 	cases := []struct {
 		name string
 		val  []byte
@@ -65,7 +63,7 @@ func TestSessionState(t *testing.T) {
 		{"too large", bytes.Repeat([]byte("y"), maxSessionBytes+100)},
 	}
 	for _, c := range cases {
-		if err := rdb.Set(ctx, keys[0], c.val, time.Minute).Err(); err != nil {
+		if _, err := srv.Do("SET", keys[0], c.val, "PX", time.Minute.Milliseconds()); err != nil {
 			t.Fatal(err)
 		}
 		got, err := b.LoadSession(ctx, id)
@@ -97,8 +95,6 @@ func TestSessionState(t *testing.T) {
 func TestStreams(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "st")
 	b, lb := open(t, srv.URL(0), "b", "st")
 	ctx := context.Background()
@@ -139,8 +135,8 @@ func TestStreams(t *testing.T) {
 	}
 	// Forged on the right channel, in clear and sealed with a wrong id.
 	ch := a.streamChannel("S1")
-	rdb.Publish(ctx, ch, `{"method":"notifications/resources/updated"}`)
-	rdb.Publish(ctx, ch, seal("S3", ch, []byte(`{"method":"forged"}`)))
+	srv.Do("PUBLISH", ch, `{"method":"notifications/resources/updated"}`)
+	srv.Do("PUBLISH", ch, seal("S3", ch, []byte(`{"method":"forged"}`)))
 	_, _ = a.PublishStream(ctx, "S1", []byte("after the forgeries"))
 	if got := recv(msgs); string(got) != "after the forgeries" {
 		t.Errorf("received %q, want only the genuine message", got)
@@ -174,8 +170,6 @@ func TestStreams(t *testing.T) {
 func TestSessionEnded(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
 	a, _ := open(t, srv.URL(0), "a", "se")
 	b, _ := open(t, srv.URL(0), "b", "se")
 	ctx := context.Background()
@@ -208,12 +202,12 @@ func TestSessionEnded(t *testing.T) {
 	if strings.Join(ids, ",") != "S2" {
 		t.Errorf("a was told %v ended, want S2", ids)
 	}
-	if n, _ := rdb.Exists(ctx, b.sessionKey("S2")).Result(); n != 0 {
+	if n, _ := redis.Int(srv.Do("EXISTS", b.sessionKey("S2"))); n != 0 {
 		t.Error("the state outlived DeleteSession")
 	}
 	// Forged: the right name, no valid seal; then garbage.
-	rdb.Publish(ctx, "se:ended", sessionName("S1")+":forged")
-	rdb.Publish(ctx, "se:ended", "garbage")
+	srv.Do("PUBLISH", "se:ended", sessionName("S1")+":forged")
+	srv.Do("PUBLISH", "se:ended", "garbage")
 	for range 2 {
 		select {
 		case ids := <-got:

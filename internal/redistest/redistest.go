@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // Server is one redis-server process a test started.
@@ -92,6 +94,30 @@ func (s *Server) URL(db int) string {
 		scheme = "rediss"
 	}
 	return fmt.Sprintf("%s://%s/%d", scheme, s.Addr(), db)
+}
+
+// Do sends one command to the server, on a connection of its own, and
+// returns its reply as redigo reads it: []byte, int64, string, []any or
+// nil, which redigo's helpers (redis.Bytes, redis.Strings, ...) convert.
+// A test uses it to look at or alter what the code under test stored. It
+// logs in with the --requirepass the server was started with, if any.
+func (s *Server) Do(cmd string, args ...any) (any, error) {
+	const timeout = 10 * time.Second
+	opts := []redis.DialOption{redis.DialConnectTimeout(timeout), redis.DialReadTimeout(timeout), redis.DialWriteTimeout(timeout)}
+	if s.tls != nil {
+		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(s.tls))
+	}
+	for i, a := range s.args {
+		if a == "--requirepass" && i+1 < len(s.args) {
+			opts = append(opts, redis.DialPassword(s.args[i+1]))
+		}
+	}
+	c, err := redis.Dial("tcp", s.Addr(), opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Do(cmd, args...)
 }
 
 // Kill stops the server at once (SIGKILL), as a crash would. Start and
