@@ -484,7 +484,7 @@ func anyValue(v attribute.Value) pb {
 		return b.msg(5, array(v.AsStringSlice(), attribute.StringValue))
 	}
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	return protowire.AppendString(b, v.Emit())
+	return protowire.AppendString(b, v.String())
 }
 
 // array encodes an ArrayValue: values (1), each an AnyValue.
