@@ -170,15 +170,49 @@ func (r *redisClient) dial(ctx context.Context) (redis.Conn, error) {
 	return &poolConn{fullConn: fc, nc: nc}, nil
 }
 
+// timeLeft is how long a reply may take: the client's timeout, or less
+// when ctx's deadline is nearer. ctx bounds a command by this deadline on
+// the socket, not by a goroutine watching it: a caller that cancels waits
+// for the reply all the same (no longer than the timeout).
+func (r *redisClient) timeLeft(ctx context.Context) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d := r.timeout
+	if deadline, ok := ctx.Deadline(); ok {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return 0, context.DeadlineExceeded
+		}
+		d = min(d, left)
+	}
+	return d, nil
+}
+
+// conn takes a connection from the pool, and says how long its reply
+// may take.
+func (r *redisClient) conn(ctx context.Context) (redis.Conn, time.Duration, error) {
+	conn, err := r.pool.GetContext(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	wait, err := r.timeLeft(ctx)
+	if err != nil {
+		_ = conn.Close()
+		return nil, 0, err
+	}
+	return conn, wait, nil
+}
+
 // do sends one command on a pooled connection and returns its reply,
 // within ctx.
 func (r *redisClient) do(ctx context.Context, cmd string, args ...any) (any, error) {
-	conn, err := r.pool.GetContext(ctx)
+	conn, wait, err := r.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	return redis.DoContext(conn, ctx, cmd, args...)
+	return redis.DoWithTimeout(conn, wait, cmd, args...)
 }
 
 // command is one command of a pipeline.
@@ -192,7 +226,7 @@ func cmd(name string, args ...any) command { return command{name: name, args: ar
 // pipeline sends cmds at once on one connection and returns their
 // replies, in order; the first reply that is an error is the error.
 func (r *redisClient) pipeline(ctx context.Context, cmds ...command) ([]any, error) {
-	conn, err := r.pool.GetContext(ctx)
+	conn, wait, err := r.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +236,7 @@ func (r *redisClient) pipeline(ctx context.Context, cmds ...command) ([]any, err
 			return nil, err
 		}
 	}
-	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
+	replies, err := redis.Values(redis.DoWithTimeout(conn, wait, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -227,9 +261,10 @@ type script struct{ s *redis.Script }
 // newScript makes the script of src, which takes any number of keys.
 func newScript(src string) script { return script{s: redis.NewScript(-1, src)} }
 
-// run runs the script with keys and args on a pooled connection.
+// run runs the script with keys and args on a pooled connection, within
+// ctx.
 func (s script) run(ctx context.Context, r *redisClient, keys []string, args ...any) (any, error) {
-	conn, err := r.pool.GetContext(ctx)
+	conn, wait, err := r.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +274,17 @@ func (s script) run(ctx context.Context, r *redisClient, keys []string, args ...
 	for _, k := range keys {
 		kv = append(kv, k)
 	}
-	return s.s.DoContext(ctx, conn, append(kv, args...)...)
+	return s.s.Do(timedConn{Conn: conn, wait: wait}, append(kv, args...)...)
+}
+
+// timedConn is a connection whose Do waits wait for its reply.
+type timedConn struct {
+	redis.Conn
+	wait time.Duration
+}
+
+func (c timedConn) Do(cmd string, args ...any) (any, error) {
+	return redis.DoWithTimeout(c.Conn, c.wait, cmd, args...)
 }
 
 // ms is a TTL as Redis's PX and PEXPIRE take it: whole milliseconds, at
