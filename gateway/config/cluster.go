@@ -25,8 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -171,6 +173,11 @@ func parseCluster(cfg *Config, top map[string]json.RawMessage, lookup func(strin
 	if err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss") || pu.Host == "" {
 		// As written: the expanded URL may hold the password.
 		return errAt(".redis", fmt.Errorf("%q is not a redis:// or rediss:// URL with a host", rc.Redis))
+	}
+	if pu.RawQuery != "" {
+		// The gateway's own timeouts and pool apply (cluster.Open).
+		names := slices.Sorted(maps.Keys(pu.Query()))
+		return errAt(".redis", fmt.Errorf("options in the URL (%s) are not read: write redis://host:port/db", strings.Join(names, ", ")))
 	}
 	c.Redis = u
 	if _, has := pu.User.Password(); !has {

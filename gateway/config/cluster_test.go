@@ -37,6 +37,8 @@ func TestParseCluster(t *testing.T) {
 		{name: "empty url", gw: `{"cluster": {"redis": ""}}`, wantErr: `"toolsearch.cluster.redis": want the Redis URL`},
 		{name: "http url", gw: `{"cluster": {"redis": "http://redis:6379"}}`, wantErr: "not a redis:// or rediss:// URL"},
 		{name: "no host", gw: `{"cluster": {"redis": "redis://"}}`, wantErr: "not a redis:// or rediss:// URL"},
+		{name: "options in the URL", gw: `{"cluster": {"redis": "redis://:${PW}@r:1/0?pool_size=5&dial_timeout=1s"}}`,
+			env: map[string]string{"PW": "hunter2hunter2"}, wantErr: `"toolsearch.cluster.redis": options in the URL (dial_timeout, pool_size) are not read`},
 		{name: "unset variable", gw: `{"cluster": {"redis": "redis://:${NOPE}@r:1"}}`, wantErr: "${NOPE} is not set"},
 		{name: "bad prefix", gw: `{"cluster": {"redis": "redis://r:1", "prefix": "a b"}}`, wantErr: "toolsearch.cluster.prefix"},
 		{name: "empty prefix", gw: `{"cluster": {"redis": "redis://r:1", "prefix": ""}}`, wantErr: "toolsearch.cluster.prefix"},
