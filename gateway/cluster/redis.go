@@ -5,10 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,11 +84,7 @@ func parseRedisURL(raw string) (redisTarget, error) {
 		return redisTarget{}, fmt.Errorf("the path %q is not /<database number>", u.Path)
 	}
 	if u.RawQuery != "" {
-		var names []string
-		for name := range u.Query() {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(u.Query()))
 		return redisTarget{}, fmt.Errorf("options in the URL (%s) are not read: timeouts and the pool are the gateway's own; write redis://host:port/db",
 			strings.Join(names, ", "))
 	}
@@ -126,17 +123,10 @@ func newRedisClient(target redisTarget, timeout time.Duration) *redisClient {
 	return r
 }
 
-// fullConn is what redigo's connections offer: commands bounded by a
-// context or a timeout.
-type fullConn interface {
-	redis.ConnWithContext
-	redis.ConnWithTimeout
-}
-
 // poolConn is a connection and the network connection under it, which
 // connGone looks at.
 type poolConn struct {
-	fullConn
+	redis.ConnWithTimeout
 	nc net.Conn
 }
 
@@ -162,12 +152,12 @@ func (r *redisClient) dial(ctx context.Context) (redis.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	fc, ok := c.(fullConn)
+	tc, ok := c.(redis.ConnWithTimeout)
 	if !ok {
 		_ = c.Close()
-		return nil, errors.New("cluster: the Redis connection takes no deadline")
+		return nil, errors.New("cluster: the Redis connection takes no timeout")
 	}
-	return &poolConn{fullConn: fc, nc: nc}, nil
+	return &poolConn{ConnWithTimeout: tc, nc: nc}, nil
 }
 
 // timeLeft is how long a reply may take: the client's timeout, or less
