@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
@@ -37,9 +38,21 @@ var (
 		path content status labels assignee due_date page_size format`)
 )
 
-// benchCatalog returns the made-up catalog: the same for every call.
+// benchCatalog returns the made-up catalog: the same for every call, made
+// once and shared by the tests (a snapshot is not changed once made).
 func benchCatalog(tb testing.TB) *catalog.Snapshot {
 	tb.Helper()
+	snap, err := sharedMadeUp()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
+
+var sharedMadeUp = sync.OnceValues(makeBenchCatalog)
+
+// makeBenchCatalog makes the made-up catalog afresh.
+func makeBenchCatalog() (*catalog.Snapshot, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(ws []string) string { return ws[rng.IntN(len(ws))] }
 	servers := make([]*catalog.Server, 0, benchServers)
@@ -78,21 +91,17 @@ func benchCatalog(tb testing.TB) *catalog.Snapshot {
 				"inputSchema": map[string]any{"type": "object", "properties": props},
 			})
 			if err != nil {
-				tb.Fatal(err)
+				return nil, fmt.Errorf("the made-up catalog: %w", err)
 			}
 			raws = append(raws, raw)
 		}
 		srv, err := catalog.NewServer(key, raws, nil, false)
 		if err != nil {
-			tb.Fatal(err)
+			return nil, fmt.Errorf("the made-up catalog: %w", err)
 		}
 		servers = append(servers, srv)
 	}
-	snap, err := catalog.NewSnapshot(servers...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return snap
+	return catalog.NewSnapshot(servers...)
 }
 
 // BenchmarkBuild indexes the 5,000 made-up tools.
@@ -205,12 +214,28 @@ func BenchmarkSearch(b *testing.B) {
 
 // hintedCatalog is the made-up catalog with search hints on every second
 // tool: one to four short hints each, drawn from the same vocabulary by
-// a seeded generator. The same for every call.
+// a seeded generator. The same for every call, made once and shared.
 func hintedCatalog(tb testing.TB) *catalog.Snapshot {
 	tb.Helper()
+	snap, err := sharedHinted()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
+
+var sharedHinted = sync.OnceValues(makeHintedCatalog)
+
+// makeHintedCatalog makes the hinted catalog afresh, on a made-up catalog
+// of its own, whose tools it writes the hints into.
+func makeHintedCatalog() (*catalog.Snapshot, error) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	pick := func(ws []string) string { return ws[rng.IntN(len(ws))] }
-	servers := benchCatalog(tb).Servers()
+	plain, err := makeBenchCatalog()
+	if err != nil {
+		return nil, err
+	}
+	servers := plain.Servers()
 	for _, srv := range servers {
 		for i, tl := range srv.Tools {
 			if i%2 == 1 {
@@ -227,11 +252,7 @@ func hintedCatalog(tb testing.TB) *catalog.Snapshot {
 			tl.Hints = hs
 		}
 	}
-	snap, err := catalog.NewSnapshot(servers...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return snap
+	return catalog.NewSnapshot(servers...)
 }
 
 // BenchmarkSearchHinted runs keyword queries against the 5,000-tool index
