@@ -227,10 +227,7 @@ func TestClusterFaults(t *testing.T) {
 	everything := npmBin(t, "mcp-server-everything")
 	srv := redistest.Start(t)
 	px := newDelayProxy(t, srv.Addr())
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := toolsearchBinary(t)
 	dir := t.TempDir()
 	servers := map[string]any{"everything": map[string]any{"command": everything}}
 	redisURL := "redis://" + px.ln.Addr().String() + "/0"

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -23,7 +25,42 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runRole(role))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
+// builtDir holds the toolsearch binary built for the tests that run it as
+// a process of its own, once made.
+var builtDir string
+
+// buildOnce builds toolsearch the first time a test asks for it; the tests
+// share the binary rather than each running go build, which on a small
+// machine takes a good part of a minute.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "toolsearch-test-bin-")
+	if err != nil {
+		return "", fmt.Errorf("a folder for the binary: %w", err)
+	}
+	builtDir = dir
+	bin := filepath.Join(dir, "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// toolsearchBinary returns the path of toolsearch built from this package,
+// built once for every test that asks.
+func toolsearchBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 func runRole(role string) int {

@@ -29,10 +29,7 @@ import (
 func TestServeReloadsOnSIGHUP(t *testing.T) {
 	t.Parallel()
 	memory := npmBin(t, "mcp-server-memory")
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := toolsearchBinary(t)
 	for _, overHTTP := range []bool{false, true} {
 		name := map[bool]string{false: "stdio", true: "http"}[overHTTP]
 		t.Run(name, func(t *testing.T) {

@@ -31,11 +31,7 @@ func TestShutdown(t *testing.T) {
 	t.Parallel() // linux only: it reads the process table from /proc
 	everything := npmBin(t, "mcp-server-everything")
 	memory := npmBin(t, "mcp-server-memory")
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := toolsearchBinary(t)
 	gopls, _ := exec.LookPath("gopls")
 	tests := []struct {
 		name     string
