@@ -30,6 +30,40 @@ func sourceConfig(t *testing.T, gw map[string]any) string {
 	})
 }
 
+// hungRun is one run of the command over sourceConfig's servers.
+type hungRun struct {
+	code      int
+	out, errs string
+	timeout   time.Duration // the --timeout it was given
+	took      time.Duration
+}
+
+// runWhileHung runs the command args makes for a --timeout over
+// sourceConfig's servers, one of which never answers: the command waits
+// the whole window for it, so the window is short (first wait), and the
+// notes server must start within it. A busy machine may not start notes
+// in time, which stderr tells ("notes: gave up"); the command then runs
+// again with a window twice as long, while the test's deadline leaves room,
+// so that no run rests on a process starting within a fixed time.
+func runWhileHung(t *testing.T, wait time.Duration, args func(timeout string) []string) hungRun {
+	t.Helper()
+	for {
+		start := time.Now()
+		r := hungRun{timeout: wait}
+		r.code, r.out, r.errs = runCLI(t, args(wait.String())...)
+		r.took = time.Since(start)
+		if !strings.Contains(r.errs, "notes: gave up") {
+			return r
+		}
+		if d, ok := t.Deadline(); (ok && time.Until(d) < 8*wait) || wait >= time.Minute {
+			t.Logf("notes did not start within %v, and there is no time left to wait longer:\n%s", wait, r.errs)
+			return r
+		}
+		t.Logf("notes did not start within %v on this machine; again with twice the time", wait)
+		wait *= 2
+	}
+}
+
 // TestSearchReadsConfig: search, tools and lint read the config's
 // servers, with a line per server on stderr (starting, its tools, or why
 // it failed), give up on the hung one within --timeout and use the
@@ -38,35 +72,41 @@ func sourceConfig(t *testing.T, gw map[string]any) string {
 func TestSearchReadsConfig(t *testing.T) {
 	t.Parallel()
 	cfg := sourceConfig(t, nil)
-	start := time.Now()
-	code, out, errs := runCLI(t, "search", "-c", cfg, "--timeout", "2s", "--json", "write a new note")
-	if took := time.Since(start); took > 15*time.Second {
-		t.Errorf("search took %v with a hung server and --timeout 2s", took)
+	r := runWhileHung(t, 2*time.Second, func(timeout string) []string {
+		return []string{"search", "-c", cfg, "--timeout", timeout, "--json", "write a new note"}
+	})
+	if r.took > r.timeout+13*time.Second {
+		t.Errorf("search took %v with a hung server and --timeout %v", r.took, r.timeout)
 	}
 	var res resultJSON
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("stdout is not one JSON object (%v):\n%s\nstderr:\n%s", err, out, errs)
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object (%v):\n%s\nstderr:\n%s", err, r.out, r.errs)
 	}
-	if code != exitOK || len(res.Hits) == 0 || res.Hits[0].ID != "notes/create_note" {
-		t.Fatalf("exit %d, hits %+v\nstderr:\n%s", code, res.Hits, errs)
+	if r.code != exitOK || len(res.Hits) == 0 || res.Hits[0].ID != "notes/create_note" {
+		t.Fatalf("exit %d, hits %+v\nstderr:\n%s", r.code, res.Hits, r.errs)
 	}
-	for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after 2s", "broken: failed: "} {
-		if !strings.Contains(errs, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errs)
+	for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after " + r.timeout.String(), "broken: failed: "} {
+		if !strings.Contains(r.errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errs)
 		}
 	}
 
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "select:notes__search_notes")
-	if code != exitOK || !strings.Contains(errs, "notes: 3 tools from the cache saved ") || strings.Contains(errs, "notes: starting") {
-		t.Errorf("second run: exit %d, want the notes from the cache:\n%s", code, errs)
+	search := func(flags ...string) func(string) []string {
+		return func(timeout string) []string {
+			return append(append([]string{"search", "-c", cfg, "--timeout", timeout}, flags...), "select:notes__search_notes")
+		}
 	}
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "--refresh", "select:notes__search_notes")
-	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
-		t.Errorf("--refresh: exit %d, want the notes started again:\n%s", code, errs)
+	r = runWhileHung(t, 3*time.Second, search())
+	if r.code != exitOK || !strings.Contains(r.errs, "notes: 3 tools from the cache saved ") || strings.Contains(r.errs, "notes: starting") {
+		t.Errorf("second run: exit %d, want the notes from the cache:\n%s", r.code, r.errs)
 	}
-	code, _, errs = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "--max-age", "1ns", "select:notes__search_notes")
-	if code != exitOK || !strings.Contains(errs, "notes: 3 tools in ") {
-		t.Errorf("--max-age 1ns: exit %d, want the stale cache not used:\n%s", code, errs)
+	r = runWhileHung(t, 3*time.Second, search("--refresh"))
+	if r.code != exitOK || !strings.Contains(r.errs, "notes: 3 tools in ") {
+		t.Errorf("--refresh: exit %d, want the notes started again:\n%s", r.code, r.errs)
+	}
+	r = runWhileHung(t, 3*time.Second, search("--max-age", "1ns"))
+	if r.code != exitOK || !strings.Contains(r.errs, "notes: 3 tools in ") {
+		t.Errorf("--max-age 1ns: exit %d, want the stale cache not used:\n%s", r.code, r.errs)
 	}
 }
 
@@ -75,10 +115,10 @@ func TestSearchReadsConfig(t *testing.T) {
 func TestToolsAndLintReadConfig(t *testing.T) {
 	t.Parallel()
 	cfg := sourceConfig(t, map[string]any{"policy": map[string]any{"deny": []string{"notes/delete_*"}}})
-	code, out, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "3s", "--json")
+	r := runWhileHung(t, 3*time.Second, func(timeout string) []string { return []string{"tools", "-c", cfg, "--timeout", timeout, "--json"} })
 	var rep toolsReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK {
-		t.Fatalf("tools: exit %d, %v\n%s\n%s", code, err, out, errs)
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != exitOK {
+		t.Fatalf("tools: exit %d, %v\n%s\n%s", r.code, err, r.out, r.errs)
 	}
 	i := slices.IndexFunc(rep.Servers, func(s serverTokens) bool { return s.Server == "notes" })
 	if i < 0 || rep.Servers[i].Tools != 2 || rep.Servers[i].Tokens <= 0 {
@@ -90,12 +130,14 @@ func TestToolsAndLintReadConfig(t *testing.T) {
 		}
 	}
 
-	code, out, errs = runCLI(t, "lint", "-c", cfg, "--timeout", "3s", "--json", "--server", "notes")
+	r = runWhileHung(t, 3*time.Second, func(timeout string) []string {
+		return []string{"lint", "-c", cfg, "--timeout", timeout, "--json", "--server", "notes"}
+	})
 	var lrep struct {
 		Tools int `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(out), &lrep); err != nil || code == exitUsage || lrep.Tools != 2 {
-		t.Errorf("lint: exit %d, %v, report %+v\n%s\n%s", code, err, lrep, out, errs)
+	if err := json.Unmarshal([]byte(r.out), &lrep); err != nil || r.code == exitUsage || lrep.Tools != 2 {
+		t.Errorf("lint: exit %d, %v, report %+v\n%s\n%s", r.code, err, lrep, r.out, r.errs)
 	}
 
 	// Without --server, the report is of the configured servers only:
@@ -106,28 +148,32 @@ func TestToolsAndLintReadConfig(t *testing.T) {
 		args        []string
 		builtinRows bool
 	}{{nil, false}, {[]string{"--server", "builtin"}, true}} {
-		code, out, errs = runCLI(t, append([]string{"lint", "-c", withBuiltins, "--timeout", "3s", "--json"}, c.args...)...)
+		r = runWhileHung(t, 3*time.Second, func(timeout string) []string {
+			return append([]string{"lint", "-c", withBuiltins, "--timeout", timeout, "--json"}, c.args...)
+		})
 		var all struct {
 			Tools    int `json:"tools"`
 			Findings []struct {
 				Tool string `json:"tool"`
 			} `json:"findings"`
 		}
-		if err := json.Unmarshal([]byte(out), &all); err != nil || code == exitUsage {
-			t.Fatalf("lint %v: exit %d, %v\n%s\n%s", c.args, code, err, out, errs)
+		if err := json.Unmarshal([]byte(r.out), &all); err != nil || r.code == exitUsage {
+			t.Fatalf("lint %v: exit %d, %v\n%s\n%s", c.args, r.code, err, r.out, r.errs)
 		}
 		builtinRows := false
 		for _, f := range all.Findings {
 			builtinRows = builtinRows || strings.HasPrefix(f.Tool, "builtin/")
 		}
 		if builtinRows != c.builtinRows || (c.args == nil && all.Tools != 3) {
-			t.Errorf("lint %v: %d tools, built-in findings %v, want %v:\n%s", c.args, all.Tools, builtinRows, c.builtinRows, out)
+			t.Errorf("lint %v: %d tools, built-in findings %v, want %v:\n%s", c.args, all.Tools, builtinRows, c.builtinRows, r.out)
 		}
 	}
 
-	code, out, _ = runCLI(t, "search", "-c", cfg, "--timeout", "3s", "select:notes__delete_note")
-	if code != exitNoResult || strings.Contains(out, "delete_note\n") && !strings.Contains(out, "Unknown") {
-		t.Errorf("a denied tool was found: exit %d\n%s", code, out)
+	r = runWhileHung(t, 3*time.Second, func(timeout string) []string {
+		return []string{"search", "-c", cfg, "--timeout", timeout, "select:notes__delete_note"}
+	})
+	if r.code != exitNoResult || strings.Contains(r.out, "delete_note\n") && !strings.Contains(r.out, "Unknown") {
+		t.Errorf("a denied tool was found: exit %d\n%s", r.code, r.out)
 	}
 }
 
@@ -202,19 +248,18 @@ func TestProgressHostileServer(t *testing.T) {
 func TestStatusProgress(t *testing.T) {
 	t.Parallel()
 	cfg := sourceConfig(t, nil)
-	for _, args := range [][]string{
-		{"status", "-c", cfg, "--timeout", "2s"},
-		{"status", "-c", cfg, "--timeout", "2s", "--json"},
-	} {
-		start := time.Now()
-		code, out, errs := runCLI(t, args...)
-		if took := time.Since(start); took > 15*time.Second {
-			t.Errorf("%v took %v", args, took)
+	for _, flags := range [][]string{nil, {"--json"}} {
+		r := runWhileHung(t, 2*time.Second, func(timeout string) []string {
+			return append([]string{"status", "-c", cfg, "--timeout", timeout}, flags...)
+		})
+		args, code, out, errs := append([]string{"status"}, flags...), r.code, r.out, r.errs
+		if r.took > r.timeout+13*time.Second {
+			t.Errorf("%v took %v with --timeout %v", args, r.took, r.timeout)
 		}
 		if code != 1 {
 			t.Errorf("%v: exit %d, want 1", args, code)
 		}
-		for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after 2s", "broken: failed: "} {
+		for _, want := range []string{"notes: starting…", "notes: 3 tools in ", "hung: gave up: still starting after " + r.timeout.String(), "broken: failed: "} {
 			if !strings.Contains(errs, want) {
 				t.Errorf("%v: stderr lacks %q:\n%s", args, want, errs)
 			}
