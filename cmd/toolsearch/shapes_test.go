@@ -19,12 +19,12 @@ func TestStatusHidesUnnamedSecrets(t *testing.T) {
 		"mcpServers": map[string]any{
 			"failing": map[string]any{"command": "sh", "args": []string{"-c", `echo "login refused for Authorization: Bearer $1" >&2; exit 3`, "sh", stderrTok, "--api-key", argKey}},
 		},
-		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state"), "limits": map[string]any{"maxRestarts": 0, "startTimeout": "10s"}},
+		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state"), "limits": map[string]any{"maxRestarts": 0, "startTimeout": "60s"}},
 	}
 	path := writeConfigJSON(t, filepath.Join(dir, "ts.json"), cfg)
 	for _, args := range [][]string{
-		{"status", "-c", path, "--timeout", "10s"},
-		{"status", "-c", path, "--timeout", "10s", "--json"},
+		{"status", "-c", path, "--timeout", "60s"},
+		{"status", "-c", path, "--timeout", "60s", "--json"},
 	} {
 		var out, errb syncBuffer
 		run(context.Background(), args, &out, &errb)

@@ -230,7 +230,7 @@ func TestProgressHostileServer(t *testing.T) {
 		"mcpServers": map[string]any{"loud": loud},
 		"toolsearch": map[string]any{"stateDir": filepath.Join(dir, "state")},
 	})
-	_, _, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "5s")
+	_, _, errs := runCLI(t, "tools", "-c", cfg, "--timeout", "60s") // it returns once the server has failed
 	if !strings.Contains(errs, "loud: failed: ") {
 		t.Fatalf("no failure line:\n%q", errs)
 	}
