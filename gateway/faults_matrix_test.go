@@ -250,7 +250,16 @@ func runFaultRow(t *testing.T, row faultRow) {
 	for k, v := range row.limits {
 		limits[k] = v
 	}
-	fx.g = startGateway(t, writeConfig(t, map[string]any{"faulty": entry, "healthy": roleServer(t, "echo")},
+	// The tight start timeout is for the faults of a start: a server
+	// whose fault comes once it is up, and the healthy one, start within
+	// the default, however busy the machine (a start timed out would count
+	// as a restart).
+	if row.ready {
+		entry["startTimeout"] = "30s"
+	}
+	healthy := roleServer(t, "echo")
+	healthy["startTimeout"] = "30s"
+	fx.g = startGateway(t, writeConfig(t, map[string]any{"faulty": entry, "healthy": healthy},
 		map[string]any{"limits": limits}))
 	waitState(t, fx.g, "healthy", 30*time.Second, StateReady)
 	if row.ready {
