@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
@@ -428,17 +429,38 @@ func (s *session) feedClosed() {
 	s.feedSession(v, true)
 }
 
-// feedServers tells the feed the state of every upstream server. The
-// lock keeps two changes from arriving in the wrong order.
+// feedServers tells the feed the state of every upstream server. One
+// goroutine at a time builds the state; a change that comes while one is
+// being built is told in the next one, built by the goroutine that holds
+// feedMu when it finishes: a start of many servers costs one state per
+// moment rather than one per change, and a change never arrives before one
+// it follows. A caller may thus return before its change is told, never
+// without it being told.
 func (g *Gateway) feedServers() {
 	if g.feed == nil {
 		return
 	}
-	g.feedMu.Lock()
-	defer g.feedMu.Unlock()
+	g.feedDirty.Store(true)
+	// Whoever holds feedMu looks at feedDirty again after letting go, so
+	// a change stored while it builds is never left untold.
+	for g.feedDirty.Load() {
+		if !g.feedMu.TryLock() {
+			return
+		}
+		if g.feedDirty.Swap(false) {
+			g.tellServers()
+		}
+		g.feedMu.Unlock()
+	}
+}
+
+// tellServers builds the state of every upstream server and tells the
+// feed. g.feedMu is held.
+func (g *Gateway) tellServers() {
 	mode, why := g.resolveMode(g.cfg.Gateway.Exposure)
 	v := g.cur.Load()
 	ups := g.ups()
+	excerpts := make(map[*catalog.Tool]string, len(g.feedExcerpts))
 	var out []ServerView
 	for _, st := range g.Statuses() {
 		sv := ServerView{Status: st}
@@ -457,12 +479,20 @@ func (g *Gateway) feedServers() {
 					break
 				}
 				if g.Visible(t) {
-					sv.ToolList = append(sv.ToolList, ToolView{Name: v.exposedName(t), Description: excerpt(t.Description)})
+					// A tool's description never changes: its excerpt
+					// is made once, kept while the tool is listed.
+					ex, ok := g.feedExcerpts[t]
+					if !ok {
+						ex = excerpt(t.Description)
+					}
+					excerpts[t] = ex
+					sv.ToolList = append(sv.ToolList, ToolView{Name: v.exposedName(t), Description: ex})
 				}
 			}
 		}
 		out = append(out, sv)
 	}
+	g.feedExcerpts = excerpts
 	g.feed.ServersChanged(out)
 	g.enr.Feed() // the tools with hints may have changed (package enrichment)
 }
@@ -485,13 +515,24 @@ func deferralOf(u *upstream, v *view, mode, why string) (string, string) {
 }
 
 // excerpt is the start of a description, on one line: at most
-// excerptRunes runes.
+// excerptRunes runes, its white space runs made single spaces. It reads
+// only as much of s as it keeps.
 func excerpt(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > excerptRunes {
-		s = string(r[:excerptRunes]) + "…"
+	var b []byte
+	runes := 0
+	for f := range strings.FieldsSeq(s) {
+		if runes > 0 {
+			b = append(b, ' ')
+			runes++
+		}
+		b = append(b, f...)
+		if runes += utf8.RuneCountInString(f); runes > excerptRunes {
+			// As many runes as kept, each byte that is not UTF-8 one
+			// U+FFFD, as a conversion of the whole would give.
+			return string([]rune(string(b))[:excerptRunes]) + "…"
+		}
 	}
-	return s
+	return string(b)
 }
 
 const excerptRunes = 240

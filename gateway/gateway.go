@@ -289,10 +289,14 @@ type Gateway struct {
 	indexBuilds  atomic.Int64
 
 	// feed and ui are Options.Feed and Options.UI; feedMu orders the
-	// server states told to the feed (feed.go).
-	feed   Feed
-	ui     http.Handler
-	feedMu sync.Mutex
+	// server states told to the feed, feedDirty says one changed since
+	// the last was built, and feedExcerpts are the excerpts of the tools
+	// the last one listed (feed.go).
+	feed         Feed
+	ui           http.Handler
+	feedMu       sync.Mutex
+	feedDirty    atomic.Bool
+	feedExcerpts map[*catalog.Tool]string
 
 	// learn is what ranking learned from use (learning.go), nil when
 	// learning is off.
