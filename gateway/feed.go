@@ -429,28 +429,47 @@ func (s *session) feedClosed() {
 	s.feedSession(v, true)
 }
 
-// feedServers tells the feed the state of every upstream server. One
-// goroutine at a time builds the state; a change that comes while one is
-// being built is told in the next one, built by the goroutine that holds
-// feedMu when it finishes: a start of many servers costs one state per
-// moment rather than one per change, and a change never arrives before one
-// it follows. A caller may thus return before its change is told, never
-// without it being told.
+// feedServers tells the feed the state of every upstream server, from a
+// goroutine of its own that runs while changes are waiting: the first
+// change is told at once, and the changes that come within feedEvery of a
+// state told are told together in the next. A start of many servers thus
+// costs a few states a second, not one per change (each lists every
+// server's tools), and a caller never waits for one to be built. A change
+// never arrives before one it follows: one goroutine at a time builds
+// them, each from the gateway's state when it begins.
 func (g *Gateway) feedServers() {
 	if g.feed == nil {
 		return
 	}
 	g.feedDirty.Store(true)
-	// Whoever holds feedMu looks at feedDirty again after letting go, so
-	// a change stored while it builds is never left untold.
-	for g.feedDirty.Load() {
-		if !g.feedMu.TryLock() {
-			return
+	if g.feedRunning.CompareAndSwap(false, true) {
+		go g.feedLoop()
+	}
+}
+
+// feedEvery is the shortest time between two server states told to the
+// feed.
+const feedEvery = 100 * time.Millisecond
+
+// feedLoop tells the server states while changes are waiting, at most one
+// every feedEvery. Only the goroutine that set feedRunning runs it.
+func (g *Gateway) feedLoop() {
+	for {
+		g.feedMu.Lock()
+		if wait := feedEvery - time.Since(g.feedLast); wait > 0 {
+			time.Sleep(wait)
 		}
 		if g.feedDirty.Swap(false) {
 			g.tellServers()
+			g.feedLast = time.Now()
 		}
 		g.feedMu.Unlock()
+		g.feedRunning.Store(false)
+		// A change stored after the Swap saw the loop running and
+		// started none: look again.
+		if !g.feedDirty.Load() || !g.feedRunning.CompareAndSwap(false, true) {
+			return
+		}
 	}
 }
 

@@ -288,14 +288,17 @@ type Gateway struct {
 	sharedIndex  []byte
 	indexBuilds  atomic.Int64
 
-	// feed and ui are Options.Feed and Options.UI; feedMu orders the
-	// server states told to the feed, feedDirty says one changed since
-	// the last was built, and feedExcerpts are the excerpts of the tools
-	// the last one listed (feed.go).
+	// feed and ui are Options.Feed and Options.UI. feedDirty says a
+	// server state changed since the last told to the feed, feedRunning
+	// that a goroutine is telling them; feedMu guards feedLast, when the
+	// last was told, and feedExcerpts, the excerpts of the tools it
+	// listed (feed.go).
 	feed         Feed
 	ui           http.Handler
-	feedMu       sync.Mutex
 	feedDirty    atomic.Bool
+	feedRunning  atomic.Bool
+	feedMu       sync.Mutex
+	feedLast     time.Time
 	feedExcerpts map[*catalog.Tool]string
 
 	// learn is what ranking learned from use (learning.go), nil when
