@@ -301,6 +301,10 @@ type Gateway struct {
 	feedLast     time.Time
 	feedExcerpts map[*catalog.Tool]string
 
+	// arr are the fresh manifests waiting to be put in the view
+	// (arrivals.go).
+	arr arrivals
+
 	// learn is what ranking learned from use (learning.go), nil when
 	// learning is off.
 	learn *learning
@@ -701,8 +705,10 @@ func normaliseTool(raw json.RawMessage) (json.RawMessage, bool, error) {
 	return out, true, err
 }
 
-// publish puts a server's fresh manifest into the catalog, updates the
-// index for that server only, saves the manifest and tells the sessions.
+// publish puts a server's fresh manifest into the catalog and the index
+// (with the others arriving at the same time: arrivals.go), tells the
+// sessions and saves the manifest. It returns once the server's tools can
+// be found.
 func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	srv, err := g.serverFrom(u.cfg, m.Tools)
 	if err != nil {
@@ -717,39 +723,21 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	m.Tokens = srv.Tokens()
 	m.SavedAt = time.Now().UTC()
 	u.listed.Store(m)
-	g.mu.Lock()
-	if g.ups()[u.cfg.Key] != u {
-		// A server a reload removed or replaced, listing as it stopped.
-		g.mu.Unlock()
+	a := &arrival{u: u, srv: srv, m: m}
+	g.arrive(a)
+	if a.err != nil {
+		return a.err
+	}
+	if !a.applied {
 		return nil
 	}
-	old := g.cur.Load()
-	snap, diff, err := g.cat.Apply(catalog.Put(srv))
-	if err != nil {
-		g.mu.Unlock()
-		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
-	}
-	nv := &view{snap: snap, index: old.index.Update(snap, u.cfg.Key),
-		tokens: cloneMap(old.tokens), extras: cloneMap(old.extras), fromCache: cloneMap(old.fromCache)}
-	nv.tokens[u.cfg.Key] = m.Tokens
-	nv.extras[u.cfg.Key] = g.allowedExtras(u.cfg.Key, m)
-	delete(nv.fromCache, u.cfg.Key)
-	g.nameView(nv)
-	g.cur.Store(nv)
-	g.mu.Unlock()
-	g.indexChanged()
-	g.enr.Kick() // background enrichment (package enrichment)
-	g.metrics.setTokens(g.visibleTokens(nv))
-	g.feedServers() // feed.go
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
 		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)
 	}
 	g.shareManifest(u.cfg, m) // for the other replicas (cluster.go)
-	if !diff.Empty() {
-		g.log.Info("tools changed", "server", u.cfg.Key, "added", len(diff.Added), "removed", len(diff.Removed), "changed", len(diff.Changed), "version", snap.Version())
+	if a.added+a.removed+a.change > 0 {
+		g.log.Info("tools changed", "server", u.cfg.Key, "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
 	}
-	g.refreshBuiltins() // built-in tools (builtin.go)
-	g.syncSessions()
 	return nil
 }
 
