@@ -117,7 +117,11 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		_, _ = io.Copy(stderrTail, errR)
+		// A small buffer: a server's stderr is kept as a short tail,
+		// and a hundred servers each holding io.Copy's 32 KiB would be
+		// megabytes for nothing. (The wrappers hide the file's WriteTo,
+		// which would copy through a buffer of its own.)
+		_, _ = io.CopyBuffer(struct{ io.Writer }{stderrTail}, struct{ io.Reader }{errR}, make([]byte, stderrBuffer))
 	}()
 	go func() {
 		err := cmd.Wait()
@@ -182,6 +186,20 @@ func (p *process) exitErr() error {
 	}
 }
 
+// The buffers of a server's output. Every running stdio server has its
+// own, for as long as it runs: they are kept small, and a large message
+// (a long tools/list) is read in fragments into a buffer of its own that
+// is not kept once it has been passed on.
+const (
+	// stdoutBuffer is the buffer filterStdout reads through.
+	stdoutBuffer = 8 << 10
+	// keptLineBuffer is the largest line buffer filterStdout keeps for
+	// the next line.
+	keptLineBuffer = 16 << 10
+	// stderrBuffer is the buffer a server's stderr is copied through.
+	stderrBuffer = 2 << 10
+)
+
 // errResetOversize ends a connection on which a message over the bound had
 // no id the gateway could answer for.
 var errResetOversize = errors.New("the server sent a message over the size limit with no id to answer for; the connection is reset")
@@ -196,7 +214,7 @@ var errResetOversize = errors.New("the server sent a message over the size limit
 // restarted. onOversize (may be nil) hears of each. It returns the read
 // error that ended the copy, if not the end of the output.
 func filterStdout(r io.Reader, w *io.PipeWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, stdoutBuffer)
 	var (
 		line    []byte
 		over    bool // the line is over the bound: head reads it, line is not kept
@@ -264,7 +282,7 @@ func filterStdout(r io.Reader, w *io.PipeWriter, stderrTail io.Writer, log *slog
 			return err
 		}
 		over, size, line = false, 0, line[:0]
-		if cap(line) > 1<<20 {
+		if cap(line) > keptLineBuffer {
 			line = nil // a large line's buffer is not kept for the small ones
 		}
 	}
