@@ -20,7 +20,9 @@
 //     tools/list every -poll, recording each answer's time;
 //   - takes the index as complete when /healthz reports every server
 //     "ready" (a server is ready once its tools are in the catalog and the
-//     index), and records the time from spawning the process to then.
+//     index), and records the time from spawning the process to then, and
+//     the CPU time the gateway used until then (from /proc/PID/stat: less
+//     sensitive than wall time to what else the machine is doing).
 //
 // Then it waits -settle, reads the gateway's resident memory (VmRSS and
 // the peak VmHWM from /proc/PID/status), and runs every query of the
@@ -33,7 +35,8 @@
 //
 // The figures measure the gateway: each stub costs about 35 ms of CPU and
 // 7 MB, and the pollers a few per cent of one core. Run it on a machine
-// that is otherwise idle; docs/performance.md records the figures.
+// that is otherwise idle (each run prints the load average it began
+// with); docs/performance.md records the figures.
 package main
 
 import (
@@ -85,7 +88,9 @@ type runResult struct {
 	slowList     time.Duration // slowest tools/list answer until complete
 	healthPolls  int
 	listPolls    int
-	tools        int // tools /healthz counted at completion
+	tools        int           // tools /healthz counted at completion
+	cpu          time.Duration // the gateway's CPU time (user and system) from spawn to complete
+	load         float64       // the machine's load average over a minute when the run began
 	rss, hwm     int64
 	searchP50    time.Duration
 	searchP90    time.Duration
@@ -149,8 +154,8 @@ func run(runs, servers int, bin string, poll, settle time.Duration, searches int
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
-		fmt.Printf("run %d: complete %v  first /healthz %v  slowest /healthz %v (%d polls)  slowest tools/list %v (%d polls)  tools %d  rss %s (peak %s)  search p50 %v p90 %v (%d, %d found nothing)\n",
-			i+1, ms(r.complete), ms(r.firstHealth), ms(r.slowHealth), r.healthPolls, ms(r.slowList), r.listPolls, r.tools,
+		fmt.Printf("run %d (load %.1f): complete %v (gateway CPU %v)  first /healthz %v  slowest /healthz %v (%d polls)  slowest tools/list %v (%d polls)  tools %d  rss %s (peak %s)  search p50 %v p90 %v (%d, %d found nothing)\n",
+			i+1, r.load, ms(r.complete), ms(r.cpu), ms(r.firstHealth), ms(r.slowHealth), r.healthPolls, ms(r.slowList), r.listPolls, r.tools,
 			mib(r.rss), mib(r.hwm), us(r.searchP50), us(r.searchP90), r.searchCount, r.searchMisses)
 		results = append(results, r)
 	}
@@ -193,6 +198,7 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 	defer cancel()
 	cmd := exec.Command(bin, "serve", "-c", filepath.Join(fleetDir, "toolsearch.json"), "--http", addr, "--log-level", "warn")
 	cmd.Stderr = logf
+	r.load = loadAverage()
 	spawned := time.Now()
 	if err := cmd.Start(); err != nil {
 		return r, err
@@ -287,6 +293,11 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 		if h.complete() {
 			r.complete = time.Since(spawned)
 			r.tools = h.Tools
+			if r.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
+				close(stopList)
+				<-listDone
+				return r, err
+			}
 			break
 		}
 	}
@@ -388,6 +399,49 @@ func health(ctx context.Context, hc *http.Client, base string) (*healthz, error)
 // exited reports whether the process has exited (without reaping it).
 func exited(cmd *exec.Cmd) bool {
 	return cmd.Process.Signal(syscall.Signal(0)) != nil
+}
+
+// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTime reads the CPU time a process has used, user and system.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading CPU time: %w", err)
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: utime and stime are the 14th and 15th of the line.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("reading CPU time: unexpected /proc/%d/stat", pid)
+	}
+	var total int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading CPU time: %w", err)
+		}
+		total += n
+	}
+	return time.Duration(total) * clockTick, nil
+}
+
+// loadAverage is the machine's load average over the last minute (0 when
+// it cannot be read).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	l, _ := strconv.ParseFloat(f[0], 64)
+	return l
 }
 
 // memory reads VmRSS and VmHWM of a process, in bytes.
@@ -494,6 +548,8 @@ func summary(rs []runResult) {
 	fmt.Printf("summary over %d runs (min / median):\n", len(rs))
 	lo, mid := durs(func(r runResult) time.Duration { return r.complete })
 	fmt.Printf("  spawn -> complete index  %v / %v\n", ms(lo), ms(mid))
+	lo, mid = durs(func(r runResult) time.Duration { return r.cpu })
+	fmt.Printf("  gateway CPU to complete  %v / %v\n", ms(lo), ms(mid))
 	lo, mid = durs(func(r runResult) time.Duration { return r.firstHealth })
 	fmt.Printf("  spawn -> first /healthz  %v / %v\n", ms(lo), ms(mid))
 	lo, mid = durs(func(r runResult) time.Duration { return r.slowHealth })
