@@ -194,16 +194,18 @@ func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
 	if strings.TrimSpace(w.Name) == "" {
 		return nil, fmt.Errorf("tool definition of server %q: missing \"name\"", server)
 	}
+	// One copy of the definition: the raw members are parts of Raw.
+	own := append(json.RawMessage(nil), raw...)
 	t := &Tool{
 		Server:       server,
 		Name:         w.Name,
 		Title:        w.Title,
 		Description:  w.Description,
-		InputSchema:  nullToEmpty(w.InputSchema),
-		OutputSchema: nullToEmpty(w.OutputSchema),
-		Annotations:  nullToEmpty(w.Annotations),
-		Meta:         nullToEmpty(w.Meta),
-		Raw:          append(json.RawMessage(nil), raw...),
+		InputSchema:  partOf(raw, own, w.InputSchema),
+		OutputSchema: partOf(raw, own, w.OutputSchema),
+		Annotations:  partOf(raw, own, w.Annotations),
+		Meta:         partOf(raw, own, w.Meta),
+		Raw:          own,
 	}
 	if t.Title == "" && len(t.Annotations) > 0 {
 		var a struct {
@@ -229,9 +231,18 @@ func ParseTool(server string, raw json.RawMessage) (*Tool, error) {
 	return t, nil
 }
 
-func nullToEmpty(r json.RawMessage) json.RawMessage {
+// partOf returns member r of the definition raw (nil when it is absent or
+// null) as the same bytes of own, raw's copy, so that a tool keeps its
+// definition once. A member that is not a part of raw (decoded apart) is
+// copied. The part's capacity ends with it: appending to it never writes
+// over the rest of own.
+func partOf(raw, own, r json.RawMessage) json.RawMessage {
 	if len(r) == 0 || string(r) == "null" {
 		return nil
+	}
+	// A part of raw starts where raw's capacity and its own differ by.
+	if at := cap(raw) - cap(r); at >= 0 && at+len(r) <= len(raw) && bytes.Equal(raw[at:at+len(r)], r) {
+		return own[at : at+len(r) : at+len(r)]
 	}
 	return append(json.RawMessage(nil), r...)
 }

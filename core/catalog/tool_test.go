@@ -457,3 +457,46 @@ func TestToolIDCached(t *testing.T) {
 
 // idSink keeps IDs asked for in tests, so that building one allocates.
 var idSink string
+
+// TestParseToolOneCopy: a tool's raw members are parts of its Raw (the
+// definition is kept once), apart from its caller's bytes, and appending
+// to one never changes Raw.
+func TestParseToolOneCopy(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		`{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"outputSchema":{"type":"object"},"annotations":{"title":"A"},"_meta":{"k":1}}`,
+		` { "_meta" : {"k":1} , "name" : "a", "inputSchema" : {"type":"object"} } `,
+	} {
+		in := []byte(raw)
+		tool, err := ParseTool("s", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, part := range map[string]json.RawMessage{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema,
+			"annotations": tool.Annotations, "_meta": tool.Meta} {
+			if len(part) == 0 {
+				continue
+			}
+			shared := false
+			for i := range tool.Raw {
+				if &tool.Raw[i] == &part[0] {
+					shared = true
+				}
+			}
+			if !shared {
+				t.Errorf("%s: %s is a copy apart from Raw", raw, name)
+			}
+		}
+		before := string(tool.Raw)
+		_ = append(tool.InputSchema, "junk"...)
+		for i := range in {
+			in[i] = 'x'
+		}
+		if string(tool.Raw) != before || string(tool.Raw) != raw {
+			t.Errorf("Raw changed to %q", tool.Raw)
+		}
+		if string(tool.InputSchema) != `{"type":"object","properties":{"x":{"type":"string"}}}` && string(tool.InputSchema) != `{"type":"object"}` {
+			t.Errorf("InputSchema %q", tool.InputSchema)
+		}
+	}
+}
