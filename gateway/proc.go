@@ -3,7 +3,6 @@ package gateway
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tail keeps the last bytes written to it (a server's stderr).
@@ -47,7 +44,7 @@ func (t *tail) String() string {
 type process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
-	out    *io.PipeReader
+	out    *lineQueue
 	exited chan struct{}
 	err    error // exit status, valid once exited is closed
 	once   sync.Once
@@ -105,12 +102,11 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 		errR.Close()
 		return nil, err
 	}
-	pr, pw := io.Pipe()
-	p := &process{cmd: cmd, stdin: inW, out: pr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, out: newLineQueue(), exited: make(chan struct{})}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		if err := filterStdout(outR, pw, stderrTail, log, onOversize); err != nil {
+		if err := filterStdout(outR, p.out, stderrTail, log, onOversize); err != nil {
 			fmt.Fprintf(stderrTail, "[reading stdout: %v]\n", err)
 		}
 	}()
@@ -136,7 +132,8 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 		}
 		drained.Stop()
 		// Closing the read ends stops the copiers if something still
-		// holds the pipes; closing pw below unblocks a pending write.
+		// holds the pipes; ending the output below unblocks a pending
+		// write.
 		outR.Close()
 		errR.Close()
 		p.err = err
@@ -144,7 +141,7 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 		if err == nil {
 			err = io.EOF
 		}
-		pw.CloseWithError(err)
+		p.out.CloseWithError(err)
 	}()
 	return p, nil
 }
@@ -200,6 +197,14 @@ const (
 	stderrBuffer = 2 << 10
 )
 
+// lineWriter takes the lines filterStdout passes on, each whole in one
+// Write, and the error that ends them (an io.PipeWriter does, and the
+// lineQueue a stdio connection reads).
+type lineWriter interface {
+	Write([]byte) (int, error)
+	CloseWithError(error) error
+}
+
 // errResetOversize ends a connection on which a message over the bound had
 // no id the gateway could answer for.
 var errResetOversize = errors.New("the server sent a message over the size limit with no id to answer for; the connection is reset")
@@ -213,7 +218,7 @@ var errResetOversize = errors.New("the server sent a message over the size limit
 // w with errResetOversize so that the session ends and the server is
 // restarted. onOversize (may be nil) hears of each. It returns the read
 // error that ended the copy, if not the end of the output.
-func filterStdout(r io.Reader, w *io.PipeWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) error {
+func filterStdout(r io.Reader, w lineWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) error {
 	br := bufio.NewReaderSize(r, stdoutBuffer)
 	var (
 		line    []byte
@@ -286,34 +291,4 @@ func filterStdout(r io.Reader, w *io.PipeWriter, stderrTail io.Writer, log *slog
 			line = nil // a large line's buffer is not kept for the small ones
 		}
 	}
-}
-
-// sdkLineBound is the MCP library's bound on one message read from
-// filterStdout, which already bounds each line to maxMessageBytes: the
-// library counts the bytes it has read ahead of a message too, so its
-// bound has room for two, and still stops a message that a server spreads
-// over many lines.
-const sdkLineBound = 2*maxMessageBytes + 64<<10
-
-// procTransport connects to a started process over its stdin and filtered
-// stdout.
-type procTransport struct{ p *process }
-
-func (t *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	inner := &mcp.IOTransport{Reader: t.p.out, Writer: &procWriter{t.p}, MaxLineLength: sdkLineBound}
-	return inner.Connect(ctx)
-}
-
-// procWriter closes the process when the connection closes.
-type procWriter struct{ p *process }
-
-func (w *procWriter) Write(b []byte) (int, error) {
-	// A deadline turns a server that stopped reading into an error instead
-	// of a write blocked for ever (pipes support deadlines on unix).
-	_ = w.p.stdin.SetWriteDeadline(time.Now().Add(stdinWriteTimeout))
-	return w.p.stdin.Write(b)
-}
-func (w *procWriter) Close() error {
-	go w.p.stop()
-	return nil
 }
