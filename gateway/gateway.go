@@ -261,6 +261,9 @@ type Gateway struct {
 	indexDirty chan struct{}
 	savedIndex []byte
 	indexQuiet time.Duration // indexSaveQuiet when the gateway was made
+	// startReleased is set once the memory of the start was given back
+	// (releaseStartMemory, indexcache.go); only the index saver reads it.
+	startReleased bool
 
 	// hintSet holds the search hints known (hints.go); userHints those
 	// of the configured hints file, which win over the state directory's.
