@@ -564,10 +564,21 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	defer u.tap.setCapture(nil)
 	ctx = tapContext(ctx)
 	var (
-		decoded []json.RawMessage
-		listed  int // bytes of decoded
+		tools   []*mcp.Tool // as the SDK decoded them
+		listed  int         // bytes of the first counted tools
+		counted int
 		hints   cacheHints
 	)
+	// rawsSoFar returns the raw definitions captured, when they match the
+	// tools decoded so far one for one, else nil.
+	rawsSoFar := func() []json.RawMessage {
+		capMu.Lock()
+		defer capMu.Unlock()
+		if capErr == nil && len(captured) == len(tools) {
+			return captured
+		}
+		return nil
+	}
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 1000 {
@@ -578,15 +589,20 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 			return nil, hints, err
 		}
 		hints.add(res.Cacheable)
-		for _, t := range res.Tools {
-			b, err := json.Marshal(t)
-			if err != nil {
-				return nil, hints, fmt.Errorf("tool %q: %w", quoteShort(t.Name), err)
+		tools = append(tools, res.Tools...)
+		// The bounds count the bytes the server sent; a tool is encoded
+		// again only when its bytes were not seen.
+		raws := rawsSoFar()
+		for ; counted < len(tools); counted++ {
+			b := json.RawMessage(nil)
+			if raws != nil {
+				b = raws[counted]
+			} else if b, err = json.Marshal(tools[counted]); err != nil {
+				return nil, hints, fmt.Errorf("tool %q: %w", quoteShort(tools[counted].Name), err)
 			}
-			decoded = append(decoded, b)
 			listed += keptSize(b)
 		}
-		if len(decoded) > maxServerTools {
+		if len(tools) > maxServerTools {
 			return nil, hints, fmt.Errorf("the server lists more than %d tools, the most the gateway takes from one server", maxServerTools)
 		}
 		if listed > maxServerListBytes {
@@ -597,13 +613,19 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 		}
 		cursor = res.NextCursor
 	}
-	capMu.Lock()
-	defer capMu.Unlock()
-	raws := decoded
-	if capErr == nil && len(captured) == len(decoded) {
-		raws = captured
-	} else {
-		u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(decoded), "err", capErr)
+	raws := rawsSoFar()
+	if raws == nil {
+		capMu.Lock()
+		u.log.Debug("tool definitions re-encoded: the raw tools/list pages were not seen", "raw", len(captured), "decoded", len(tools), "err", capErr)
+		capMu.Unlock()
+		raws = make([]json.RawMessage, len(tools))
+		for i, t := range tools {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, hints, fmt.Errorf("tool %q: %w", quoteShort(t.Name), err)
+			}
+			raws[i] = b
+		}
 	}
 	return boundDefinitions(raws, func(msg string, args ...any) { u.log.Warn(msg, args...) }), hints, nil
 }
