@@ -35,9 +35,9 @@ type metrics struct {
 	restarts    prom.CounterVec // server
 	oversized   prom.CounterVec // server, action
 	fullBuilds  prom.Counter    // tool lists of full exposure built (fulllist.go)
-	catalogTok  prom.Gauge // set on each scrape (serveMetrics)
-	tokLoaded   prom.Gauge // set on each scrape (serveMetrics)
-	tokHeld     prom.Gauge // set on each scrape (serveMetrics)
+	catalogTok  prom.Gauge      // set on each scrape (serveMetrics)
+	tokLoaded   prom.Gauge      // set on each scrape (serveMetrics)
+	tokHeld     prom.Gauge      // set on each scrape (serveMetrics)
 	sessions    prom.Gauge
 	// HTTP sessions (sessions.go): open now (initialized or not), refused
 	// at the cap, closed by the gateway per reason.
