@@ -99,20 +99,27 @@ func serveNamed(names []string) int {
 }
 
 // serveBloat lists a tool with a 10 MB description, one whose schema
-// alone is over 1 MiB, and an ordinary one.
+// alone is over 1 MiB (2.4 MB), and an ordinary one. Under the race
+// detector, which makes reading them ten times slower, the description is
+// 1 MB and the schema 1.5 MB: still far over the bounds (64 KiB, 1 MiB);
+// .ci/run reads the larger ones without it.
 func serveBloat() int {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bloat", Version: "1"}, nil)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bloat ran " + req.Params.Name}}}, nil
 	}
+	longBytes, fields := 10<<20, 40_000
+	if raceEnabled {
+		longBytes, fields = 1<<20, 20_000
+	}
 	var long strings.Builder
-	for i := 0; long.Len() < 10<<20; i++ {
+	for i := 0; long.Len() < longBytes; i++ {
 		fmt.Fprintf(&long, "word%d é ", i) // distinct words, and a two-byte letter a cut may split
 	}
 	s.AddTool(&mcp.Tool{Name: "long_description", Description: "Summarise a document. " + long.String(),
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	props := map[string]any{}
-	for i := 0; i < 40_000; i++ {
+	for i := 0; i < fields; i++ {
 		props[fmt.Sprintf("field_%d", i)] = map[string]any{"type": "string", "description": "a field of a very large form"}
 	}
 	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
