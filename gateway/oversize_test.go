@@ -248,8 +248,13 @@ func FuzzMsgHead(f *testing.F) {
 
 // TestFilterStdout: a line over the bound is never passed on; in its place
 // comes an error response for its id, or nothing (a notification), or the
-// end of the output with errResetOversize (no id).
+// end of the output with errResetOversize (no id). It skips under the race
+// detector, which makes scanning its 16 MiB lines slow (TestOversizedMessage
+// runs the filter there, between processes); .ci/run runs it without.
 func TestFilterStdout(t *testing.T) {
+	if raceEnabled {
+		t.Skip("16 MiB lines under the race detector: run without -race (.ci/run does)")
+	}
 	t.Parallel()
 	big := strings.Repeat("y", maxMessageBytes)
 	before, after := `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`
@@ -340,26 +345,34 @@ func TestOversizedMessage(t *testing.T) {
 		name   string
 		server func(t *testing.T) map[string]any
 		steps  []step
+		// plainOnly skips the case under the race detector, which makes
+		// scanning each 20 MiB line for its id ten times slower: the
+		// gateway reads it as it reads the stdio case, and .ci/run runs
+		// it without -race.
+		plainOnly bool
 	}{
 		{"stdio", func(t *testing.T) map[string]any {
 			return map[string]any{"command": self(t), "env": map[string]string{bigRoleEnv: "1"}}
-		}, stdioSteps},
+		}, stdioSteps, false},
 		{"typescript stdio", func(t *testing.T) map[string]any {
 			if _, err := os.Stat(filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "sdk")); err != nil || nodeErr != nil {
 				t.Skip("node or node_modules/@modelcontextprotocol/sdk is absent: run `npm ci` at the repository root")
 			}
 			return map[string]any{"command": node, "args": []string{filepath.Join(repoRoot(t), "gateway", "testdata", "bigserver.mjs")}}
-		}, stdioSteps},
+		}, stdioSteps, true},
 		{"http json", func(t *testing.T) map[string]any {
 			return map[string]any{"type": "http", "url": serveHTTP(t, bigStreamable(false)).URL}
-		}, huge},
+		}, huge, false},
 		{"http event stream", func(t *testing.T) map[string]any {
 			return map[string]any{"type": "http", "url": serveHTTP(t, bigStreamable(true)).URL}
 		}, append(append([]step(nil), huge...),
 			step{tool: "shout", args: map[string]any{"bytes": size}, want: "shout done", action: oversizeDropped},
-			step{tool: "echo", args: map[string]any{"text": "after the notification"}, want: "after the notification"})},
+			step{tool: "echo", args: map[string]any{"text": "after the notification"}, want: "after the notification"}), false},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			if tc.plainOnly && raceEnabled {
+				t.Skip("20 MiB lines under the race detector: run without -race (.ci/run does)")
+			}
 			t.Parallel()
 			entry := tc.server(t)
 			entry["naming"] = "prefixed"
