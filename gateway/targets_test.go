@@ -53,7 +53,6 @@ func cachedFixture(t testing.TB) (cfgPath string, snap *catalog.Snapshot) {
 	return cfgPath, snap
 }
 
-
 // TestCachedCatalogTargets measures, over the 113-server catalog as cached
 // manifests: the time from start to the first search answered (target 200
 // ms), and the tokens of the initial tools/list in search and dynamic modes
