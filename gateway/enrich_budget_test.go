@@ -42,8 +42,14 @@ func TestEnrichDailyBudget(t *testing.T) {
 	if !strings.Contains(metrics, `toolsearch_enrich_budget_remaining{unit="tools"} 0`) || !strings.Contains(metrics, `toolsearch_enrich_state{state="budget_exhausted"} 1`) {
 		t.Error("/metrics does not show the spent budget")
 	}
-	rec, err := loadEnrichRecord(state)
-	if err != nil || rec.Spent.Tools != 3 || rec.State != EnrichBudgetExhausted || rec.Day != time.Now().UTC().Format(time.DateOnly) {
+	// The state is shown a moment before the record holding it is written.
+	var rec enrichRecord
+	var err error
+	waitFor(t, "the record of the spent budget", 20*time.Second, func() bool {
+		rec, err = loadEnrichRecord(state)
+		return err == nil && rec.State == EnrichBudgetExhausted
+	})
+	if rec.Spent.Tools != 3 || rec.Day != time.Now().UTC().Format(time.DateOnly) {
 		t.Fatalf("the record: %+v, %v", rec, err)
 	}
 	// A restart on the same directory sends nothing.
