@@ -1,0 +1,5 @@
+//go:build !race
+
+package dashboard_test
+
+const raceEnabled = false
