@@ -307,6 +307,9 @@ type Gateway struct {
 	// arr are the fresh manifests waiting to be put in the view
 	// (arrivals.go).
 	arr arrivals
+	// spawning holds a token for each stdio server in its first moments
+	// (spawn.go).
+	spawning chan struct{}
 
 	// learn is what ranking learned from use (learning.go), nil when
 	// learning is off.
@@ -341,7 +344,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		collisions: map[string]bool{}, fwd: newForwarding(),
-		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming,
+		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming, spawning: make(chan struct{}, spawnSlots()),
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 		feed: opts.Feed, ui: opts.UI,
 	}

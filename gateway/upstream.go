@@ -298,11 +298,18 @@ func (u *upstream) start(ctx context.Context) error {
 	u.tap.reset()
 	var transport mcp.Transport
 	var proc *process
+	spawned := func() {} // gives back the spawn slot (spawn.go)
+	defer func() { spawned() }()
 	switch u.cfg.Transport {
 	case config.TransportStdio:
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Env = environ(u.cfg.EnvPassthrough, u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
+		release, err := u.g.spawnSlot(sctx)
+		if err != nil {
+			return fmt.Errorf("start %s: waited %v for other servers to start: %w", u.cfg.Command, u.startTimeout(), err)
+		}
+		spawned = release
 		p, err := startProcess(cmd, u.stderr, u.log, u.noteOversized)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", u.cfg.Command, err)
@@ -348,6 +355,7 @@ func (u *upstream) start(ctx context.Context) error {
 		}
 		res = result{err: fmt.Errorf("exited during initialize (%v)", proc.exitErr())}
 	}
+	spawned() // answered initialize, or gave up: the next may spawn
 	if res.err != nil {
 		if proc != nil {
 			// A server that dies during initialize often breaks the

@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Starting a stdio server is a burst of CPU (a runtime to load, a program
+// to read), then mostly waiting. A gateway that spawns a hundred servers at
+// once has a hundred processes wanting the CPU together: the system shares
+// it out thread by thread, so for as long as the burst lasts the gateway's
+// own threads get a hundredth of it, and /healthz or a tools/list waits
+// for its turn for a tenth of a second or more. So only a few servers are
+// spawned at once (spawnSlots): each holds its slot until it answers
+// initialize, exits, or spawnHold has passed, whichever comes first. A
+// server that takes seconds to answer holds its slot for spawnHold only,
+// so slow servers never queue behind one another for long; fast ones go
+// through as quickly as the CPU lets them anyway.
+
+// spawnHold is the longest a starting server holds its slot.
+var spawnHold = 100 * time.Millisecond
+
+// spawnSlots is how many stdio servers may be in their first moments at
+// once: two per CPU the gateway uses, at least four.
+func spawnSlots() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// spawnSlot waits for a slot to spawn a server in, or for ctx to end. The
+// returned release gives the slot back (at most once; it is given back by
+// itself after spawnHold).
+func (g *Gateway) spawnSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case g.spawning <- struct{}{}:
+	case <-ctx.Done():
+		return func() {}, ctx.Err()
+	}
+	var once sync.Once
+	give := func() { once.Do(func() { <-g.spawning }) }
+	timer := time.AfterFunc(spawnHold, give)
+	return func() {
+		timer.Stop()
+		give()
+	}, nil
+}
