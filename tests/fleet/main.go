@@ -85,7 +85,10 @@ type runResult struct {
 	complete     time.Duration // spawn to every server ready
 	firstHealth  time.Duration // spawn to the first /healthz answer
 	slowHealth   time.Duration // slowest /healthz answer until complete
+	slowHealthAt time.Duration // when it was asked, from spawn
+	p90Health    time.Duration // the 90th percentile of the /healthz answers
 	slowList     time.Duration // slowest tools/list answer until complete
+	slowListAt   time.Duration // when it was asked, from spawn
 	healthPolls  int
 	listPolls    int
 	tools        int           // tools /healthz counted at completion
@@ -128,7 +131,7 @@ func run(runs, servers int, bin string, poll, settle time.Duration, searches int
 	if bin == "" {
 		bin = filepath.Join(tmp, "toolsearch")
 		fmt.Println("fleet: building toolsearch")
-		cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-o", bin, "./cmd/toolsearch")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/toolsearch")
 		cmd.Dir = repoRoot()
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -154,8 +157,8 @@ func run(runs, servers int, bin string, poll, settle time.Duration, searches int
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
-		fmt.Printf("run %d (load %.1f): complete %v (gateway CPU %v)  first /healthz %v  slowest /healthz %v (%d polls)  slowest tools/list %v (%d polls)  tools %d  rss %s (peak %s)  search p50 %v p90 %v (%d, %d found nothing)\n",
-			i+1, r.load, ms(r.complete), ms(r.cpu), ms(r.firstHealth), ms(r.slowHealth), r.healthPolls, ms(r.slowList), r.listPolls, r.tools,
+		fmt.Printf("run %d (load %.1f): complete %v (gateway CPU %v)  first /healthz %v  slowest /healthz %v at %v, p90 %v (%d polls)  slowest tools/list %v at %v (%d polls)  tools %d  rss %s (peak %s)  search p50 %v p90 %v (%d, %d found nothing)\n",
+			i+1, r.load, ms(r.complete), ms(r.cpu), ms(r.firstHealth), ms(r.slowHealth), ms(r.slowHealthAt), ms(r.p90Health), r.healthPolls, ms(r.slowList), ms(r.slowListAt), r.listPolls, r.tools,
 			mib(r.rss), mib(r.hwm), us(r.searchP50), us(r.searchP90), r.searchCount, r.searchMisses)
 		results = append(results, r)
 	}
@@ -219,10 +222,11 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 	// tools/list over one MCP session, from as soon as it connects until
 	// the index is complete.
 	var (
-		listMu   sync.Mutex
-		slowList time.Duration
-		lists    int
-		listErr  error
+		listMu     sync.Mutex
+		slowList   time.Duration
+		slowListAt time.Duration
+		lists      int
+		listErr    error
 	)
 	stopList := make(chan struct{})
 	listDone := make(chan struct{})
@@ -260,12 +264,15 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 				listErr = fmt.Errorf("tools/list: %w", err)
 			}
 			lists++
-			slowList = max(slowList, d)
+			if d > slowList {
+				slowList, slowListAt = d, t0.Sub(spawned)
+			}
 			listMu.Unlock()
 		}
 	}()
 
 	// /healthz until every server is ready.
+	var healthTook []time.Duration
 	for {
 		select {
 		case <-ctx.Done():
@@ -289,7 +296,10 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 			r.firstHealth = time.Since(spawned)
 		}
 		r.healthPolls++
-		r.slowHealth = max(r.slowHealth, d)
+		healthTook = append(healthTook, d)
+		if d > r.slowHealth {
+			r.slowHealth, r.slowHealthAt = d, t0.Sub(spawned)
+		}
 		if h.complete() {
 			r.complete = time.Since(spawned)
 			r.tools = h.Tools
@@ -304,7 +314,11 @@ func measure(bin, fleetDir, logPath string, poll, settle, timeout time.Duration,
 	close(stopList)
 	<-listDone
 	listMu.Lock()
-	r.slowList, r.listPolls = slowList, lists
+	r.slowList, r.slowListAt, r.listPolls = slowList, slowListAt, lists
+	slices.Sort(healthTook)
+	if len(healthTook) > 0 {
+		r.p90Health = healthTook[len(healthTook)*9/10]
+	}
 	err = listErr
 	listMu.Unlock()
 	if err != nil {
@@ -554,6 +568,8 @@ func summary(rs []runResult) {
 	fmt.Printf("  spawn -> first /healthz  %v / %v\n", ms(lo), ms(mid))
 	lo, mid = durs(func(r runResult) time.Duration { return r.slowHealth })
 	fmt.Printf("  slowest /healthz         %v / %v\n", ms(lo), ms(mid))
+	lo, mid = durs(func(r runResult) time.Duration { return r.p90Health })
+	fmt.Printf("  /healthz p90             %v / %v\n", ms(lo), ms(mid))
 	lo, mid = durs(func(r runResult) time.Duration { return r.slowList })
 	fmt.Printf("  slowest tools/list       %v / %v\n", ms(lo), ms(mid))
 	a, b := ints(func(r runResult) int64 { return r.rss })
