@@ -471,7 +471,8 @@ func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
 	rules := func(r config.Rules) policy.Rules {
 		return policy.Rules{Allow: r.Allow, Deny: r.Deny, Ask: r.Ask,
 			Prompts:   policy.Globs{Allow: r.Prompts.Allow, Deny: r.Prompts.Deny},
-			Resources: policy.Globs{Allow: r.Resources.Allow, Deny: r.Resources.Deny}}
+			Resources: policy.Globs{Allow: r.Resources.Allow, Deny: r.Resources.Deny},
+			Skills:    policy.Globs{Allow: r.Skills.Allow, Deny: r.Skills.Deny}}
 	}
 	perServer := map[string]policy.Rules{}
 	for _, s := range cfg.Servers {

@@ -25,9 +25,11 @@
 // matches is "ask". A denied tool is invisible everywhere: the gateway hides
 // it from every listing and search and refuses every call to it.
 //
-// Prompts and resources have globs of their own (Rules.Prompts and
-// Rules.Resources: allow and deny, no ask), over prompt names and resource
-// URIs, in the same two scopes. They follow the same order (deny wins, then
+// Prompts, resources and skills have globs of their own (Rules.Prompts,
+// Rules.Resources and Rules.Skills: allow and deny, no ask), over prompt
+// names, resource URIs and skill paths (the path of a skill's folder in
+// its server's skill namespace, "pdf-forms" or "acme/billing/refunds"), in
+// the same two scopes. They follow the same order (deny wins, then
 // the allow lists), and one more rule: the prompts and resources of a
 // server whose every tool is denied by its rules (a "*" in its own deny
 // list, "db/*" in the global one, or a global allow list that names none of
@@ -77,8 +79,8 @@ func (d Decision) String() string {
 type Rules struct {
 	Allow, Deny, Ask []string
 	// Prompts match prompt names; Resources match resource URIs and
-	// resource templates.
-	Prompts, Resources Globs
+	// resource templates; Skills match skill paths.
+	Prompts, Resources, Skills Globs
 }
 
 // Globs are the allow and deny patterns of prompts or resources.
@@ -89,7 +91,7 @@ type Globs struct {
 func (g Globs) empty() bool { return len(g.Allow)+len(g.Deny) == 0 }
 
 func (r Rules) empty() bool {
-	return len(r.Allow)+len(r.Deny)+len(r.Ask) == 0 && r.Prompts.empty() && r.Resources.empty()
+	return len(r.Allow)+len(r.Deny)+len(r.Ask) == 0 && r.Prompts.empty() && r.Resources.empty() && r.Skills.empty()
 }
 
 // Verdict is a decision with the rule behind it.
@@ -154,7 +156,8 @@ type namedList struct {
 func (r Rules) lists() []namedList {
 	return []namedList{{"allow", r.Allow, false}, {"deny", r.Deny, false}, {"ask", r.Ask, false},
 		{"prompts.allow", r.Prompts.Allow, false}, {"prompts.deny", r.Prompts.Deny, false},
-		{"resources.allow", r.Resources.Allow, true}, {"resources.deny", r.Resources.Deny, true}}
+		{"resources.allow", r.Resources.Allow, true}, {"resources.deny", r.Resources.Deny, true},
+		{"skills.allow", r.Skills.Allow, true}, {"skills.deny", r.Skills.Deny, true}}
 }
 
 func checkEmpty(scope string, r Rules) error {
@@ -201,7 +204,8 @@ func mapList(l []string, f func(string) string) []string {
 func normaliseGlobal(r Rules) Rules {
 	return Rules{Allow: mapList(r.Allow, qualified), Deny: mapList(r.Deny, qualified), Ask: mapList(r.Ask, qualified),
 		Prompts:   Globs{Allow: mapList(r.Prompts.Allow, qualified), Deny: mapList(r.Prompts.Deny, qualified)},
-		Resources: Globs{Allow: mapList(r.Resources.Allow, strings.TrimSpace), Deny: mapList(r.Resources.Deny, strings.TrimSpace)}}
+		Resources: Globs{Allow: mapList(r.Resources.Allow, strings.TrimSpace), Deny: mapList(r.Resources.Deny, strings.TrimSpace)},
+		Skills:    Globs{Allow: mapList(r.Skills.Allow, strings.TrimSpace), Deny: mapList(r.Skills.Deny, strings.TrimSpace)}}
 }
 
 // trimLocal trims a server's own patterns; they are otherwise kept as
@@ -210,7 +214,8 @@ func trimLocal(r Rules) Rules {
 	t := strings.TrimSpace
 	return Rules{Allow: mapList(r.Allow, t), Deny: mapList(r.Deny, t), Ask: mapList(r.Ask, t),
 		Prompts:   Globs{Allow: mapList(r.Prompts.Allow, t), Deny: mapList(r.Prompts.Deny, t)},
-		Resources: Globs{Allow: mapList(r.Resources.Allow, t), Deny: mapList(r.Resources.Deny, t)}}
+		Resources: Globs{Allow: mapList(r.Resources.Allow, t), Deny: mapList(r.Resources.Deny, t)},
+		Skills:    Globs{Allow: mapList(r.Skills.Allow, t), Deny: mapList(r.Skills.Deny, t)}}
 }
 
 // ownPrefixes are the qualified prefixes by which a server's own pattern
@@ -291,6 +296,12 @@ func (p *Policy) DecidePrompt(server, prompt string) Verdict {
 // resource URI or resource template.
 func (p *Policy) DecideResource(server, uri string) Verdict {
 	return p.decideItem("resource", server, uri, func(r Rules) Globs { return r.Resources })
+}
+
+// DecideSkill returns the verdict (Allow or Deny) for a server's skill, by
+// its path (the skill URI without scheme and /SKILL.md).
+func (p *Policy) DecideSkill(server, path string) Verdict {
+	return p.decideItem("skill", server, path, func(r Rules) Globs { return r.Skills })
 }
 
 // decideItem decides a prompt or a resource: deny patterns, then allow

@@ -218,9 +218,9 @@ type Server struct {
 	// Allow, Deny and Ask are this server's policy globs over its bare
 	// tool names.
 	Allow, Deny, Ask []string
-	// Prompts and Resources are this server's policy globs over its prompt
-	// names and resource URIs.
-	Prompts, Resources Globs
+	// Prompts, Resources and Skills are this server's policy globs over
+	// its prompt names, resource URIs and skill paths.
+	Prompts, Resources, Skills Globs
 	// Lazy starts a stdio server only at its first call (its cached
 	// manifest answers until then).
 	Lazy bool
@@ -310,8 +310,8 @@ type Limits struct {
 // Rules are allow, deny and ask globs over tools, and allow and deny globs
 // over prompts and resources.
 type Rules struct {
-	Allow, Deny, Ask   []string
-	Prompts, Resources Globs
+	Allow, Deny, Ask           []string
+	Prompts, Resources, Skills Globs
 }
 
 // Globs are allow and deny globs over prompts or resources.
@@ -321,7 +321,7 @@ type Globs struct {
 
 // Rules returns the server's own policy globs.
 func (s *Server) Rules() Rules {
-	return Rules{Allow: s.Allow, Deny: s.Deny, Ask: s.Ask, Prompts: s.Prompts, Resources: s.Resources}
+	return Rules{Allow: s.Allow, Deny: s.Deny, Ask: s.Ask, Prompts: s.Prompts, Resources: s.Resources, Skills: s.Skills}
 }
 
 // patternError is an empty pattern, with the list it is in.
@@ -335,7 +335,8 @@ func checkPatterns(r Rules) *patternError {
 		field string
 		pats  []string
 	}{{"allow", r.Allow}, {"deny", r.Deny}, {"ask", r.Ask}, {"prompts.allow", r.Prompts.Allow}, {"prompts.deny", r.Prompts.Deny},
-		{"resources.allow", r.Resources.Allow}, {"resources.deny", r.Resources.Deny}} {
+		{"resources.allow", r.Resources.Allow}, {"resources.deny", r.Resources.Deny},
+		{"skills.allow", r.Skills.Allow}, {"skills.deny", r.Skills.Deny}} {
 		for _, p := range l.pats {
 			if strings.TrimSpace(p) == "" {
 				return &patternError{field: l.field}
@@ -520,6 +521,7 @@ type rawServer struct {
 	Ask          []string          `json:"ask"`
 	Prompts      *rawGlobs         `json:"prompts"`
 	Resources    *rawGlobs         `json:"resources"`
+	Skills       *rawGlobs         `json:"skills"`
 	Lazy         bool              `json:"lazy"`
 	StartTimeout json.RawMessage   `json:"startTimeout"`
 	Naming       string            `json:"naming"`
@@ -565,7 +567,7 @@ func parseServer(key string, raw json.RawMessage, lookup func(string) (string, b
 		return nil, errAt("", fmt.Errorf("want an object: %w", err))
 	}
 	srv := &Server{Key: key, Disabled: rs.Disabled, AlwaysLoad: rs.AlwaysLoad, Keywords: rs.Keywords,
-		Allow: rs.Allow, Deny: rs.Deny, Ask: rs.Ask, Prompts: rs.Prompts.globs(), Resources: rs.Resources.globs(), Lazy: rs.Lazy}
+		Allow: rs.Allow, Deny: rs.Deny, Ask: rs.Ask, Prompts: rs.Prompts.globs(), Resources: rs.Resources.globs(), Skills: rs.Skills.globs(), Lazy: rs.Lazy}
 	if rs.URL == "" {
 		rs.URL = rs.ServerURL
 	}
@@ -694,6 +696,7 @@ type rawGateway struct {
 		Ask       []string  `json:"ask"`
 		Prompts   *rawGlobs `json:"prompts"`
 		Resources *rawGlobs `json:"resources"`
+		Skills    *rawGlobs `json:"skills"`
 	} `json:"policy"`
 	Builtins json.RawMessage   `json:"builtins"` // read by package builtin
 	Hints    string            `json:"hints"`
@@ -804,7 +807,7 @@ func parseGateway(g *Gateway, raw json.RawMessage) error {
 		g.Hints = ExpandHome(rg.Hints)
 	}
 	if p := rg.Policy; p != nil {
-		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask, Prompts: p.Prompts.globs(), Resources: p.Resources.globs()}
+		g.Policy = Rules{Allow: p.Allow, Deny: p.Deny, Ask: p.Ask, Prompts: p.Prompts.globs(), Resources: p.Resources.globs(), Skills: p.Skills.globs()}
 		if err := checkPatterns(g.Policy); err != nil {
 			return errAt("policy."+err.field, err)
 		}
