@@ -36,6 +36,9 @@ type manifest struct {
 	Resources   []*mcp.Resource         `json:"resources,omitempty"`
 	Templates   []*mcp.ResourceTemplate `json:"resourceTemplates,omitempty"`
 	Prompts     []*mcp.Prompt           `json:"prompts,omitempty"`
+	// Skills are the server's skills/list entries as it sent them
+	// (skills.go).
+	Skills []json.RawMessage `json:"skills,omitempty"`
 	// Capabilities are what the server declared in its initialize
 	// result; nil in a manifest cached before they were recorded.
 	Capabilities *mcp.ServerCapabilities `json:"capabilities,omitempty"`

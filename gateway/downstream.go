@@ -205,6 +205,7 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			}()
 		},
 	})
+	s.serveSkills()                                    // skills.go
 	s.server.AddReceivingMiddleware(s.fullMiddleware)  // fulllist.go; inside the drain's
 	s.server.AddReceivingMiddleware(g.drainMiddleware) // drain.go
 	// The exposure auto gives the client, decided at initialize (clientmode.go).
@@ -477,9 +478,14 @@ func (s *session) sync() {
 		}
 	}
 	desc := searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff))
+	schema := searchInputSchema
+	if n := g.skillCount(); n > 0 { // skills.go
+		desc += fmt.Sprintf(" Also finds skills (%d): kind \"skills\" or \"both\" (the default); a skill found is a reference to read with resources/read.", n)
+		schema = searchSkillsInputSchema
+	}
 	if desc != s.searchDesc {
 		s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
-			InputSchema: searchInputSchema, Meta: alwaysLoadMeta,
+			InputSchema: schema, Meta: alwaysLoadMeta,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.handleSearch)
 		s.searchDesc = desc
 		s.tools[searchToolName] = nil
@@ -630,6 +636,8 @@ type searchArgs struct {
 	Query      string   `json:"query"`
 	Queries    []string `json:"queries"`
 	MaxResults int      `json:"max_results"`
+	// Kind is what to find: "tools", "skills" or "both" (the default).
+	Kind string `json:"kind"`
 }
 
 // searchOutput is what search_tools returns, as JSON text, with the
@@ -644,6 +652,7 @@ type searchOutput struct {
 	More     []searchToolOut `json:"more,omitempty"`
 	Unknown  []string        `json:"unknown,omitempty"`
 	Starting []string        `json:"servers_starting,omitempty"`
+	Skills   []skillHitOut   `json:"skills,omitempty"`
 	Note     string          `json:"note"`
 }
 
@@ -668,6 +677,13 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	max := args.MaxResults
 	if max <= 0 {
 		max = g.cfg.Gateway.Limits.MaxResults
+	}
+	switch args.Kind {
+	case "", kindBoth, kindTools:
+	case kindSkills:
+		return g.skillsOnlyResult(ctx, args, max), nil // skills.go
+	default:
+		return toolError("search_tools: kind is %q; it is \"tools\", \"skills\" or \"both\"", args.Kind), nil
 	}
 	start := time.Now()
 	res, err := g.searchMany(ctx, args.Query, args.Queries, max, s.visibleFunc())
@@ -718,6 +734,9 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	if len(out.More) > 0 {
 		out.Note += fmt.Sprintf(" %d more matches are listed without schemas (token budget); load them with select:<name>.", len(out.More))
+	}
+	if args.Kind != kindTools {
+		g.addSkillHits(ctx, &out, args, max) // skills.go
 	}
 	if note := g.startingNote(out.Starting); len(out.Starting) > 0 && note != "" {
 		out.Note += " " + note

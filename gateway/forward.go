@@ -424,6 +424,7 @@ func (u *upstream) upstreamClient() *mcp.Client {
 			g.resourceUpdated(key, req.Params)
 		},
 	})
+	addSkillMethods(client) // skills.go
 	// roots/list is answered by the clients; elicitation/create goes to
 	// them as it came, without the SDK client's own check of its schema,
 	// which refuses forms the specification allows (titled multi-select

@@ -235,6 +235,9 @@ type Gateway struct {
 	// changed them (nil: those of cfg); guarded by reloadMu.
 	polRules *config.Rules
 
+	// skills are the skills clients see (skills.go).
+	skills skillState
+
 	sessMu   sync.Mutex
 	sessions map[*session]struct{}
 	sessSeq  atomic.Int64

@@ -56,7 +56,7 @@ func (g *Gateway) resourceAllowed(server, uri string) error {
 	if v := g.policy().DecideResource(server, uri); v.Decision == policy.Deny {
 		return fmt.Errorf("resource %s of server %q is not available: policy denies it (%s)", uri, server, v.Reason())
 	}
-	return nil
+	return g.skillFileAllowed(server, uri) // skills.go
 }
 
 // promptAllowed returns an error when policy denies the server's prompt.

@@ -544,6 +544,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 		m.Prompts = ps
 		u.setListCache(listPrompts, hints.result(now))
 	}
+	m.Skills = u.listSkills(ctx, cs, caps) // skills.go
 	return u.g.publish(u, m, true)
 }
 

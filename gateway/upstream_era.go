@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -258,6 +259,9 @@ func (g *Gateway) upstreamExtensions() map[string]any {
 			}
 			if _, ok := out[name]; !ok {
 				out[name] = settings
+			}
+			if name == skills.ExtensionID {
+				out[name] = skillsExtensionSettings() // the gateway's own (skills.go)
 			}
 		}
 	}

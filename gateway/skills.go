@@ -1,0 +1,754 @@
+package gateway
+
+// Skills (the MCP Skills extension, io.modelcontextprotocol/skills). The
+// gateway lists the skills of every server that declares the extension
+// (skills/list, every page, within bounds), keeps them beside the server's
+// tools in its manifest, and serves them to clients:
+//
+//   - skills/list: the skills of every server policy lets clients see, each
+//     under the gateway's URI for it (core/skills naming: the server's key
+//     first, skill://docs/pdf-forms/SKILL.md), paginated;
+//   - skills/get: the server's current entry for one skill, asked of the
+//     server and held, URIs rewritten the same way;
+//   - resources/read of such a URI: read from the owning server under its
+//     own URI, checked against the skill's manifest (listed, size, digest;
+//     for SKILL.md, the frontmatter's name and description) before a byte
+//     reaches the client.
+//
+// A skill denied by policy (policy.skills globs over skill paths) is in no
+// list and no search, skills/get refuses it, and its files cannot be read
+// by any URI. A server's skills are listed again when it says its
+// resources changed (the extension defines no notification of its own;
+// servers send resources/list_changed).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/policy"
+	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/core/skills"
+)
+
+// The extension's methods.
+const (
+	methodSkillsList = "skills/list"
+	methodSkillsGet  = "skills/get"
+)
+
+// Bounds of what the gateway takes from one server.
+const (
+	// maxSkillsPerServer bounds the skills kept of one server; the rest
+	// of its listing is not read.
+	maxSkillsPerServer = 10000
+	// maxSkillPages bounds the pages of one listing.
+	maxSkillPages = 200
+	// skillsPageSize is the page size of the gateway's own skills/list.
+	skillsPageSize = 100
+	// maxHeldSkills bounds the entries skills/get has fetched and the
+	// gateway holds to verify reads by.
+	maxHeldSkills = 4096
+	// maxSkillAncestors bounds the folders a read of an unlisted file
+	// asks skills/get about.
+	maxSkillAncestors = 8
+)
+
+// skillsListParams are skills/list's params.
+type skillsListParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// skillsGetParams are skills/get's params.
+type skillsGetParams struct {
+	mcp.ParamsBase
+	URI string `json:"uri"`
+}
+
+// skillsListResult is skills/list's result. Skills are kept as sent.
+type skillsListResult struct {
+	mcp.ResultBase
+	ResultType string            `json:"resultType,omitempty"`
+	Skills     []json.RawMessage `json:"skills"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	TTLMs      int               `json:"ttlMs"`
+	CacheScope string            `json:"cacheScope,omitempty"`
+}
+
+// skillsGetResult is skills/get's result.
+type skillsGetResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Skill      json.RawMessage `json:"skill"`
+	TTLMs      int             `json:"ttlMs"`
+	CacheScope string          `json:"cacheScope,omitempty"`
+}
+
+// addSkillMethods lets an upstream client send the extension's methods.
+func addSkillMethods(c *mcp.Client) {
+	_ = mcp.AddSendingCustomMethod[*skillsListParams, *skillsListResult](c, methodSkillsList)
+	_ = mcp.AddSendingCustomMethod[*skillsGetParams, *skillsGetResult](c, methodSkillsGet)
+}
+
+// declaresSkills reports whether a server's capabilities declare the
+// extension.
+func declaresSkills(caps *mcp.ServerCapabilities) bool {
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[skills.ExtensionID]
+	return ok
+}
+
+// listSkills pages through the server's skills/list when it declares the
+// extension, keeping each valid entry as the server sent it. Invalid
+// entries (which the extension says must not be loaded), a URI listed
+// twice, pages past maxSkillPages and skills past maxSkillsPerServer are
+// left out and logged; a failed page ends the listing with what came
+// before it.
+func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) []json.RawMessage {
+	if !declaresSkills(caps) {
+		return nil
+	}
+	var (
+		out     []json.RawMessage
+		seen    = map[string]bool{}
+		invalid int
+		cursor  string
+	)
+	for page := 0; ; page++ {
+		if page == maxSkillPages {
+			u.log.Warn("skills/list has more pages than the gateway reads; the rest are left out", "pages", maxSkillPages)
+			break
+		}
+		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](ctx, cs, methodSkillsList, &skillsListParams{Cursor: cursor})
+		if err != nil {
+			u.log.Warn("skills/list failed", "err", err, "kept", len(out))
+			break
+		}
+		for _, raw := range res.Skills {
+			e, err := skills.Parse(raw)
+			if err != nil {
+				if invalid < 5 {
+					u.log.Warn("a skill entry is invalid and left out", "err", err)
+				}
+				invalid++
+				continue
+			}
+			if seen[e.URI] {
+				continue
+			}
+			seen[e.URI] = true
+			out = append(out, raw)
+			if len(out) == maxSkillsPerServer {
+				u.log.Warn("the server lists more skills than the gateway keeps; the rest are left out", "kept", maxSkillsPerServer)
+				return out
+			}
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if invalid > 0 {
+		u.log.Warn("invalid skill entries left out", "count", invalid)
+	}
+	return out
+}
+
+// skillRef is one skill a client can see.
+type skillRef struct {
+	server string
+	entry  *skills.Entry
+	uri    string // the gateway's URI of its SKILL.md
+}
+
+// serverSkills are one server's parsed skills, with the slice they were
+// parsed from.
+type serverSkills struct {
+	from    *json.RawMessage // first element of the manifest's Skills
+	n       int
+	entries []*skills.Entry
+}
+
+// skillView is what clients see of skills for one view and policy.
+type skillView struct {
+	from *view
+	pol  *policy.Policy
+	// list is every visible skill, servers in key order, each server's
+	// in URI order.
+	list  []*skillRef
+	byURI map[string]*skillRef // gateway URI → skill
+	// declared are the servers that declare the extension.
+	declared map[string]bool
+	// denied are, per server, the entries policy denies.
+	denied map[string][]*skills.Entry
+	index  *search.Index
+	docs   map[string]*skillRef // search document ID → skill
+	// tokens is what a client's first skills/list costs (o200k).
+	tokens int
+}
+
+// skillState is the gateway's skills: the view for the current catalog
+// and policy, the parsed skills per server, and the entries skills/get
+// fetched.
+type skillState struct {
+	mu     sync.Mutex
+	cur    *skillView
+	parsed map[string]*serverSkills
+	held   map[string]map[string]*skills.Entry // server → SKILL.md URI → entry
+	nHeld  int
+}
+
+// skillView returns the skills view of the current catalog and policy,
+// building it when either changed.
+func (g *Gateway) skillView() *skillView {
+	v, pol := g.cur.Load(), g.policy()
+	st := &g.skills
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.cur != nil && st.cur.from == v && st.cur.pol == pol {
+		return st.cur
+	}
+	if st.parsed == nil {
+		st.parsed = map[string]*serverSkills{}
+	}
+	sv := &skillView{from: v, pol: pol, byURI: map[string]*skillRef{}, declared: map[string]bool{},
+		denied: map[string][]*skills.Entry{}, docs: map[string]*skillRef{}}
+	var docServers []*catalog.Server
+	for _, k := range sortedKeys(v.extras) {
+		m := v.extras[k]
+		if m == nil || !declaresSkills(m.Capabilities) {
+			delete(st.parsed, k)
+			continue
+		}
+		sv.declared[k] = true
+		ps := st.parsed[k]
+		if ps == nil || ps.n != len(m.Skills) || (len(m.Skills) > 0 && ps.from != &m.Skills[0]) {
+			ps = parseSkills(m.Skills)
+			st.parsed[k] = ps
+		}
+		var visible []*skills.Entry
+		var refs []*skillRef
+		for _, e := range ps.entries {
+			if pol.DecideSkill(k, e.Path).Decision == policy.Deny {
+				sv.denied[k] = append(sv.denied[k], e)
+				continue
+			}
+			uri, err := skills.Qualify(k, e.URI)
+			if err != nil {
+				continue
+			}
+			r := &skillRef{server: k, entry: e, uri: uri}
+			visible = append(visible, e)
+			refs = append(refs, r)
+			sv.list = append(sv.list, r)
+			sv.byURI[uri] = r
+		}
+		if len(visible) == 0 {
+			continue
+		}
+		srv, names, err := skills.SearchServer(k, visible)
+		if err != nil {
+			g.log.Warn("skills cannot be searched", "server", k, "err", err)
+			continue
+		}
+		for i, n := range names {
+			sv.docs[k+catalog.IDSeparator+n] = refs[i]
+		}
+		docServers = append(docServers, srv)
+	}
+	if snap, err := catalog.NewSnapshot(docServers...); err == nil {
+		sv.index = search.Build(snap)
+	} else {
+		g.log.Warn("skills cannot be searched", "err", err)
+	}
+	if len(sv.list) > 0 {
+		first := sv.list[:min(len(sv.list), skillsPageSize)]
+		sv.tokens = catalog.CountTokens(string(mustJSON(skillsPage(first))))
+	}
+	st.cur = sv
+	return sv
+}
+
+// parseSkills parses a manifest's skills, in URI order. Entries were
+// checked when listed; one that no longer parses (a manifest cached by
+// another version) is left out.
+func parseSkills(raws []json.RawMessage) *serverSkills {
+	ps := &serverSkills{n: len(raws)}
+	if len(raws) > 0 {
+		ps.from = &raws[0]
+	}
+	for _, raw := range raws {
+		if e, err := skills.Parse(raw); err == nil {
+			ps.entries = append(ps.entries, e)
+		}
+	}
+	sort.Slice(ps.entries, func(i, j int) bool { return ps.entries[i].URI < ps.entries[j].URI })
+	return ps
+}
+
+// skillsPage writes skills as a skills/list page does.
+func skillsPage(refs []*skillRef) []json.RawMessage {
+	out := make([]json.RawMessage, len(refs))
+	for i, r := range refs {
+		out[i] = r.wire()
+	}
+	return out
+}
+
+// wire is the entry as the gateway serves it: every URI the gateway's.
+func (r *skillRef) wire() json.RawMessage {
+	return r.entry.Wire(func(u string) string {
+		q, err := skills.Qualify(r.server, u)
+		if err != nil {
+			return u
+		}
+		return q
+	})
+}
+
+// invalidParams is the error the extension gives for an unknown skill or
+// a bad URI (-32602).
+func invalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// serveSkills adds the extension's methods to a client session's server,
+// and the middleware that routes reads of skill files.
+func (s *session) serveSkills() {
+	g := s.g
+	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsList,
+		func(ctx context.Context, _ *mcp.ServerSession, p *skillsListParams) (*skillsListResult, error) {
+			return g.listSkillsFor(p)
+		})
+	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsGet,
+		func(ctx context.Context, ss *mcp.ServerSession, p *skillsGetParams) (*skillsGetResult, error) {
+			return g.getSkillFor(ctx, ss, p)
+		})
+	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "resources/read" {
+				return next(ctx, method, req)
+			}
+			p, ok := req.GetParams().(*mcp.ReadResourceParams)
+			if !ok || p == nil {
+				return next(ctx, method, req)
+			}
+			server, orig, ok := g.skillOwner(p.URI)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			return g.readSkillFile(ctx, ss, server, orig, p)
+		}
+	})
+}
+
+// skillOwner finds the server and its own URI of a gateway skill URI: one
+// core/skills Qualify makes, of a configured server that declares the
+// extension.
+func (g *Gateway) skillOwner(uri string) (server, orig string, ok bool) {
+	if !strings.HasPrefix(uri, skills.Scheme+"://") {
+		return "", "", false
+	}
+	server, orig, ok = skills.Unqualify(uri)
+	if !ok {
+		return "", "", false
+	}
+	if _, configured := g.ups()[server]; !configured {
+		return "", "", false
+	}
+	return server, orig, g.skillView().declared[server]
+}
+
+// listSkillsFor answers a client's skills/list: one page of the visible
+// skills. The cursor is the offset of the page, as a decimal number.
+func (g *Gateway) listSkillsFor(p *skillsListParams) (*skillsListResult, error) {
+	sv := g.skillView()
+	from := 0
+	if p != nil && p.Cursor != "" {
+		n, err := strconv.Atoi(p.Cursor)
+		if err != nil || n < 0 || n > len(sv.list) {
+			return nil, invalidParams("skills/list: cursor %.40q is not one this gateway gave", p.Cursor)
+		}
+		from = n
+	}
+	to := min(len(sv.list), from+skillsPageSize)
+	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(sv.list[from:to]), CacheScope: "public"}
+	if to < len(sv.list) {
+		res.NextCursor = strconv.Itoa(to)
+	}
+	return res, nil
+}
+
+// getSkillFor answers a client's skills/get: the owning server's current
+// entry, held for verifying reads, its URIs the gateway's.
+func (g *Gateway) getSkillFor(ctx context.Context, ss *mcp.ServerSession, p *skillsGetParams) (*skillsGetResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("skills/get needs the uri of a skill's SKILL.md")
+	}
+	server, orig, ok := g.skillOwner(p.URI)
+	if !ok {
+		return nil, invalidParams("no skill is served at %.300s: skill URIs of this gateway are skill://<server>/<skill path>/SKILL.md, as skills/list gives them", p.URI)
+	}
+	if _, _, err := skills.SplitSkillURI(orig); err != nil {
+		return nil, invalidParams("no skill is served at %.300s: %v", p.URI, err)
+	}
+	e, err := g.fetchSkill(ctx, ss, server, orig)
+	if err != nil {
+		return nil, err
+	}
+	r := &skillRef{server: server, entry: e, uri: p.URI}
+	return &skillsGetResult{ResultType: "complete", Skill: r.wire(), CacheScope: "public"}, nil
+}
+
+// fetchSkill asks the server for the entry of the skill at orig (its
+// SKILL.md), checks it and holds it. Policy is checked first.
+func (g *Gateway) fetchSkill(ctx context.Context, ss *mcp.ServerSession, server, orig string) (*skills.Entry, error) {
+	_, path, err := skills.SplitSkillURI(orig)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	if v := g.policy().DecideSkill(server, path); v.Decision == policy.Deny {
+		return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", path, server, v.Reason())
+	}
+	u := g.ups()[server]
+	if u == nil {
+		return nil, invalidParams("server %q is not configured", server)
+	}
+	ls, err := u.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer g.track(server, ctx, ss)()
+	uctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	res, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](uctx, ls.cs, methodSkillsGet, &skillsGetParams{URI: orig})
+	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams {
+			return nil, invalidParams("server %q serves no skill at %s: %s", server, orig, je.Message)
+		}
+		return nil, fmt.Errorf("skills/get of server %q: %w", server, err)
+	}
+	e, err := skills.Parse(res.Skill)
+	if err != nil {
+		return nil, fmt.Errorf("server %q answered skills/get with an entry the gateway refuses: %w", server, err)
+	}
+	if e.URI != orig {
+		return nil, fmt.Errorf("server %q answered skills/get for %s with the entry of %.300s", server, orig, e.URI)
+	}
+	g.holdSkill(server, e)
+	return e, nil
+}
+
+// holdSkill keeps an entry skills/get returned, to verify reads by.
+func (g *Gateway) holdSkill(server string, e *skills.Entry) {
+	st := &g.skills
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.held == nil || st.nHeld >= maxHeldSkills {
+		st.held, st.nHeld = map[string]map[string]*skills.Entry{}, 0
+	}
+	m := st.held[server]
+	if m == nil {
+		m = map[string]*skills.Entry{}
+		st.held[server] = m
+	}
+	if _, ok := m[e.URI]; !ok {
+		st.nHeld++
+	}
+	m[e.URI] = e
+}
+
+// heldSkill finds the entry of the skill holding orig: the deepest skill
+// folder containing it, among the entries skills/get fetched (fresher)
+// and those listed.
+func (g *Gateway) heldSkill(sv *skillView, server, orig string) *skills.Entry {
+	contains := func(e *skills.Entry) bool { return orig == e.URI || strings.HasPrefix(orig, e.Root+"/") }
+	var best *skills.Entry
+	better := func(e *skills.Entry) {
+		if contains(e) && (best == nil || len(e.Root) > len(best.Root)) {
+			best = e
+		}
+	}
+	st := &g.skills
+	st.mu.Lock()
+	for _, e := range st.held[server] {
+		better(e)
+	}
+	st.mu.Unlock()
+	if best != nil {
+		return best
+	}
+	for _, r := range sv.list {
+		if r.server == server {
+			better(r.entry)
+		}
+	}
+	for _, e := range sv.denied[server] {
+		better(e)
+	}
+	return best
+}
+
+// skillFileAllowed returns an error when uri, a resource of server, lies
+// inside a skill policy denies (by any URI a client may name it by: the
+// server's own, through the gateway's resource routes).
+func (g *Gateway) skillFileAllowed(server, uri string) error {
+	if g.policy().Empty() {
+		return nil
+	}
+	sv := g.skillView()
+	for _, e := range sv.denied[server] {
+		if uri == e.URI || strings.HasPrefix(uri, e.Root+"/") {
+			v := g.policy().DecideSkill(server, e.Path)
+			return fmt.Errorf("resource %s of server %q is a file of skill %s, which is not available: policy denies it (%s)", uri, server, e.Path, v.Reason())
+		}
+	}
+	return nil
+}
+
+// readSkillFile reads a skill's file for a client: from its server, under
+// the server's URI, verified against the skill's manifest.
+func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, server, orig string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	gwURI := p.URI
+	_, rest, _ := strings.Cut(orig, "://")
+	if err := skills.CheckPath(rest); err != nil {
+		return nil, invalidParams("%.300s is not a skill file: %v", gwURI, err)
+	}
+	sv := g.skillView()
+	e := g.heldSkill(sv, server, orig)
+	if e == nil {
+		e = g.findSkill(ctx, ss, server, orig)
+	}
+	if e == nil {
+		return nil, invalidParams("no skill of server %q holds %s: ask skills/list or skills/get for its skills", server, orig)
+	}
+	if v := g.policy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
+		return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
+	}
+	if !e.Dynamic {
+		if _, ok := e.File(orig); !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+				"%s is not a file of skill %s: its manifest does not list it (call skills/get for the skill's current files)", gwURI, e.Path)}
+		}
+	}
+	up := *p
+	up.URI = orig
+	rr, err := g.readResourceWith(ctx, ss, server, &up)
+	if err != nil {
+		return nil, err
+	}
+	if rr == nil || len(rr.Contents) != 1 || rr.Contents[0] == nil {
+		n := 0
+		if rr != nil {
+			n = len(rr.Contents)
+		}
+		return nil, verifyError(fmt.Errorf("%w: server %q answered the read of %s with %d contents, not one", skills.ErrVerify, server, orig, n))
+	}
+	c := rr.Contents[0]
+	content := []byte(c.Text)
+	if c.Blob != nil {
+		content = c.Blob
+	}
+	if err := e.Verify(orig, content); err != nil {
+		g.log.Warn("a skill file failed verification", "server", server, "uri", orig, "err", err)
+		return nil, verifyError(fmt.Errorf("server %q: %w", server, err))
+	}
+	if orig == e.URI {
+		if err := checkFrontmatter(e, content); err != nil {
+			g.log.Warn("a SKILL.md failed verification", "server", server, "uri", orig, "err", err)
+			return nil, verifyError(fmt.Errorf("server %q: %w", server, err))
+		}
+	}
+	out := *rr
+	cc := *c
+	cc.URI = gwURI
+	out.Contents = []*mcp.ResourceContents{&cc}
+	meta := mcp.Meta{}
+	for k, v := range rr.Meta {
+		meta[k] = v
+	}
+	meta["toolsearch/server"] = server
+	out.Meta = meta
+	return &out, nil
+}
+
+// verifyError is a verification failure as the client sees it.
+func verifyError(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// findSkill asks the server, by skills/get, for the skill holding orig,
+// which no listed or held entry holds: the nearest folder first, at most
+// maxSkillAncestors of them. Nil when none is a skill.
+func (g *Gateway) findSkill(ctx context.Context, ss *mcp.ServerSession, server, orig string) *skills.Entry {
+	scheme, rest, _ := strings.Cut(orig, "://")
+	segs := strings.Split(rest, "/")
+	var tries []string
+	if segs[len(segs)-1] == skills.FileName {
+		tries = append(tries, orig)
+	}
+	for i := len(segs) - 1; i >= 1 && len(tries) < maxSkillAncestors; i-- {
+		u := scheme + "://" + strings.Join(segs[:i], "/") + "/" + skills.FileName
+		if !slices.Contains(tries, u) {
+			tries = append(tries, u)
+		}
+	}
+	for _, u := range tries {
+		e, err := g.fetchSkill(ctx, ss, server, u)
+		if err == nil && (orig == e.URI || strings.HasPrefix(orig, e.Root+"/")) {
+			return e
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// checkFrontmatter compares a SKILL.md's YAML frontmatter with the
+// entry's: the name and the description must be the same.
+func checkFrontmatter(e *skills.Entry, content []byte) error {
+	text := string(content)
+	text = strings.TrimPrefix(text, "\ufeff")
+	body, ok := strings.CutPrefix(strings.ReplaceAll(text, "\r\n", "\n"), "---\n")
+	if !ok {
+		return fmt.Errorf("%w: %s has no frontmatter", skills.ErrVerify, e.URI)
+	}
+	end := strings.Index(body, "\n---")
+	if end < 0 {
+		return fmt.Errorf("%w: %s has no end to its frontmatter", skills.ErrVerify, e.URI)
+	}
+	if end > skills.MaxFrontmatterBytes {
+		return fmt.Errorf("%w: %s has a frontmatter of over %d bytes", skills.ErrVerify, e.URI, skills.MaxFrontmatterBytes)
+	}
+	var fm struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+	}
+	if err := yaml.Unmarshal([]byte(body[:end]), &fm); err != nil {
+		return fmt.Errorf("%w: %s: its frontmatter is not YAML: %v", skills.ErrVerify, e.URI, err)
+	}
+	if fm.Name != e.Name || strings.TrimSpace(fm.Description) != strings.TrimSpace(e.Description) {
+		return fmt.Errorf("%w: the frontmatter of %s (name %q) differs from the skill's entry (name %q): call skills/get to refresh",
+			skills.ErrVerify, e.URI, fm.Name, e.Name)
+	}
+	return nil
+}
+
+// skillHitOut is one skill search_tools found: a reference, never the
+// skill's content.
+type skillHitOut struct {
+	Kind        string `json:"kind"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Server      string `json:"server"`
+}
+
+// searchSkills runs the queries over the visible skills with the search
+// engine, best first, de-duplicated, at most max.
+func (g *Gateway) searchSkills(ctx context.Context, query string, queries []string, max int) ([]skillHitOut, error) {
+	sv := g.skillView()
+	if sv.index == nil || len(sv.list) == 0 {
+		return nil, nil
+	}
+	var out []skillHitOut
+	seen := map[string]bool{}
+	for _, q := range append([]string{query}, queries...) {
+		if strings.TrimSpace(q) == "" {
+			continue
+		}
+		res, err := sv.index.Search(ctx, search.Request{Query: q, MaxResults: max})
+		if err != nil {
+			return out, err
+		}
+		for _, h := range res.Hits {
+			r := sv.docs[h.Tool.ID()]
+			if r == nil || seen[r.uri] {
+				continue
+			}
+			seen[r.uri] = true
+			out = append(out, skillHitOut{Kind: "skill", URI: r.uri, Name: r.entry.Name, Description: r.entry.Description, Server: r.server})
+		}
+	}
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out, nil
+}
+
+// skillCount is how many skills clients can see.
+func (g *Gateway) skillCount() int { return len(g.skillView().list) }
+
+// skillsExtensionSettings is what the gateway declares of the extension:
+// skills/list and skills/get, not resources/directory/read.
+func skillsExtensionSettings() map[string]any { return map[string]any{} }
+
+// What search_tools finds (its kind argument).
+const (
+	kindTools  = "tools"
+	kindSkills = "skills"
+	kindBoth   = "both"
+)
+
+// searchSkillsInputSchema is search_tools' input when skills can be
+// found: searchInputSchema with kind.
+var searchSkillsInputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"What the tool does; or select:name1,name2, a tool or server name, a regex. +word must match."},` +
+	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several queries, one per need, answered as one list."},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."},` +
+	`"kind":{"type":"string","enum":["tools","skills","both"],"description":"What to find (default both)."}}}`)
+
+// addSkillHits adds the skills the search's queries find to a
+// search_tools answer.
+func (g *Gateway) addSkillHits(ctx context.Context, out *searchOutput, args searchArgs, max int) {
+	hits, err := g.searchSkills(ctx, args.Query, args.Queries, max)
+	if err != nil && len(hits) == 0 {
+		return // the tool search said what was wrong with the query
+	}
+	out.Skills = hits
+	if len(hits) > 0 {
+		out.Note += " Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
+	}
+}
+
+// skillsOnlyResult answers a search_tools call of kind skills.
+func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int) *mcp.CallToolResult {
+	hits, err := g.searchSkills(ctx, args.Query, args.Queries, max)
+	if err != nil {
+		if errors.Is(err, search.ErrBadQuery) {
+			return toolError("%v", err)
+		}
+		return toolError("search failed: %v", err)
+	}
+	out := searchOutput{Query: args.Query, Queries: args.Queries, Matched: kindSkills, Total: len(hits), Tools: []searchToolOut{}, Skills: hits}
+	switch {
+	case g.skillCount() == 0:
+		out.Note = "No server offers skills."
+	case len(hits) == 0:
+		out.Note = "No skill matched. Try other words, or a server name."
+	default:
+		out.Note = "Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
+	}
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		return toolError("encoding the result: %v", err)
+	}
+	return textResult(string(b))
+}
