@@ -1,12 +1,14 @@
 package catalog
 
 import (
+	"fmt"
+	"io/fs"
 	"math"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // ClaudeTokenFactor converts an o200k token count into an estimate of what
@@ -17,47 +19,86 @@ import (
 // compared against ClaudeTokens when the target model is a Claude model.
 const ClaudeTokenFactor = 1.2
 
+// o200kFile is the vocabulary's file in the assets package.
+const o200kFile = "o200k_base.tiktoken"
+
 var (
-	encOnce sync.Once
-	enc     tokenizer.Codec
-	encErr  error
+	vocabOnce sync.Once
+	vocab     *o200kVocab
+	vocabErr  error
 )
 
-// CountTokens returns the number of o200k_base tokens in s. The vocabulary
-// is embedded in the binary, so counting works offline. If the tokenizer
-// could not be loaded, it falls back to an estimate of one token per four
-// bytes.
-//
-// Valid UTF-8 is cut into the tokenizer's pieces here (o200kSplit) and the
-// count of each short piece is remembered (pieceTokens): the tokenizer is
-// asked only for pieces not seen before, which makes counting a catalog
-// several times faster than asking it for the whole text. The count is the
-// tokenizer's, to the token.
-func CountTokens(s string) int {
-	encOnce.Do(func() { enc, encErr = tokenizer.Get(tokenizer.O200kBase) })
-	if encErr != nil {
-		return (len(s) + 3) / 4
-	}
-	if !utf8.ValidString(s) {
-		return codecCount(s)
-	}
-	n := 0
-	o200kSplit(s, func(p string) { n += pieceTokens(p) })
-	return n
+// loadO200k reads the vocabulary, the first time it is called.
+func loadO200k() (*o200kVocab, error) {
+	vocabOnce.Do(func() {
+		f, err := vocabFile()
+		if err != nil {
+			vocabErr = err
+			return
+		}
+		defer f.Close()
+		var size int64
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+		if vocab, err = parseO200kVocab(f, size); err != nil {
+			vocabErr = fmt.Errorf("%s: %w", o200kFile, err)
+		}
+	})
+	return vocab, vocabErr
 }
 
-// codecCount is the tokenizer's count of s.
-func codecCount(s string) int {
-	n, err := enc.Count(s)
+// vocabFile opens the embedded vocabulary.
+func vocabFile() (fs.File, error) {
+	f, err := assets.Assets.Open(o200kFile)
+	if err != nil {
+		return nil, fmt.Errorf("opening the o200k_base vocabulary: %w", err)
+	}
+	return f, nil
+}
+
+// CountTokens returns the number of o200k_base tokens in s, as OpenAI's
+// tiktoken counts them. The vocabulary is embedded in the binary, so
+// counting works offline; it is read the first time a count is asked for.
+// If it could not be read, CountTokens falls back to an estimate of one
+// token per four bytes.
+//
+// The text is cut into the tokenizer's pieces (o200kSplit); a piece that
+// is a token counts one, and any other is merged byte pair by byte pair
+// (o200kVocab.merge), its count remembered if it is short (pieceTokens).
+//
+// Text that is not valid UTF-8 is counted with each byte that is not part
+// of a valid UTF-8 sequence read as U+FFFD, the replacement character: as
+// Go reads such a string into runes, and as the tokenizer library
+// github.com/tiktoken-go/tokenizer counts it.
+func CountTokens(s string) int {
+	v, err := loadO200k()
 	if err != nil {
 		return (len(s) + 3) / 4
 	}
+	if !utf8.ValidString(s) {
+		s = replaceInvalidUTF8(s)
+	}
+	n := 0
+	o200kSplit(s, func(p string) { n += pieceTokens(v, p) })
 	return n
 }
 
-// Pieces up to maxMemoPiece bytes have their counts remembered, up to
-// maxMemoPieces of them: the words and marks of tool definitions repeat,
-// and a bound keeps text never seen before from growing the table.
+// replaceInvalidUTF8 returns s with each byte that is not part of a valid
+// UTF-8 sequence replaced by U+FFFD.
+func replaceInvalidUTF8(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for _, r := range s {
+		b.WriteRune(r) // ranging over s yields utf8.RuneError for each invalid byte
+	}
+	return b.String()
+}
+
+// Pieces up to maxMemoPiece bytes that are not tokens have their counts
+// remembered, up to maxMemoPieces of them: the words and marks of tool
+// definitions repeat, and a bound keeps text never seen before from
+// growing the table.
 const (
 	maxMemoPiece  = 24
 	maxMemoPieces = 1 << 15
@@ -69,9 +110,12 @@ var (
 )
 
 // pieceTokens is the number of tokens of one piece of o200kSplit.
-func pieceTokens(p string) int {
+func pieceTokens(v *o200kVocab, p string) int {
+	if v.rank(p) != noRank {
+		return 1
+	}
 	if len(p) > maxMemoPiece {
-		return codecCount(p)
+		return v.merge(p)
 	}
 	memoMu.RLock()
 	n, ok := memo[p]
@@ -79,7 +123,7 @@ func pieceTokens(p string) int {
 	if ok {
 		return int(n)
 	}
-	c := codecCount(p)
+	c := v.merge(p)
 	memoMu.Lock()
 	if len(memo) < maxMemoPieces {
 		memo[strings.Clone(p)] = int32(c)
