@@ -136,9 +136,13 @@ func TestServeRefusesBadTracing(t *testing.T) {
 
 // TestLinksNoHeavyDependency: a plain build of the command links no
 // model SDK (enrich speaks both APIs over net/http), no gRPC (the OTLP
-// exporter posts protobuf over HTTP), and neither x/net/trace nor
+// exporter posts protobuf over HTTP), neither x/net/trace nor
 // text/template, either of which keeps every method of every type in the
-// binary.
+// binary, and no tokenizer library (github.com/tiktoken-go/tokenizer
+// holds its vocabularies as Go source, slow to compile; it and
+// pkoukk/tiktoken-go pull the regexp2 engine): token counts are
+// core/catalog's own, over the vocabulary file of the data-only package
+// tiktoken-go-loader/assets.
 func TestLinksNoHeavyDependency(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
@@ -154,6 +158,7 @@ func TestLinksNoHeavyDependency(t *testing.T) {
 	banned := []string{
 		"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "google.golang.org/grpc",
 		"golang.org/x/net/trace", "text/template", "html/template",
+		"github.com/tiktoken-go/tokenizer", "github.com/dlclark/regexp2", "github.com/pkoukk/tiktoken-go",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, b := range banned {
