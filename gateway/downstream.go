@@ -477,12 +477,7 @@ func (s *session) sync() {
 			s.tools[n] = t.Raw
 		}
 	}
-	desc := searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff))
-	schema := searchInputSchema
-	if n := g.skillCount(); n > 0 { // skills.go
-		desc += fmt.Sprintf(" Also finds skills (%d): kind \"skills\" or \"both\" (the default); a skill found is a reference to read with resources/read.", n)
-		schema = searchSkillsInputSchema
-	}
+	desc, schema := g.searchToolSchema(searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff))) // skills.go
 	if desc != s.searchDesc {
 		s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
 			InputSchema: schema, Meta: alwaysLoadMeta,
@@ -687,6 +682,10 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	start := time.Now()
 	res, err := g.searchMany(ctx, args.Query, args.Queries, max, s.visibleFunc())
+	var skillHits []skillHitOut
+	if err == nil && args.Kind != kindTools {
+		skillHits = g.shareSkillHits(ctx, &res, args, max) // skills.go: one max_results for both
+	}
 	if g.feed != nil {
 		s.feedSearch(req, args, res, err, start) // feed.go
 	}
@@ -721,6 +720,8 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 	}
 	switch {
+	case len(res.Hits) == 0 && len(skillHits) > 0:
+		out.Note = "No tool matched."
 	case len(res.Hits) == 0:
 		out.Note = "No tool matched."
 		if len(res.NearestServers) > 0 {
@@ -735,8 +736,9 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if len(out.More) > 0 {
 		out.Note += fmt.Sprintf(" %d more matches are listed without schemas (token budget); load them with select:<name>.", len(out.More))
 	}
-	if args.Kind != kindTools {
-		g.addSkillHits(ctx, &out, args, max) // skills.go
+	if len(skillHits) > 0 {
+		out.Skills = skillHits
+		out.Note += " " + skillsNote
 	}
 	if note := g.startingNote(out.Starting); len(out.Starting) > 0 && note != "" {
 		out.Note += " " + note

@@ -373,9 +373,9 @@ func (g *Gateway) bridgeTools(fl *fullList) []*mcp.Tool {
 	v := g.cur.Load()
 	var out []*mcp.Tool
 	if !fl.has[searchToolName] {
+		desc, schema := g.searchToolSchema(searchDescription(v, g, config.ExposureSearch, g.Visible)) // skills.go
 		out = append(out, &mcp.Tool{Name: searchToolName, Title: "Search tools",
-			Description: searchDescription(v, g, config.ExposureSearch, g.Visible),
-			InputSchema: searchInputSchema, Meta: alwaysLoadMeta, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
+			Description: desc, InputSchema: schema, Meta: alwaysLoadMeta, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
 	}
 	if !fl.has[callToolName] {
 		out = append(out, &mcp.Tool{Name: callToolName, Title: "Call a tool", Description: callDescription,

@@ -47,6 +47,16 @@ type metrics struct {
 	// byProtocol counts client requests per protocol version (era.go).
 	byProtocol prom.CounterVec
 
+	// Skills (skills.go): what clients can see, set on each scrape, and
+	// what they did with it.
+	skillsVisible   prom.Gauge      // skills skills/list gives
+	skillsListTok   prom.Gauge      // a client's first skills/list page
+	skillsFileBytes prom.Gauge      // the visible skills' files, by their manifests
+	skillHits       prom.Counter    // skills returned by searches
+	skillLists      prom.Counter    // skills/list pages served
+	skillGets       prom.CounterVec // outcome: ok, error
+	skillReads      prom.CounterVec // outcome: verified, refused, error
+
 	// catalogTokens is the catalog's tokens: serveMetrics sets catalogTok
 	// from it and works out the tokens held back with the same figure.
 	catalogTokens atomic.Int64
@@ -161,6 +171,22 @@ func newMetrics() *metrics {
 	for _, r := range []string{expiredIdle, expiredUninitialized} {
 		m.httpExpired.With(r) // both reasons show, at 0, from the start
 	}
+	m.skillsVisible = gauge("toolsearch_skills", "Skills clients can see: what skills/list gives, over every page.")
+	m.skillsListTok = gauge("toolsearch_skills_list_tokens",
+		"Tokens of a client's first skills/list page: what listing the skills costs before any is used.")
+	m.skillsFileBytes = gauge("toolsearch_skills_file_bytes",
+		"Bytes of the visible skills' files by their manifests: held back until a client reads them.")
+	m.skillHits = counter("toolsearch_search_skill_hits_total", "Skills returned by searches.")
+	m.skillLists = counter("toolsearch_skills_list_pages_total", "Pages of skills/list served to clients.")
+	m.skillGets = counterVec("toolsearch_skills_fetched_total", "skills/get calls of clients, by outcome: ok or error.", "outcome")
+	m.skillReads = counterVec("toolsearch_skill_files_read_total",
+		"Reads of skill files by clients, by outcome: verified (served), refused (failed verification against the manifest) or error.", "outcome")
+	for _, o := range []string{"ok", "error"} {
+		m.skillGets.With(o)
+	}
+	for _, o := range []string{skillReadVerified, skillReadRefused, skillReadError} {
+		m.skillReads.With(o)
+	}
 	return m
 }
 
@@ -199,6 +225,34 @@ func (m *metrics) oversize(server, action string) {
 }
 
 func (m *metrics) fullListBuilt() { m.fullBuilds.Inc() }
+
+// Outcomes of a read of a skill file.
+const (
+	skillReadVerified = "verified"
+	skillReadRefused  = "refused"
+	skillReadError    = "error"
+)
+
+func (m *metrics) skillSearch(hits int) { m.skillHits.Add(float64(hits)) }
+
+func (m *metrics) skillsListed() { m.skillLists.Inc() }
+
+func (m *metrics) skillFetched(err error) {
+	if err != nil {
+		m.skillGets.With("error").Inc()
+		return
+	}
+	m.skillGets.With("ok").Inc()
+}
+
+func (m *metrics) skillRead(outcome string) { m.skillReads.With(outcome).Inc() }
+
+// setSkills sets the skill gauges from what clients can see.
+func (m *metrics) setSkills(st SkillStats) {
+	m.skillsVisible.Set(float64(st.Skills))
+	m.skillsListTok.Set(float64(st.ListTokens))
+	m.skillsFileBytes.Set(float64(st.FileBytes))
+}
 
 // clientRequest counts a client request of protocol version v; a version
 // the gateway does not serve counts as "other", so the labels stay few.
@@ -240,6 +294,7 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		loaded += l
 		held += max(total-l, 0)
 	}
+	g.metrics.setSkills(g.SkillStats())
 	g.metrics.tokLoaded.Set(float64(loaded))
 	g.metrics.tokHeld.Set(float64(held))
 	if g.enr.On() {

@@ -36,7 +36,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/skills"
@@ -55,8 +54,6 @@ const (
 	maxSkillsPerServer = 10000
 	// maxSkillPages bounds the pages of one listing.
 	maxSkillPages = 200
-	// skillsPageSize is the page size of the gateway's own skills/list.
-	skillsPageSize = 100
 	// maxHeldSkills bounds the entries skills/get has fetched and the
 	// gateway holds to verify reads by.
 	maxHeldSkills = 4096
@@ -168,13 +165,6 @@ func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *
 	return out
 }
 
-// skillRef is one skill a client can see.
-type skillRef struct {
-	server string
-	entry  *skills.Entry
-	uri    string // the gateway's URI of its SKILL.md
-}
-
 // serverSkills are one server's parsed skills, with the slice they were
 // parsed from.
 type serverSkills struct {
@@ -189,16 +179,18 @@ type skillView struct {
 	pol  *policy.Policy
 	// list is every visible skill, servers in key order, each server's
 	// in URI order.
-	list  []*skillRef
-	byURI map[string]*skillRef // gateway URI → skill
+	list  []skills.Ref
+	byURI map[string]skills.Ref // gateway URI → skill
 	// declared are the servers that declare the extension.
 	declared map[string]bool
 	// denied are, per server, the entries policy denies.
 	denied map[string][]*skills.Entry
-	index  *search.Index
-	docs   map[string]*skillRef // search document ID → skill
+	index  *skills.Index
 	// tokens is what a client's first skills/list costs (o200k).
 	tokens int
+	// entryTok is each skill's entry's tokens (entryTokens).
+	tokOnce  sync.Once
+	entryTok []int
 }
 
 // skillState is the gateway's skills: the view for the current catalog
@@ -210,6 +202,9 @@ type skillState struct {
 	parsed map[string]*serverSkills
 	held   map[string]map[string]*skills.Entry // server → SKILL.md URI → entry
 	nHeld  int
+	// use counts what clients did with each server's skills
+	// (skillstats.go).
+	use skillUses
 }
 
 // skillView returns the skills view of the current catalog and policy,
@@ -225,9 +220,8 @@ func (g *Gateway) skillView() *skillView {
 	if st.parsed == nil {
 		st.parsed = map[string]*serverSkills{}
 	}
-	sv := &skillView{from: v, pol: pol, byURI: map[string]*skillRef{}, declared: map[string]bool{},
-		denied: map[string][]*skills.Entry{}, docs: map[string]*skillRef{}}
-	var docServers []*catalog.Server
+	sv := &skillView{from: v, pol: pol, byURI: map[string]skills.Ref{}, declared: map[string]bool{},
+		denied: map[string][]*skills.Entry{}}
 	for _, k := range sortedKeys(v.extras) {
 		m := v.extras[k]
 		if m == nil || !declaresSkills(m.Capabilities) {
@@ -240,45 +234,25 @@ func (g *Gateway) skillView() *skillView {
 			ps = parseSkills(m.Skills)
 			st.parsed[k] = ps
 		}
-		var visible []*skills.Entry
-		var refs []*skillRef
 		for _, e := range ps.entries {
 			if pol.DecideSkill(k, e.Path).Decision == policy.Deny {
 				sv.denied[k] = append(sv.denied[k], e)
 				continue
 			}
-			uri, err := skills.Qualify(k, e.URI)
+			r, err := skills.NewRef(k, e)
 			if err != nil {
 				continue
 			}
-			r := &skillRef{server: k, entry: e, uri: uri}
-			visible = append(visible, e)
-			refs = append(refs, r)
 			sv.list = append(sv.list, r)
-			sv.byURI[uri] = r
+			sv.byURI[r.URI] = r
 		}
-		if len(visible) == 0 {
-			continue
-		}
-		srv, names, err := skills.SearchServer(k, visible)
-		if err != nil {
-			g.log.Warn("skills cannot be searched", "server", k, "err", err)
-			continue
-		}
-		for i, n := range names {
-			sv.docs[k+catalog.IDSeparator+n] = refs[i]
-		}
-		docServers = append(docServers, srv)
 	}
-	if snap, err := catalog.NewSnapshot(docServers...); err == nil {
-		sv.index = search.Build(snap)
-	} else {
-		g.log.Warn("skills cannot be searched", "err", err)
+	ix, err := skills.NewIndex(sv.list)
+	if err != nil {
+		g.log.Warn("skills cannot all be searched", "err", err)
 	}
-	if len(sv.list) > 0 {
-		first := sv.list[:min(len(sv.list), skillsPageSize)]
-		sv.tokens = catalog.CountTokens(string(mustJSON(skillsPage(first))))
-	}
+	sv.index = ix
+	sv.tokens = skills.FirstListTokens(sv.list)
 	st.cur = sv
 	return sv
 }
@@ -301,23 +275,12 @@ func parseSkills(raws []json.RawMessage) *serverSkills {
 }
 
 // skillsPage writes skills as a skills/list page does.
-func skillsPage(refs []*skillRef) []json.RawMessage {
+func skillsPage(refs []skills.Ref) []json.RawMessage {
 	out := make([]json.RawMessage, len(refs))
 	for i, r := range refs {
-		out[i] = r.wire()
+		out[i] = r.Wire()
 	}
 	return out
-}
-
-// wire is the entry as the gateway serves it: every URI the gateway's.
-func (r *skillRef) wire() json.RawMessage {
-	return r.entry.Wire(func(u string) string {
-		q, err := skills.Qualify(r.server, u)
-		if err != nil {
-			return u
-		}
-		return q
-	})
 }
 
 // invalidParams is the error the extension gives for an unknown skill or
@@ -332,11 +295,17 @@ func (s *session) serveSkills() {
 	g := s.g
 	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsList,
 		func(ctx context.Context, _ *mcp.ServerSession, p *skillsListParams) (*skillsListResult, error) {
-			return g.listSkillsFor(p)
+			res, err := g.listSkillsFor(p)
+			if err == nil {
+				g.metrics.skillsListed()
+			}
+			return res, err
 		})
 	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsGet,
 		func(ctx context.Context, ss *mcp.ServerSession, p *skillsGetParams) (*skillsGetResult, error) {
-			return g.getSkillFor(ctx, ss, p)
+			res, server, err := g.getSkillFor(ctx, ss, p)
+			g.skillFetched(server, err) // skillstats.go
+			return res, err
 		})
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -352,7 +321,16 @@ func (s *session) serveSkills() {
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			return g.readSkillFile(ctx, ss, server, orig, p)
+			res, refused, err := g.readSkillFile(ctx, ss, server, orig, p)
+			switch {
+			case err == nil:
+				g.skillRead(server, skillReadVerified) // skillstats.go
+			case refused:
+				g.skillRead(server, skillReadRefused)
+			default:
+				g.skillRead(server, skillReadError)
+			}
+			return res, err
 		}
 	})
 }
@@ -386,7 +364,7 @@ func (g *Gateway) listSkillsFor(p *skillsListParams) (*skillsListResult, error) 
 		}
 		from = n
 	}
-	to := min(len(sv.list), from+skillsPageSize)
+	to := min(len(sv.list), from+skills.ListPageSize)
 	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(sv.list[from:to]), CacheScope: "public"}
 	if to < len(sv.list) {
 		res.NextCursor = strconv.Itoa(to)
@@ -396,23 +374,24 @@ func (g *Gateway) listSkillsFor(p *skillsListParams) (*skillsListResult, error) 
 
 // getSkillFor answers a client's skills/get: the owning server's current
 // entry, held for verifying reads, its URIs the gateway's.
-func (g *Gateway) getSkillFor(ctx context.Context, ss *mcp.ServerSession, p *skillsGetParams) (*skillsGetResult, error) {
+// The server is "" when the URI names none.
+func (g *Gateway) getSkillFor(ctx context.Context, ss *mcp.ServerSession, p *skillsGetParams) (*skillsGetResult, string, error) {
 	if p == nil || p.URI == "" {
-		return nil, invalidParams("skills/get needs the uri of a skill's SKILL.md")
+		return nil, "", invalidParams("skills/get needs the uri of a skill's SKILL.md")
 	}
 	server, orig, ok := g.skillOwner(p.URI)
 	if !ok {
-		return nil, invalidParams("no skill is served at %.300s: skill URIs of this gateway are skill://<server>/<skill path>/SKILL.md, as skills/list gives them", p.URI)
+		return nil, "", invalidParams("no skill is served at %.300s: skill URIs of this gateway are skill://<server>/<skill path>/SKILL.md, as skills/list gives them", p.URI)
 	}
 	if _, _, err := skills.SplitSkillURI(orig); err != nil {
-		return nil, invalidParams("no skill is served at %.300s: %v", p.URI, err)
+		return nil, server, invalidParams("no skill is served at %.300s: %v", p.URI, err)
 	}
 	e, err := g.fetchSkill(ctx, ss, server, orig)
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
-	r := &skillRef{server: server, entry: e, uri: p.URI}
-	return &skillsGetResult{ResultType: "complete", Skill: r.wire(), CacheScope: "public"}, nil
+	r := skills.Ref{Server: server, Entry: e, URI: p.URI}
+	return &skillsGetResult{ResultType: "complete", Skill: r.Wire(), CacheScope: "public"}, server, nil
 }
 
 // fetchSkill asks the server for the entry of the skill at orig (its
@@ -495,8 +474,8 @@ func (g *Gateway) heldSkill(sv *skillView, server, orig string) *skills.Entry {
 		return best
 	}
 	for _, r := range sv.list {
-		if r.server == server {
-			better(r.entry)
+		if r.Server == server {
+			better(r.Entry)
 		}
 	}
 	for _, e := range sv.denied[server] {
@@ -523,12 +502,13 @@ func (g *Gateway) skillFileAllowed(server, uri string) error {
 }
 
 // readSkillFile reads a skill's file for a client: from its server, under
-// the server's URI, verified against the skill's manifest.
-func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, server, orig string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+// the server's URI, verified against the skill's manifest. refused says
+// that the content failed verification.
+func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, server, orig string, p *mcp.ReadResourceParams) (res *mcp.ReadResourceResult, refused bool, err error) {
 	gwURI := p.URI
 	_, rest, _ := strings.Cut(orig, "://")
 	if err := skills.CheckPath(rest); err != nil {
-		return nil, invalidParams("%.300s is not a skill file: %v", gwURI, err)
+		return nil, false, invalidParams("%.300s is not a skill file: %v", gwURI, err)
 	}
 	sv := g.skillView()
 	e := g.heldSkill(sv, server, orig)
@@ -536,14 +516,14 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 		e = g.findSkill(ctx, ss, server, orig)
 	}
 	if e == nil {
-		return nil, invalidParams("no skill of server %q holds %s: ask skills/list or skills/get for its skills", server, orig)
+		return nil, false, invalidParams("no skill of server %q holds %s: ask skills/list or skills/get for its skills", server, orig)
 	}
 	if v := g.policy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
-		return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
+		return nil, false, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
 	}
 	if !e.Dynamic {
 		if _, ok := e.File(orig); !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"%s is not a file of skill %s: its manifest does not list it (call skills/get for the skill's current files)", gwURI, e.Path)}
 		}
 	}
@@ -551,14 +531,14 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 	up.URI = orig
 	rr, err := g.readResourceWith(ctx, ss, server, &up)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if rr == nil || len(rr.Contents) != 1 || rr.Contents[0] == nil {
 		n := 0
 		if rr != nil {
 			n = len(rr.Contents)
 		}
-		return nil, verifyError(fmt.Errorf("%w: server %q answered the read of %s with %d contents, not one", skills.ErrVerify, server, orig, n))
+		return nil, true, verifyError(fmt.Errorf("%w: server %q answered the read of %s with %d contents, not one", skills.ErrVerify, server, orig, n))
 	}
 	c := rr.Contents[0]
 	content := []byte(c.Text)
@@ -567,12 +547,12 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 	}
 	if err := e.Verify(orig, content); err != nil {
 		g.log.Warn("a skill file failed verification", "server", server, "uri", orig, "err", err)
-		return nil, verifyError(fmt.Errorf("server %q: %w", server, err))
+		return nil, true, verifyError(fmt.Errorf("server %q: %w", server, err))
 	}
 	if orig == e.URI {
 		if err := checkFrontmatter(e, content); err != nil {
 			g.log.Warn("a SKILL.md failed verification", "server", server, "uri", orig, "err", err)
-			return nil, verifyError(fmt.Errorf("server %q: %w", server, err))
+			return nil, true, verifyError(fmt.Errorf("server %q: %w", server, err))
 		}
 	}
 	out := *rr
@@ -585,7 +565,7 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 	}
 	meta["toolsearch/server"] = server
 	out.Meta = meta
-	return &out, nil
+	return &out, false, nil
 }
 
 // verifyError is a verification failure as the client sees it.
@@ -662,43 +642,33 @@ type skillHitOut struct {
 }
 
 // searchSkills runs the queries over the visible skills with the search
-// engine, best first, de-duplicated, at most max.
+// engine (core/skills), best first, each skill once, at most max.
 func (g *Gateway) searchSkills(ctx context.Context, query string, queries []string, max int) ([]skillHitOut, error) {
 	sv := g.skillView()
-	if sv.index == nil || len(sv.list) == 0 {
-		return nil, nil
-	}
-	var out []skillHitOut
-	seen := map[string]bool{}
+	qs := make([]string, 0, 1+len(queries))
 	for _, q := range append([]string{query}, queries...) {
-		if strings.TrimSpace(q) == "" {
-			continue
-		}
-		res, err := sv.index.Search(ctx, search.Request{Query: q, MaxResults: max})
-		if err != nil {
-			return out, err
-		}
-		for _, h := range res.Hits {
-			r := sv.docs[h.Tool.ID()]
-			if r == nil || seen[r.uri] {
-				continue
-			}
-			seen[r.uri] = true
-			out = append(out, skillHitOut{Kind: "skill", URI: r.uri, Name: r.entry.Name, Description: r.entry.Description, Server: r.server})
+		if q = strings.TrimSpace(q); q != "" {
+			qs = append(qs, q)
 		}
 	}
-	if len(out) > max {
-		out = out[:max]
+	hits, err := sv.index.Search(ctx, qs, search.Request{MaxResults: max})
+	out := make([]skillHitOut, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, skillHitOut{Kind: "skill", URI: h.URI, Name: h.Entry.Name, Description: h.Entry.Description, Server: h.Server})
 	}
-	return out, nil
+	g.metrics.skillSearch(len(out))
+	return out, err
 }
 
 // skillCount is how many skills clients can see.
 func (g *Gateway) skillCount() int { return len(g.skillView().list) }
 
-// skillsExtensionSettings is what the gateway declares of the extension:
-// skills/list and skills/get, not resources/directory/read.
-func skillsExtensionSettings() map[string]any { return map[string]any{} }
+// Skills returns the skills clients can see: every server's that declares
+// the extension, less those policy denies, servers in key order, each
+// server's in URI order, each under the gateway's URI.
+func (g *Gateway) Skills() []skills.Ref {
+	return slices.Clone(g.skillView().list)
+}
 
 // What search_tools finds (its kind argument).
 const (
@@ -710,22 +680,40 @@ const (
 // searchSkillsInputSchema is search_tools' input when skills can be
 // found: searchInputSchema with kind.
 var searchSkillsInputSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"What the tool does; or select:name1,name2, a tool or server name, a regex. +word must match."},` +
+	`"query":{"type":"string","description":"What the tool or skill does; or select:name1,name2, a tool or server name, a regex. +word must match."},` +
 	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several queries, one per need, answered as one list."},` +
-	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."},` +
+	`"max_results":{"type":"integer","minimum":1,"maximum":50,"description":"How many results to return, tools and skills together (default 5)."},` +
 	`"kind":{"type":"string","enum":["tools","skills","both"],"description":"What to find (default both)."}}}`)
 
-// addSkillHits adds the skills the search's queries find to a
-// search_tools answer.
-func (g *Gateway) addSkillHits(ctx context.Context, out *searchOutput, args searchArgs, max int) {
+// searchToolSchema returns the search tool's description and input schema
+// with what it says of skills when any is visible: the same for
+// search_tools in every exposure and for the bridge of the full list
+// (fulllist.go).
+func (g *Gateway) searchToolSchema(desc string) (string, any) {
+	n := g.skillCount()
+	if n == 0 {
+		return desc, searchInputSchema
+	}
+	return desc + fmt.Sprintf(" Also finds skills (%d): kind \"skills\" or \"both\" (the default, one max_results shared, a tool and a skill in turn); "+
+		"a skill found is a reference to read with resources/read.", n), searchSkillsInputSchema
+}
+
+// shareSkillHits runs the skill search of a search_tools call of kind
+// both and splits max_results between the tools found (res, cut here)
+// and the skills (skills.Share: a tool, then a skill, in turn). An error
+// about the query leaves the skills out: the tool search said what was
+// wrong.
+func (g *Gateway) shareSkillHits(ctx context.Context, res *search.Result, args searchArgs, max int) []skillHitOut {
+	if g.skillCount() == 0 {
+		return nil
+	}
 	hits, err := g.searchSkills(ctx, args.Query, args.Queries, max)
 	if err != nil && len(hits) == 0 {
-		return // the tool search said what was wrong with the query
+		return nil
 	}
-	out.Skills = hits
-	if len(hits) > 0 {
-		out.Note += " Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
-	}
+	nt, ns := skills.Share(len(res.Hits), len(hits), max)
+	res.Hits = res.Hits[:nt]
+	return hits[:ns]
 }
 
 // skillsOnlyResult answers a search_tools call of kind skills.
@@ -744,7 +732,7 @@ func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int
 	case len(hits) == 0:
 		out.Note = "No skill matched. Try other words, or a server name."
 	default:
-		out.Note = "Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
+		out.Note = skillsNote
 	}
 	b, err := json.MarshalIndent(out, "", " ")
 	if err != nil {
@@ -752,3 +740,10 @@ func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int
 	}
 	return textResult(string(b))
 }
+
+// skillsNote tells the model what to do with the skills it found.
+const skillsNote = "Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
+
+// skillsExtensionSettings is what the gateway declares of the extension:
+// skills/list and skills/get, not resources/directory/read.
+func skillsExtensionSettings() map[string]any { return map[string]any{} }

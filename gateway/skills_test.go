@@ -430,8 +430,8 @@ func TestSkillsHostileUpstream(t *testing.T) {
 		sv := g.skillView()
 		var climbURIs []string
 		for _, r := range sv.list {
-			if r.server == "climb" {
-				climbURIs = append(climbURIs, r.uri)
+			if r.Server == "climb" {
+				climbURIs = append(climbURIs, r.URI)
 			}
 		}
 		if strings.Join(climbURIs, " ") != "skill://climb/fine/SKILL.md" {
@@ -445,7 +445,7 @@ func TestSkillsHostileUpstream(t *testing.T) {
 	t.Run("many", func(t *testing.T) {
 		n := 0
 		for _, r := range g.skillView().list {
-			if r.server == "many" {
+			if r.Server == "many" {
 				n++
 			}
 		}
@@ -453,7 +453,7 @@ func TestSkillsHostileUpstream(t *testing.T) {
 			t.Errorf("kept %d skills of a server listing 100,000, want %d", n, maxSkillsPerServer)
 		}
 		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), cs, methodSkillsList, &skillsListParams{})
-		if err != nil || len(res.Skills) != skillsPageSize || res.NextCursor == "" {
+		if err != nil || len(res.Skills) != skills.ListPageSize || res.NextCursor == "" {
 			t.Fatalf("first page: %d skills, cursor %q, %v", len(res.Skills), res.NextCursor, err)
 		}
 		if _, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), cs, methodSkillsList, &skillsListParams{Cursor: "-5"}); err == nil {
