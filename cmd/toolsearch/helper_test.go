@@ -73,6 +73,8 @@ func runRole(role string) int {
 		return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	case "notes":
 		return serveNotes()
+	case "skills":
+		return serveSkills() // skills_test.go
 	case "hang":
 		// Reads its input and never answers initialize.
 		fmt.Fprintln(os.Stderr, "hang: listening, never answering")

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/catalog/demo"
 	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/core/skills"
 )
 
 // demoCatalog names the embedded demo catalog where a catalog file is
@@ -37,6 +38,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	explain := fs.Bool("explain", false, "show the score and what matched for each hit")
 	minScore := fs.Float64("min-score", 0, "drop keyword hits scoring below `F` (--explain shows scores); 0 lists the n best that match")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	kind := fs.String("kind", kindBoth, "what to find: tools, skills (those the config's servers serve) or both; with both, -n is shared: a tool, then a skill, in turn")
 	var servers stringList
 	fs.Var(&servers, "server", "only search this server `key` (repeatable)")
 	pos, code, ok := parseFlags(fs, args, stdout)
@@ -56,6 +58,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch search: --min-score is %v; it must be a number of at least 0\n", *minScore)
 		return exitUsage
 	}
+	switch *kind {
+	case kindTools, kindSkills, kindBoth:
+	default:
+		fmt.Fprintf(stderr, "toolsearch search: --kind is %q; it is %s, %s or %s\n", *kind, kindTools, kindSkills, kindBoth)
+		return exitUsage
+	}
 	mode, err := search.ParseMode(*modeName)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
@@ -66,26 +74,103 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitUsage
 	}
-	ix := search.Build(snap)
 	query := strings.Join(pos, " ")
-	res, err := ix.Search(ctx, search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers,
-		MinScore: *minScore, Explain: *explain || *asJSON})
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
-		if errors.Is(err, search.ErrBadQuery) {
-			return exitUsage
+	req := search.Request{Query: query, Mode: mode, MaxResults: *n, Servers: servers, MinScore: *minScore, Explain: *explain || *asJSON}
+	var res search.Result
+	if *kind != kindSkills {
+		res, err = search.Build(snap).Search(ctx, req)
+		if err != nil {
+			return searchFailed(stderr, err)
 		}
-		return exitNoResult
+	}
+	var found []skills.Hit
+	if *kind != kindTools {
+		if len(src.skills.refs) == 0 && *kind == kindSkills {
+			fmt.Fprintln(stderr, "toolsearch search: no server of the source serves skills (skills come from a config's servers, never from a catalog file)")
+		}
+		ix, err := skills.NewIndex(src.skills.refs)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		}
+		found, err = ix.Search(ctx, []string{query}, req)
+		if err != nil {
+			return searchFailed(stderr, err)
+		}
+		if *kind == kindBoth {
+			nt, ns := skills.Share(len(res.Hits), len(found), *n)
+			res.Hits, found = res.Hits[:nt], found[:ns]
+		}
 	}
 	if *asJSON {
-		writeJSON(stdout, searchJSON(query, res))
+		out := searchJSON(query, res)
+		out.Kind = *kind
+		for _, h := range found {
+			out.Skills = append(out.Skills, skillHitJSON{URI: h.URI, Server: h.Server, Name: h.Entry.Name, Description: h.Entry.Description, Score: h.Score, Why: h.Why})
+		}
+		writeJSON(stdout, out)
 	} else {
-		printResult(stdout, query, res, *n, *minScore, *explain)
+		if *kind != kindSkills {
+			shownMax := *n
+			if len(found) > 0 {
+				shownMax = len(res.Hits) // -n was shared with the skills: a larger one shows more
+			}
+			printResult(stdout, query, res, shownMax, *minScore, *explain)
+		}
+		printSkills(stdout, query, found, len(res.Hits), *kind, *explain)
 	}
-	if len(res.Hits) == 0 {
+	if len(res.Hits) == 0 && len(found) == 0 {
 		return exitNoResult
 	}
 	return exitOK
+}
+
+// What search finds (--kind).
+const (
+	kindTools  = "tools"
+	kindSkills = "skills"
+	kindBoth   = "both"
+)
+
+// searchFailed reports a search's error and returns the exit code.
+func searchFailed(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+	if errors.Is(err, search.ErrBadQuery) {
+		return exitUsage
+	}
+	return exitNoResult
+}
+
+// skillHitJSON is one skill found.
+type skillHitJSON struct {
+	URI         string  `json:"uri"`
+	Server      string  `json:"server"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Score       float64 `json:"score"`
+	Why         string  `json:"why,omitempty"`
+}
+
+// printSkills lists the skills found after the tools (numbered on from
+// them, shown hits counting the tools listed).
+func printSkills(w io.Writer, query string, found []skills.Hit, shown int, kind string, explain bool) {
+	if len(found) == 0 {
+		if kind == kindSkills {
+			fmt.Fprintf(w, "No skill matches %q.\n", query)
+		}
+		return
+	}
+	if kind != kindSkills {
+		fmt.Fprintln(w, "Skills:")
+	}
+	for i, h := range found {
+		fmt.Fprintf(w, "%d. %s (skill of %s)\n", shown+i+1, h.URI, h.Server)
+		if d := firstLine(h.Entry.Description, 160); d != "" {
+			fmt.Fprintf(w, "   %s\n", d)
+		}
+		if explain {
+			fmt.Fprintf(w, "   score %.3f  %s\n", h.Score, h.Why)
+		}
+	}
 }
 
 type hitJSON struct {
@@ -99,6 +184,7 @@ type hitJSON struct {
 
 type resultJSON struct {
 	Query          string    `json:"query"`
+	Kind           string    `json:"kind,omitempty"`
 	Form           string    `json:"form"`
 	Total          int       `json:"total"`
 	TotalAtLeast   bool      `json:"total_at_least,omitempty"`
@@ -106,6 +192,8 @@ type resultJSON struct {
 	Unknown        []string  `json:"unknown,omitempty"`
 	Ambiguous      []string  `json:"ambiguous,omitempty"`
 	NearestServers []string  `json:"nearest_servers,omitempty"`
+	// Skills are the skills found (--kind skills or both).
+	Skills []skillHitJSON `json:"skills,omitempty"`
 }
 
 func searchJSON(query string, res search.Result) resultJSON {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/hints"
+	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/redact"
@@ -51,6 +52,17 @@ type sourceFlags struct {
 	// demoByName: with no config, the demo catalog is not used unless
 	// --catalog names it; resolve fails instead.
 	demoByName bool
+	// skills are the skills the config's servers serve, as clients of
+	// serve would see them, once snapshot has read a config (a catalog
+	// file holds none).
+	skills configSkills
+}
+
+// configSkills are the skills of a config's servers: those clients can
+// see, and what the gateway reports of them.
+type configSkills struct {
+	refs  []skills.Ref
+	stats gateway.SkillStats
 }
 
 // addSourceFlags adds the flags of search, tools and lint.
@@ -148,7 +160,8 @@ func (f *sourceFlags) snapshot(ctx context.Context, cmd string, src source, stde
 	if *f.refresh {
 		maxAge = 0
 	}
-	snap, err := configuredSnapshot(ctx, src.cfg, maxAge, *f.timeout, stderr)
+	snap, sk, err := configuredSnapshot(ctx, src.cfg, maxAge, *f.timeout, stderr)
+	f.skills = sk
 	if err != nil {
 		return nil, hints.Report{}, err
 	}
@@ -168,11 +181,11 @@ func (f *sourceFlags) snapshot(ctx context.Context, cmd string, src source, stde
 }
 
 // configuredSnapshot returns the tools clients of a gateway serving cfg
-// could see: every server's, from its cached manifest when it is younger
-// than maxAge, else from the server itself, started and stopped here, with
-// its progress on stderr; policy applies. A server that fails or does not
-// start within wait is left out, and stderr says why.
-func configuredSnapshot(ctx context.Context, cfg *config.Config, maxAge, wait time.Duration, stderr io.Writer) (*catalog.Snapshot, error) {
+// could see, and its skills: every server's, from its cached manifest when
+// it is younger than maxAge, else from the server itself, started and
+// stopped here, with its progress on stderr; policy applies. A server that
+// fails or does not start within wait is left out, and stderr says why.
+func configuredSnapshot(ctx context.Context, cfg *config.Config, maxAge, wait time.Duration, stderr io.Writer) (*catalog.Snapshot, configSkills, error) {
 	// Nothing printed shows a secret of the configuration: a server's
 	// error may echo its env or headers.
 	stderr = redact.New(cfg.Secrets()...).Writer(stderr)
@@ -184,7 +197,7 @@ func configuredSnapshot(ctx context.Context, cfg *config.Config, maxAge, wait ti
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	g, err := gateway.New(cfg, gateway.Options{Logger: log, Version: buildVersion(), CacheFresh: maxAge})
 	if err != nil {
-		return nil, err
+		return nil, configSkills{}, err
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	g.Start(rctx)
@@ -192,9 +205,10 @@ func configuredSnapshot(ctx context.Context, cfg *config.Config, maxAge, wait ti
 	cancel()
 	g.Close()
 	if ctx.Err() != nil {
-		return nil, errors.New("interrupted")
+		return nil, configSkills{}, errors.New("interrupted")
 	}
-	return visibleSnapshot(g)
+	snap, err := visibleSnapshot(g)
+	return snap, configSkills{refs: g.Skills(), stats: g.SkillStats()}, err
 }
 
 // visibleSnapshot is the gateway's catalog without the tools policy
