@@ -169,6 +169,26 @@ type ServerView struct {
 	// see, each with the start of its description (at most
 	// maxListedTools).
 	ToolList []ToolView
+	// SkillList is the server's skills clients may see, by the gateway's
+	// URIs, each with the start of its description (at most
+	// maxListedTools); empty for a server without skills.
+	SkillList []SkillView
+}
+
+// SkillView is one skill of a ServerView.
+type SkillView struct {
+	Name        string
+	URI         string
+	Description string
+}
+
+// SkillFeed is a Feed that also shows skills (the dashboard does):
+// SkillsChanged is told what clients can see of them and what they did
+// with them (SkillStats) with every server state, and when a client
+// fetched a skill or read one of its files. As for every Feed method, it
+// must return at once and must not call back into the gateway.
+type SkillFeed interface {
+	SkillsChanged(SkillStats)
 }
 
 // ToolView is one tool of a ServerView.
@@ -512,7 +532,11 @@ func (g *Gateway) tellServers() {
 		out = append(out, sv)
 	}
 	g.feedExcerpts = excerpts
+	g.addSkillViews(out) // skillstats.go
 	g.feed.ServersChanged(out)
+	if sf, ok := g.feed.(SkillFeed); ok {
+		sf.SkillsChanged(g.SkillStats())
+	}
 	g.enr.Feed() // the tools with hints may have changed (package enrichment)
 }
 

@@ -138,3 +138,23 @@ func (sv *skillView) entryTokens() []int {
 	})
 	return sv.entryTok
 }
+
+// addSkillViews lists each server's visible skills in its view, at most
+// maxListedTools a server.
+func (g *Gateway) addSkillViews(out []ServerView) {
+	sv := g.skillView()
+	if len(sv.list) == 0 {
+		return
+	}
+	at := make(map[string]int, len(out))
+	for i := range out {
+		at[out[i].Key] = i
+	}
+	for _, r := range sv.list {
+		i, ok := at[r.Server]
+		if !ok || len(out[i].SkillList) == maxListedTools {
+			continue
+		}
+		out[i].SkillList = append(out[i].SkillList, SkillView{Name: r.Entry.Name, URI: r.URI, Description: excerpt(r.Entry.Description)})
+	}
+}

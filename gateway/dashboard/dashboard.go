@@ -60,6 +60,7 @@ type Dashboard struct {
 	seq      uint64 // counts changes; the pages refresh when it moves
 	servers  []gateway.ServerView
 	enrich   *Enrich // nil until the gateway tells of enrichment
+	skills   *Skills // nil until the gateway tells of skills, or while no server declares them
 	sessions map[string]*sessionRow
 	events   *ring[event]
 	// changed is closed (and replaced) at every change: the event
@@ -249,6 +250,19 @@ func (d *Dashboard) EnrichChanged(st gateway.EnrichStatus) {
 		return
 	}
 	d.enrich = &e
+	d.bump()
+}
+
+// SkillsChanged implements gateway.SkillFeed. A state equal to the last
+// one told changes nothing.
+func (d *Dashboard) SkillsChanged(st gateway.SkillStats) {
+	sk := skillsOf(st)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.skills == nil && sk == nil || d.skills != nil && sk != nil && d.skills.equal(sk) {
+		return
+	}
+	d.skills = sk
 	d.bump()
 }
 

@@ -27,6 +27,57 @@ type State struct {
 	Economy  Economy  `json:"economy"`
 	// Enrich is background enrichment, nil when it is off.
 	Enrich *Enrich `json:"enrich,omitempty"`
+	// Skills are the servers' skills, nil when no server declares them.
+	Skills *Skills `json:"skills,omitempty"`
+}
+
+// Skills is what clients can see of the servers' skills and what they
+// did with them since the gateway started: the skills skills/list gives,
+// the tokens of their entries (every page, and a client's first page),
+// the bytes of their files (held back until read), the skills/get calls
+// answered, the files served (verified) and those refused.
+type Skills struct {
+	Skills     int   `json:"skills"`
+	Tokens     int   `json:"tokens"`
+	ListTokens int   `json:"listTokens"`
+	FileBytes  int64 `json:"fileBytes"`
+	Fetched    int64 `json:"fetched"`
+	FilesRead  int64 `json:"filesRead"`
+	Refused    int64 `json:"refused"`
+	// Servers are the same per server that declares the extension.
+	Servers []ServerSkills `json:"servers"`
+}
+
+// ServerSkills is Skills for one server.
+type ServerSkills struct {
+	Server    string `json:"server"`
+	Skills    int    `json:"skills"`
+	Tokens    int    `json:"tokens"`
+	FileBytes int64  `json:"fileBytes"`
+	Fetched   int64  `json:"fetched"`
+	FilesRead int64  `json:"filesRead"`
+	Refused   int64  `json:"refused"`
+}
+
+// skillsOf is what the pages show of st; nil when no server declares
+// skills.
+func skillsOf(st gateway.SkillStats) *Skills {
+	if len(st.Servers) == 0 {
+		return nil
+	}
+	sk := &Skills{Skills: st.Skills, Tokens: st.Tokens, ListTokens: st.ListTokens, FileBytes: st.FileBytes,
+		Fetched: st.Fetched, FilesRead: st.FilesRead, Refused: st.Refused, Servers: make([]ServerSkills, 0, len(st.Servers))}
+	for _, s := range st.Servers {
+		sk.Servers = append(sk.Servers, ServerSkills{Server: s.Server, Skills: s.Skills, Tokens: s.Tokens, FileBytes: s.FileBytes,
+			Fetched: s.Fetched, FilesRead: s.FilesRead, Refused: s.Refused})
+	}
+	return sk
+}
+
+// equal reports whether two states show the same.
+func (s *Skills) equal(o *Skills) bool {
+	return s.Skills == o.Skills && s.Tokens == o.Tokens && s.ListTokens == o.ListTokens && s.FileBytes == o.FileBytes &&
+		s.Fetched == o.Fetched && s.FilesRead == o.FilesRead && s.Refused == o.Refused && slices.Equal(s.Servers, o.Servers)
 }
 
 // Enrich is background enrichment (search hints a model writes), as the
@@ -91,6 +142,17 @@ type Server struct {
 	Error       string    `json:"error"`
 	Stderr      string    `json:"stderr"`
 	ToolList    []Tool    `json:"toolList"`
+	// SkillList is the server's skills clients can see (empty for a
+	// server without skills).
+	SkillList []Skill `json:"skillList"`
+}
+
+// Skill is one skill of a server: its name, the gateway's URI and the
+// start of its description.
+type Skill struct {
+	Name        string `json:"name"`
+	URI         string `json:"uri"`
+	Description string `json:"description"`
 }
 
 // Tool is one tool of a server: the name clients see and the start of
@@ -242,6 +304,10 @@ func (d *Dashboard) State() State {
 		for _, t := range s.ToolList {
 			sv.ToolList = append(sv.ToolList, Tool{Name: t.Name, Description: t.Description})
 		}
+		sv.SkillList = []Skill{}
+		for _, k := range s.SkillList {
+			sv.SkillList = append(sv.SkillList, Skill{Name: k.Name, URI: k.URI, Description: k.Description})
+		}
 		st.Servers = append(st.Servers, sv)
 	}
 	for id, r := range d.sessions {
@@ -266,6 +332,11 @@ func (d *Dashboard) State() State {
 	if d.enrich != nil {
 		e := *d.enrich
 		st.Enrich = &e
+	}
+	if d.skills != nil {
+		sk := *d.skills
+		sk.Servers = slices.Clone(d.skills.Servers)
+		st.Skills = &sk
 	}
 	d.follow(&st, now)
 	return st

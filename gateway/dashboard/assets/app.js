@@ -84,8 +84,41 @@
       el("h2", {}, "Servers"),
       table(["Server", "State", ["Protocol", { class: "hide-narrow" }], "Tools", "Tokens", "Deferral",
         ["Restarts", { class: "hide-narrow" }], "Last error"], rows, "No upstream server is configured."),
+      skillsPanel(st),
       enrichPanel(st.enrich),
     ];
+  }
+
+  // skillsPanel shows the servers' skills: how many clients see, what
+  // listing them costs, the bytes of their files held back until read,
+  // and what clients fetched and read.
+  function skillsPanel(st) {
+    const k = st.skills;
+    if (!k) return null;
+    const lists = {};
+    st.servers.forEach((s) => { lists[s.name] = s.skillList || []; });
+    const rows = k.servers.map((s) => el("tr", { "data-skills": s.server },
+      el("td", {}, el("b", {}, s.server)),
+      el("td", { class: "num" }, num(s.skills),
+        (lists[s.server] || []).length ? el("details", { class: "toollist" }, el("summary", {}, "list"),
+          el("ul", { class: "tools" }, lists[s.server].map((t) => el("li", {}, el("code", {}, t.uri), " ",
+            el("span", { class: "why desc" }, t.description))))) : null),
+      el("td", { class: "num" }, num(s.tokens)),
+      el("td", { class: "num" }, num(s.fileBytes)),
+      el("td", { class: "num" }, num(s.fetched)),
+      el("td", { class: "num" }, num(s.filesRead)),
+      el("td", { class: "num" }, num(s.refused))));
+    return el("section", { id: "skills" },
+      el("h2", {}, "Skills"),
+      el("div", { class: "cards" },
+        el("div", { class: "card" }, "Skills listed", el("b", { id: "skills-total" }, num(k.skills))),
+        el("div", { class: "card" }, "First skills/list costs", el("b", { id: "skills-list-tokens" }, num(k.listTokens)),
+          el("div", { class: "why" }, "tokens: the entries, never the files")),
+        el("div", { class: "card" }, "Files held back", el("b", { id: "skills-bytes" }, num(k.fileBytes)),
+          el("div", { class: "why" }, "bytes, read only when a skill is used")),
+        el("div", { class: "card" }, "Fetched / files read", el("b", { id: "skills-used" }, num(k.fetched) + " / " + num(k.filesRead)),
+          k.refused ? el("div", { class: "why" }, num(k.refused) + " reads refused by verification") : null)),
+      table(["Server", "Skills", "Tokens", "File bytes", "Fetched", "Files read", "Refused"], rows, "No server serves skills."));
   }
 
   // enrichPanel shows background enrichment: its state and why, the tools
