@@ -69,7 +69,9 @@ func serveSkillsRole() int {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{},
 			Extensions: map[string]any{skills.ExtensionID: map[string]any{}}}})
 	s.AddTool(&mcp.Tool{Name: "noop", Description: "Do nothing.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	for uri, c := range skillFiles {
 		if uri == "skill://liar/SKILL.md" {
 			c = strings.ToUpper(c) // same size, other bytes
