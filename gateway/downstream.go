@@ -1089,6 +1089,7 @@ func (s *session) syncExtras(v *view) {
 	g := s.g
 	owners := map[string]int{}
 	keys := make([]string, 0, len(v.extras))
+	sv := g.skillView()
 	for k, m := range v.extras {
 		keys = append(keys, k)
 		for _, r := range m.Resources {
@@ -1104,6 +1105,9 @@ func (s *session) syncExtras(v *view) {
 		for _, r := range m.Resources {
 			server, orig := k, r.URI
 			exp := exposedURI(k, r.URI, owners)
+			if gw, ok := sv.gatewayURI(k, r.URI); ok { // skills.go: read through the checks
+				exp = gw
+			}
 			wantRes[exp] = true
 			sig := k + "\x00" + mustJSON(r)
 			if s.resources[exp] == sig {
@@ -1123,25 +1127,28 @@ func (s *session) syncExtras(v *view) {
 			}
 		}
 		for _, t := range m.Templates {
-			if wantTpl[t.URITemplate] {
+			tt := *t
+			if gw, ok := sv.gatewayTemplate(k, t.URITemplate); ok { // skills.go
+				tt.URITemplate = gw
+			}
+			if wantTpl[tt.URITemplate] {
 				continue // another server has the same template; the first wins
 			}
-			wantTpl[t.URITemplate] = true
+			wantTpl[tt.URITemplate] = true
 			sig := k + "\x00" + mustJSON(t)
-			if s.templates[t.URITemplate] == sig {
+			if s.templates[tt.URITemplate] == sig {
 				continue
 			}
-			tt := *t
 			if !g.wantsBare(k) {
 				tt.Name = k + catalog.WireSeparator + t.Name
 			}
 			server := k
-			if g.guard("resource template "+t.URITemplate, func() {
+			if g.guard("resource template "+tt.URITemplate, func() {
 				s.server.AddResourceTemplate(&tt, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 					return g.readResourceFor(ctx, req, server, req.Params.URI)
 				})
 			}) {
-				s.templates[t.URITemplate] = sig
+				s.templates[tt.URITemplate] = sig
 			}
 		}
 		for _, p := range m.Prompts {
@@ -1206,6 +1213,14 @@ func (g *Gateway) readResourceWith(ctx context.Context, ss *mcp.ServerSession, s
 	if err := g.resourceAllowed(server, p.URI); err != nil {
 		return nil, err
 	}
+	if err := g.nativeSkillRead(server, p.URI); err != nil { // skills.go
+		return nil, err
+	}
+	return g.readUpstream(ctx, ss, server, p)
+}
+
+// readUpstream reads a resource from its server, unchecked.
+func (g *Gateway) readUpstream(ctx context.Context, ss *mcp.ServerSession, server string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	u := g.ups()[server]
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"slices"
 	"sort"
 	"strconv"
@@ -97,6 +98,7 @@ type skillsGetResult struct {
 func addSkillMethods(c *mcp.Client) {
 	_ = mcp.AddSendingCustomMethod[*skillsListParams, *skillsListResult](c, methodSkillsList)
 	_ = mcp.AddSendingCustomMethod[*skillsGetParams, *skillsGetResult](c, methodSkillsGet)
+	_ = mcp.AddSendingCustomMethod[*directoryReadParams, *directoryReadResult](c, methodDirectoryRead)
 }
 
 // declaresSkills reports whether a server's capabilities declare the
@@ -307,6 +309,10 @@ func (s *session) serveSkills() {
 			g.skillFetched(server, err) // skillstats.go
 			return res, err
 		})
+	_ = mcp.AddReceivingCustomMethod(s.server, methodDirectoryRead,
+		func(ctx context.Context, ss *mcp.ServerSession, p *directoryReadParams) (*directoryReadResult, error) {
+			return g.readDirectoryFor(ctx, ss, p)
+		})
 	s.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "resources/read" {
@@ -318,6 +324,9 @@ func (s *session) serveSkills() {
 			}
 			server, orig, ok := g.skillOwner(p.URI)
 			if !ok {
+				if err := g.nativeSkillRead("", p.URI); err != nil {
+					return nil, err
+				}
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -527,9 +536,12 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 				"%s is not a file of skill %s: its manifest does not list it (call skills/get for the skill's current files)", gwURI, e.Path)}
 		}
 	}
+	if err := g.resourceAllowed(server, orig); err != nil {
+		return nil, false, err
+	}
 	up := *p
 	up.URI = orig
-	rr, err := g.readResourceWith(ctx, ss, server, &up)
+	rr, err := g.readUpstream(ctx, ss, server, &up)
 	if err != nil {
 		return nil, false, err
 	}
@@ -745,5 +757,302 @@ func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int
 const skillsNote = "Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
 
 // skillsExtensionSettings is what the gateway declares of the extension:
-// skills/list and skills/get, not resources/directory/read.
-func skillsExtensionSettings() map[string]any { return map[string]any{} }
+// skills/list, skills/get and resources/directory/read.
+func skillsExtensionSettings() map[string]any { return map[string]any{"directoryRead": true} }
+
+// A server's own URIs of its skill files (skill://pdf-forms/SKILL.md) are
+// not served as they are: two servers may both have one, and a read by
+// such a URI would reach the server without the checks against the
+// skill's manifest. Their resources and templates are listed under the
+// gateway's URIs (gatewayURI, gatewayTemplate), which reads route through
+// readSkillFile, and a read by a server's own skill URI is refused with an
+// error that names the gateway's URI to read instead (nativeSkillRead).
+
+// isSkillResource reports whether uri, a resource of server (which
+// declares the extension), is a skill file: a skill:// URI, or one inside
+// the folder of one of its skills (visible or denied).
+func (sv *skillView) isSkillResource(server, uri string) bool {
+	return strings.HasPrefix(uri, skills.Scheme+"://") || sv.inSkill(server, uri)
+}
+
+// inSkill reports whether uri lies inside the folder of one of server's
+// skills (visible or denied).
+func (sv *skillView) inSkill(server, uri string) bool {
+	inside := func(e *skills.Entry) bool { return uri == e.URI || strings.HasPrefix(uri, e.Root+"/") }
+	for _, r := range sv.list {
+		if r.Server == server && inside(r.Entry) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(sv.denied[server], inside)
+}
+
+// servesURI reports whether m lists uri as a resource or has a template
+// it expands.
+func servesURI(m *manifest, uri string) bool {
+	if m == nil {
+		return false
+	}
+	for _, r := range m.Resources {
+		if r != nil && r.URI == uri {
+			return true
+		}
+	}
+	for _, t := range m.Templates {
+		if t != nil && templateMatches(t.URITemplate, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// gatewayURI returns the gateway's URI of a server's resource when it is
+// a skill file of a server that declares the extension.
+func (sv *skillView) gatewayURI(server, uri string) (string, bool) {
+	if !sv.declared[server] || !sv.isSkillResource(server, uri) {
+		return "", false
+	}
+	q, err := skills.Qualify(server, uri)
+	return q, err == nil
+}
+
+// gatewayTemplate returns the gateway's form of a server's resource
+// template under skill:// (the TypeScript SDK lists skill://{+path}) when
+// the server declares the extension: skill://<server>/{+path}, whose
+// expansions are the gateway's URIs of the server's skill files.
+func (sv *skillView) gatewayTemplate(server, tmpl string) (string, bool) {
+	if !sv.declared[server] || !strings.HasPrefix(tmpl, skills.Scheme+"://") {
+		return "", false
+	}
+	q, err := skills.Qualify(server, tmpl)
+	return q, err == nil
+}
+
+// nativeSkillRead refuses a read of a server's own URI of a skill file:
+// of server's, or, with server "", of any server that declares the
+// extension. The error names the gateway's URIs to read instead.
+func (g *Gateway) nativeSkillRead(server, uri string) error {
+	sv := g.skillView()
+	var instead []string
+	// With the server unknown: the servers with a skill holding uri; else
+	// those serving it (a resource listed, a template matching).
+	v := g.cur.Load()
+	for _, owns := range []func(k string) bool{
+		func(k string) bool { return server == k || server == "" && sv.inSkill(k, uri) },
+		func(k string) bool { return server == "" && servesURI(v.extras[k], uri) },
+	} {
+		for _, k := range sortedKeys(sv.declared) {
+			if gw, ok := sv.gatewayURI(k, uri); ok && owns(k) {
+				instead = append(instead, fmt.Sprintf("%s (server %s)", gw, k))
+			}
+		}
+		if len(instead) > 0 {
+			break
+		}
+	}
+	if len(instead) == 0 {
+		return nil
+	}
+	return invalidParams("%.300s is a skill file under a server's own URI, which this gateway does not serve unchecked: read %s, "+
+		"checked against the skill's manifest (skills/list and skills/get give these URIs)", uri, strings.Join(instead, " or "))
+}
+
+// resources/directory/read (the extension's optional method). The gateway
+// serves it for the directories of its skill URIs: inside a skill whose
+// entry lists its files, from that manifest (the entry skills/get last
+// fetched, else the listed one), which is what a client may read there;
+// above the skills (skill://beta/acme), from the skills listed, each
+// folder on the way to a skill a directory. A directory of a "dynamic"
+// skill, whose entry lists nothing, is asked of the owning server when it
+// declares directoryRead, its children's URIs made the gateway's; else
+// the read fails (-32602), as for a URI that is no directory.
+
+const methodDirectoryRead = "resources/directory/read"
+
+// directoryPageSize is the children a page of resources/directory/read
+// gives.
+const directoryPageSize = 100
+
+// directoryReadParams are resources/directory/read's params.
+type directoryReadParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// directoryReadResult is resources/directory/read's result.
+type directoryReadResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+}
+
+// mimeDirectory is the MIME type of a directory resource.
+const mimeDirectory = "inode/directory"
+
+// declaresDirectoryRead reports whether a server's capabilities declare
+// the extension with directoryRead.
+func declaresDirectoryRead(caps *mcp.ServerCapabilities) bool {
+	if !declaresSkills(caps) {
+		return false
+	}
+	m, _ := caps.Extensions[skills.ExtensionID].(map[string]any)
+	v, _ := m["directoryRead"].(bool)
+	return v
+}
+
+// readDirectoryFor answers a client's resources/directory/read.
+func (g *Gateway) readDirectoryFor(ctx context.Context, ss *mcp.ServerSession, p *directoryReadParams) (*directoryReadResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("resources/directory/read needs the uri of a directory")
+	}
+	server, orig, ok := g.skillOwner(p.URI)
+	if !ok {
+		return nil, invalidParams("%.300s is not a directory this gateway serves: directories are those of the skill URIs skills/list gives", p.URI)
+	}
+	scheme, rest, _ := strings.Cut(orig, "://")
+	if err := skills.CheckPath(rest); err != nil {
+		return nil, invalidParams("%.300s is not a directory: %v", p.URI, err)
+	}
+	sv := g.skillView()
+	var children []*mcp.Resource
+	if e := g.heldSkill(sv, server, orig+"/"); e != nil {
+		if v := g.policy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
+			return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
+		}
+		if e.Dynamic {
+			return g.forwardDirectoryRead(ctx, ss, server, orig, p)
+		}
+		children = manifestChildren(e, orig)
+	} else {
+		children = namespaceChildren(sv, server, scheme, orig)
+	}
+	if len(children) == 0 {
+		return nil, invalidParams("%.300s is not a directory resource of a skill", p.URI)
+	}
+	for _, c := range children {
+		if q, err := skills.Qualify(server, c.URI); err == nil {
+			c.URI = q
+		}
+	}
+	from := 0
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(p.Cursor)
+		if err != nil || n < 0 || n > len(children) {
+			return nil, invalidParams("resources/directory/read: cursor %.40q is not one this gateway gave", p.Cursor)
+		}
+		from = n
+	}
+	to := min(len(children), from+directoryPageSize)
+	res := &directoryReadResult{ResultType: "complete", Resources: children[from:to]}
+	if to < len(children) {
+		res.NextCursor = strconv.Itoa(to)
+	}
+	return res, nil
+}
+
+// manifestChildren are the direct children of dir, a directory of skill
+// e, by e's manifest: its files, and a directory for each folder holding
+// more, in URI order.
+func manifestChildren(e *skills.Entry, dir string) []*mcp.Resource {
+	var out []*mcp.Resource
+	dirs := map[string]bool{}
+	for _, f := range e.Files {
+		rel, ok := strings.CutPrefix(f.URI, dir+"/")
+		if !ok || rel == "" {
+			continue
+		}
+		name, deeper, more := strings.Cut(rel, "/")
+		switch {
+		case more && deeper != "" && !dirs[name]:
+			dirs[name] = true
+			out = append(out, &mcp.Resource{URI: dir + "/" + name, Name: name, MIMEType: mimeDirectory})
+		case !more:
+			out = append(out, &mcp.Resource{URI: f.URI, Name: name, MIMEType: fileMIME(name), Size: f.Size})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
+	return out
+}
+
+// namespaceChildren are the direct children of dir, a folder above
+// server's visible skills: a directory for each folder on the way to one.
+func namespaceChildren(sv *skillView, server, scheme, dir string) []*mcp.Resource {
+	var out []*mcp.Resource
+	seen := map[string]bool{}
+	for _, r := range sv.list {
+		if r.Server != server || !strings.HasPrefix(r.Entry.URI, scheme+"://") {
+			continue
+		}
+		rel, ok := strings.CutPrefix(r.Entry.Root, dir+"/")
+		if !ok || rel == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(rel, "/")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, &mcp.Resource{URI: dir + "/" + name, Name: name, MIMEType: mimeDirectory})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
+	return out
+}
+
+// fileMIME is the MIME type of a skill file by its name's extension, ""
+// when it is not known.
+func fileMIME(name string) string {
+	ext := ""
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		ext = strings.ToLower(name[i:])
+	}
+	switch ext {
+	case ".md":
+		return "text/markdown"
+	case "":
+		return ""
+	}
+	return mime.TypeByExtension(ext)
+}
+
+// forwardDirectoryRead asks the owning server, when it declares
+// directoryRead, for a directory of a dynamic skill, and gives its
+// children the gateway's URIs.
+func (g *Gateway) forwardDirectoryRead(ctx context.Context, ss *mcp.ServerSession, server, orig string, p *directoryReadParams) (*directoryReadResult, error) {
+	m := g.cur.Load().extras[server]
+	if m == nil || !declaresDirectoryRead(m.Capabilities) {
+		return nil, invalidParams("%.300s is a directory of a dynamic skill, whose entry lists no files, and server %q does not serve directory reads", p.URI, server)
+	}
+	u := g.ups()[server]
+	if u == nil {
+		return nil, invalidParams("server %q is not configured", server)
+	}
+	ls, err := u.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer g.track(server, ctx, ss)()
+	uctx, cancel := g.upstreamContext(ctx, ls)
+	defer cancel()
+	res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](uctx, ls.cs, methodDirectoryRead, &directoryReadParams{URI: orig, Cursor: p.Cursor})
+	if err != nil {
+		return nil, fmt.Errorf("resources/directory/read of server %q: %w", server, err)
+	}
+	out := &directoryReadResult{ResultType: "complete", NextCursor: res.NextCursor}
+	for _, c := range res.Resources {
+		if c == nil || !strings.HasPrefix(c.URI, orig+"/") {
+			continue // not a child of the directory asked for
+		}
+		cc := *c
+		q, err := skills.Qualify(server, c.URI)
+		if err != nil {
+			continue
+		}
+		cc.URI = q
+		out.Resources = append(out.Resources, &cc)
+	}
+	if out.Resources == nil {
+		out.Resources = []*mcp.Resource{}
+	}
+	return out, nil
+}

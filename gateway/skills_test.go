@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/skills"
 )
@@ -139,8 +142,8 @@ func TestSkillsTypeScriptServers(t *testing.T) {
 	cs := skillsClient(t, g, "search")
 	if ext := cs.InitializeResult().Capabilities.Extensions; ext == nil || ext[skills.ExtensionID] == nil {
 		t.Fatalf("the gateway does not declare the skills extension: %v", ext)
-	} else if m, _ := ext[skills.ExtensionID].(map[string]any); len(m) != 0 {
-		t.Errorf("the gateway declares %v for skills; it serves no directory reads", m)
+	} else if m, _ := ext[skills.ExtensionID].(map[string]any); len(m) != 1 || m["directoryRead"] != true {
+		t.Errorf("the gateway declares %v for skills; want directoryRead and nothing else", m)
 	}
 
 	list := listAllSkills(t, cs)
@@ -460,4 +463,156 @@ func TestSkillsHostileUpstream(t *testing.T) {
 			t.Errorf("a forged cursor was accepted")
 		}
 	})
+}
+
+// TestSkillsServerOwnURIs: the two TypeScript servers list their skill
+// files as resources and skill://{+path} as a template; through the
+// gateway these are the gateway's URIs (skill://alpha/…), and a read by a
+// server's own URI (skill://pdf-forms/SKILL.md, which both serve), by any
+// route, fails with an error naming the gateway's URIs to read instead.
+func TestSkillsServerOwnURIs(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
+	g := startGateway(t, writeConfig(t, servers, nil))
+	for k := range servers {
+		waitState(t, g, k, 60*time.Second, StateReady)
+	}
+	cs := skillsClient(t, g, "search")
+	ctx := context.Background()
+
+	tpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, tp := range tpls.ResourceTemplates {
+		got[tp.URITemplate] = true
+		if strings.HasPrefix(tp.URITemplate, "skill://{") {
+			t.Errorf("a server's own skill template is listed: %s", tp.URITemplate)
+		}
+	}
+	for _, want := range []string{"skill://alpha/{+path}", "skill://beta/{+path}"} {
+		if !got[want] {
+			t.Errorf("resources/templates/list lacks %s: %v", want, got)
+		}
+	}
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, r := range res.Resources {
+		listed[r.URI] = true
+		if !strings.HasPrefix(r.URI, "skill://alpha/") && !strings.HasPrefix(r.URI, "skill://beta/") {
+			t.Errorf("resources/list has %s, not a gateway skill URI", r.URI)
+		}
+	}
+	for _, want := range []string{"skill://alpha/pdf-forms/SKILL.md", "skill://beta/pdf-forms/SKILL.md"} {
+		if !listed[want] {
+			t.Fatalf("resources/list lacks %s: %v", want, listed)
+		}
+		if _, err := readBytes(cs, want); err != nil {
+			t.Errorf("read %s, listed: %v", want, err)
+		}
+	}
+
+	tests := []struct {
+		uri  string
+		want []string // in the error
+		not  string   // not in the error
+	}{
+		{"skill://pdf-forms/SKILL.md", []string{"skill://alpha/pdf-forms/SKILL.md (server alpha)", "skill://beta/pdf-forms/SKILL.md (server beta)"}, ""},
+		{"skill://git-workflow/SKILL.md", []string{"skill://alpha/git-workflow/SKILL.md (server alpha)"}, "beta"},
+		{"skill://acme/billing/refunds/SKILL.md", []string{"skill://beta/acme/billing/refunds/SKILL.md (server beta)"}, "server alpha"},
+		{"toolsearch://alpha/" + url.PathEscape("skill://pdf-forms/SKILL.md"), nil, ""}, // no such route: any error
+	}
+	for _, tc := range tests {
+		b, err := readBytes(cs, tc.uri)
+		if err == nil {
+			t.Errorf("read %s succeeded, unchecked (%d bytes)", tc.uri, len(b))
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("read %s: %v\nwant it to name %s", tc.uri, err, w)
+			}
+		}
+		if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+			t.Errorf("read %s: %v names %s", tc.uri, err, tc.not)
+		}
+	}
+	if _, err := g.readResource(ctx, nil, "beta", "skill://pdf-forms/references/EXPORT.md"); err == nil || !strings.Contains(err.Error(), "skill://beta/pdf-forms/references/EXPORT.md") {
+		t.Errorf("the gateway's own read of a server's skill URI: %v", err)
+	}
+}
+
+// TestSkillsDirectoryRead: resources/directory/read of the gateway's skill
+// directories is answered from the manifests: a skill's root and its
+// folders, and the folders above a nested skill; a file, an unknown
+// folder and a URI outside the skills are -32602.
+func TestSkillsDirectoryRead(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
+	g := startGateway(t, writeConfig(t, servers, nil))
+	for k := range servers {
+		waitState(t, g, k, 60*time.Second, StateReady)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Connect(ctx, "search", st); err != nil {
+		t.Fatal(err)
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "dir-client", Version: "1"}, nil)
+	_ = mcp.AddSendingCustomMethod[*directoryReadParams, *directoryReadResult](cl, methodDirectoryRead)
+	cs, err := cl.Connect(ctx, ct, legacySession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSession(t, cs) })
+	read := func(uri string) (map[string]string, error) {
+		res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](ctx, cs, methodDirectoryRead, &directoryReadParams{URI: uri})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]string{}
+		for _, r := range res.Resources {
+			out[r.URI] = r.MIMEType
+		}
+		return out, nil
+	}
+	tests := []struct {
+		uri  string
+		want map[string]string
+	}{
+		{"skill://alpha/pdf-forms", map[string]string{"skill://alpha/pdf-forms/SKILL.md": "text/markdown", "skill://alpha/pdf-forms/references": mimeDirectory}},
+		{"skill://alpha/pdf-forms/references", map[string]string{"skill://alpha/pdf-forms/references/FIELDS.md": "text/markdown"}},
+		{"skill://beta/pdf-forms/references", map[string]string{"skill://beta/pdf-forms/references/EXPORT.md": "text/markdown"}},
+		{"skill://beta/acme", map[string]string{"skill://beta/acme/billing": mimeDirectory}},
+		{"skill://beta/acme/billing", map[string]string{"skill://beta/acme/billing/refunds": mimeDirectory}},
+		{"skill://alpha/pdf-forms/SKILL.md", nil},
+		{"skill://alpha/pdf-forms/nothing", nil},
+		{"skill://alpha/acme", nil},
+		{"skill://pdf-forms", nil},
+		{"skill://alpha/pdf-forms/../git-workflow", nil},
+	}
+	for _, tc := range tests {
+		got, err := read(tc.uri)
+		if tc.want == nil {
+			var je *jsonrpc.Error
+			if err == nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("directory read of %s: %v, %v; want -32602", tc.uri, got, err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("directory read of %s: %v, %v; want %v", tc.uri, got, err, tc.want)
+			continue
+		}
+		for u, m := range tc.want {
+			if got[u] != m {
+				t.Errorf("directory read of %s: %s is %q, want %q", tc.uri, u, got[u], m)
+			}
+		}
+	}
 }
