@@ -83,7 +83,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Gateway.
@@ -122,8 +121,10 @@ type Options struct {
 	NoEnrich bool
 	// TracerProvider, when set, receives the gateway's spans (tracing.go;
 	// package tracing): one per client request, search and tool call.
-	// Nil is tracing off. serve builds one from toolsearch.tracing.
-	TracerProvider trace.TracerProvider
+	// Nil is tracing off. serve builds one from toolsearch.tracing
+	// (package tracing/otlp); a program that embeds the gateway may build
+	// its own, with an exporter of its own.
+	TracerProvider *tracing.Provider
 }
 
 // Status is the visible state of one upstream server.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -17,11 +18,6 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog/demo"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // upstreamSecret is a header value the gateway sends its upstream: a
@@ -85,7 +81,7 @@ func (u *tracedUpstream) seen(id string) (map[string]any, bool) {
 // "up" and the built-in tools, served over streamable HTTP.
 type tracedGateway struct {
 	g    *Gateway
-	rec  *tracetest.SpanRecorder
+	rec  *tracing.Recorder
 	base string
 	up   *tracedUpstream
 }
@@ -103,8 +99,8 @@ func startTracedGateway(t testing.TB, gw map[string]any) *tracedGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rec := &tracing.Recorder{}
+	tp := tracing.NewProvider(tracing.ProviderOptions{Processor: rec})
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	g, err := New(cfg, Options{TracerProvider: tp, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {
@@ -148,10 +144,10 @@ func (f *tracedGateway) connect(t testing.TB, version string, header http.Header
 }
 
 // spansOf returns the ended spans of trace id, by name.
-func (f *tracedGateway) spansOf(id trace.TraceID) map[string][]sdktrace.ReadOnlySpan {
-	out := map[string][]sdktrace.ReadOnlySpan{}
+func (f *tracedGateway) spansOf(id tracing.TraceID) map[string][]*tracing.Span {
+	out := map[string][]*tracing.Span{}
 	for _, s := range f.rec.Ended() {
-		if s.SpanContext().TraceID() == id {
+		if s.SpanContext().TraceID == id {
 			out[s.Name()] = append(out[s.Name()], s)
 		}
 	}
@@ -159,10 +155,10 @@ func (f *tracedGateway) spansOf(id trace.TraceID) map[string][]sdktrace.ReadOnly
 }
 
 // spanByID returns the ended span of id.
-func (f *tracedGateway) spanByID(t testing.TB, id trace.SpanID) sdktrace.ReadOnlySpan {
+func (f *tracedGateway) spanByID(t testing.TB, id tracing.SpanID) *tracing.Span {
 	t.Helper()
 	for _, s := range f.rec.Ended() {
-		if s.SpanContext().SpanID() == id {
+		if s.SpanContext().SpanID == id {
 			return s
 		}
 	}
@@ -171,7 +167,7 @@ func (f *tracedGateway) spanByID(t testing.TB, id trace.SpanID) sdktrace.ReadOnl
 }
 
 // one returns the single span named name, failing the test otherwise.
-func one(t testing.TB, spans map[string][]sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+func one(t testing.TB, spans map[string][]*tracing.Span, name string) *tracing.Span {
 	t.Helper()
 	if len(spans[name]) != 1 {
 		names := []string{}
@@ -185,24 +181,37 @@ func one(t testing.TB, spans map[string][]sdktrace.ReadOnlySpan, name string) sd
 
 // attrOf is the value of the span's attribute k (an empty value when it
 // has none).
-func attrOf(s sdktrace.ReadOnlySpan, k attribute.Key) attribute.Value {
+func attrOf(s *tracing.Span, k tracing.Key) tracing.Value {
 	for _, kv := range s.Attributes() {
 		if kv.Key == k {
 			return kv.Value
 		}
 	}
-	return attribute.Value{}
+	return tracing.Value{}
 }
 
 // traceparentOf reads the trace and parent span ids of a W3C traceparent.
-func traceparentOf(t testing.TB, meta map[string]any) (trace.TraceID, trace.SpanID) {
+func traceparentOf(t testing.TB, meta map[string]any) (tracing.TraceID, tracing.SpanID) {
 	t.Helper()
 	tp, _ := meta["traceparent"].(string)
-	sc := trace.SpanContextFromContext(tracing.Extract(context.Background(), map[string]any{"traceparent": tp}, nil))
+	sc := tracing.SpanContextFromContext(tracing.Extract(context.Background(), map[string]any{"traceparent": tp}, nil))
 	if !sc.IsValid() {
 		t.Fatalf("the upstream received no valid traceparent: _meta %v", meta)
 	}
-	return sc.TraceID(), sc.SpanID()
+	return sc.TraceID, sc.SpanID
+}
+
+// traceIDFromHex and spanIDFromHex read the ids of a traceparent.
+func traceIDFromHex(s string) (tracing.TraceID, error) {
+	var id tracing.TraceID
+	_, err := hex.Decode(id[:], []byte(s))
+	return id, err
+}
+
+func spanIDFromHex(s string) (tracing.SpanID, error) {
+	var id tracing.SpanID
+	_, err := hex.Decode(id[:], []byte(s))
+	return id, err
 }
 
 const (
@@ -218,18 +227,18 @@ const (
 func TestTracingSpanTree(t *testing.T) {
 	t.Parallel()
 	f := startTracedGateway(t, nil)
-	wantTrace, _ := trace.TraceIDFromHex(clientTraceID)
-	wantParent, _ := trace.SpanIDFromHex(clientSpanID)
+	wantTrace, _ := traceIDFromHex(clientTraceID)
+	wantParent, _ := spanIDFromHex(clientSpanID)
 
 	for _, tc := range []struct {
 		name, version, tool, wantEra string
 		errType                      string // "" for a call that succeeds
-		wantStatus                   codes.Code
+		wantStatus                   tracing.StatusCode
 	}{
 		{name: "session echo", version: era2025, tool: "echo", wantEra: "session"},
 		{name: "per-request echo", version: era2026, tool: "echo", wantEra: "per-request"},
-		{name: "tool error", version: era2025, tool: "fail", wantEra: "session", errType: tracing.ToolError, wantStatus: codes.Error},
-		{name: "protocol error", version: era2025, tool: "broken", wantEra: "session", errType: "-32603", wantStatus: codes.Error},
+		{name: "tool error", version: era2025, tool: "fail", wantEra: "session", errType: tracing.ToolError, wantStatus: tracing.StatusError},
+		{name: "protocol error", version: era2025, tool: "broken", wantEra: "session", errType: "-32603", wantStatus: tracing.StatusError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := f.connect(t, tc.version, nil)
@@ -253,22 +262,22 @@ func TestTracingSpanTree(t *testing.T) {
 			spans := f.spansOf(tid)
 			req := one(t, spans, "tools/call "+callToolName)
 			call := one(t, spans, "tools/call "+tc.tool)
-			if req.Parent().TraceID() != tid || req.Parent().SpanID() != wantParent || !req.Parent().IsRemote() {
+			if req.Parent().TraceID != tid || req.Parent().SpanID != wantParent || !req.Parent().Remote {
 				t.Errorf("the request span's parent is %v, want the client's span %s", req.Parent(), clientSpanID)
 			}
-			if req.SpanKind() != trace.SpanKindServer || call.SpanKind() != trace.SpanKindClient {
-				t.Errorf("span kinds: request %v, call %v; want server and client", req.SpanKind(), call.SpanKind())
+			if req.Kind() != tracing.KindServer || call.Kind() != tracing.KindClient {
+				t.Errorf("span kinds: request %v, call %v; want server and client", req.Kind(), call.Kind())
 			}
-			if call.Parent().SpanID() != req.SpanContext().SpanID() {
-				t.Errorf("the call span's parent is %v, want the request span %v", call.Parent().SpanID(), req.SpanContext().SpanID())
+			if call.Parent().SpanID != req.SpanContext().SpanID {
+				t.Errorf("the call span's parent is %v, want the request span %v", call.Parent().SpanID, req.SpanContext().SpanID)
 			}
-			for k, want := range map[attribute.Key]string{tracing.KeyMethod: "tools/call", tracing.KeyTool: callToolName,
+			for k, want := range map[tracing.Key]string{tracing.KeyMethod: "tools/call", tracing.KeyTool: callToolName,
 				tracing.KeyEra: tc.wantEra, tracing.KeyProtocol: tc.version} {
 				if got := attrOf(req, k).String(); got != want {
 					t.Errorf("request span %s = %q, want %q", k, got, want)
 				}
 			}
-			for k, want := range map[attribute.Key]string{tracing.KeyServer: "up", tracing.KeyTool: tc.tool, tracing.KeyErrorType: tc.errType} {
+			for k, want := range map[tracing.Key]string{tracing.KeyServer: "up", tracing.KeyTool: tc.tool, tracing.KeyErrorType: tc.errType} {
 				if got := attrOf(call, k).String(); got != want {
 					t.Errorf("call span %s = %q, want %q", k, got, want)
 				}
@@ -284,9 +293,9 @@ func TestTracingSpanTree(t *testing.T) {
 				t.Fatal("the upstream saw no call")
 			}
 			gotTrace, gotParent := traceparentOf(t, meta)
-			if gotTrace != tid || gotParent != call.SpanContext().SpanID() {
+			if gotTrace != tid || gotParent != call.SpanContext().SpanID {
 				t.Errorf("the upstream's traceparent %v names trace %v span %v, want trace %v span %v (the gateway's call span)",
-					meta["traceparent"], gotTrace, gotParent, tid, call.SpanContext().SpanID())
+					meta["traceparent"], gotTrace, gotParent, tid, call.SpanContext().SpanID)
 			}
 			if meta["tracestate"] != "vendor=abc" {
 				t.Errorf("the upstream's tracestate is %v, want the client's", meta["tracestate"])
@@ -313,7 +322,7 @@ func TestTracingSpanTree(t *testing.T) {
 		spans := f.spansOf(tid)
 		req := one(t, spans, "tools/call "+searchToolName)
 		s := one(t, spans, "search")
-		if s.Parent().SpanID() != req.SpanContext().SpanID() {
+		if s.Parent().SpanID != req.SpanContext().SpanID {
 			t.Errorf("the search span's parent is %v, want the request span", s.Parent())
 		}
 		if got := attrOf(s, tracing.KeyQueryLength).AsInt64(); got != int64(len(query)) {
@@ -346,8 +355,8 @@ func TestTracingSpanTree(t *testing.T) {
 		spans := f.spansOf(tid)
 		req := one(t, spans, "tools/call builtin__glob")
 		call := one(t, spans, "tools/call glob")
-		if call.Parent().SpanID() != req.SpanContext().SpanID() || call.SpanKind() != trace.SpanKindInternal {
-			t.Errorf("the built-in call span: parent %v kind %v, want the request span and internal", call.Parent(), call.SpanKind())
+		if call.Parent().SpanID != req.SpanContext().SpanID || call.Kind() != tracing.KindInternal {
+			t.Errorf("the built-in call span: parent %v kind %v, want the request span and internal", call.Parent(), call.Kind())
 		}
 		if !attrOf(call, tracing.KeyBuiltin).AsBool() || attrOf(call, tracing.KeyServer).String() != "builtin" {
 			t.Errorf("the built-in call span's attributes %v", call.Attributes())
@@ -368,22 +377,16 @@ func TestTracingRedactsErrors(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("call: %v %v, want a tool error", err, res)
 	}
-	tid, _ := trace.TraceIDFromHex(clientTraceID)
+	tid, _ := traceIDFromHex(clientTraceID)
 	spans := f.spansOf(tid)
 	call := one(t, spans, "tools/call leak")
-	if call.Status().Code != codes.Error || !strings.Contains(call.Status().Description, "refused") {
+	if call.Status().Code != tracing.StatusError || !strings.Contains(call.Status().Description, "refused") {
 		t.Errorf("the call span's status %v, want the error", call.Status())
 	}
 	for _, s := range f.rec.Ended() {
 		desc := s.Status().Description
 		for _, kv := range s.Attributes() {
 			desc += " " + kv.Value.String()
-		}
-		for _, ev := range s.Events() {
-			desc += " " + ev.Name
-			for _, kv := range ev.Attributes {
-				desc += " " + kv.Value.String()
-			}
 		}
 		if strings.Contains(desc, upstreamSecret) {
 			t.Errorf("span %q shows the secret: %s", s.Name(), desc)
@@ -441,12 +444,12 @@ func TestTracingContextSources(t *testing.T) {
 			// upstream's parent, the gateway's call span.
 			got, callID := traceparentOf(t, meta)
 			call := f.spanByID(t, callID)
-			req := f.spanByID(t, call.Parent().SpanID())
-			if req.Name() != "tools/call "+callToolName || req.SpanContext().TraceID() != got {
-				t.Fatalf("the call span's parent is %q of trace %v, want the request span of trace %v", req.Name(), req.SpanContext().TraceID(), got)
+			req := f.spanByID(t, call.Parent().SpanID)
+			if req.Name() != "tools/call "+callToolName || req.SpanContext().TraceID != got {
+				t.Fatalf("the call span's parent is %q of trace %v, want the request span of trace %v", req.Name(), req.SpanContext().TraceID, got)
 			}
 			if tc.wantTrace != "" {
-				if got.String() != tc.wantTrace || !req.Parent().IsRemote() {
+				if got.String() != tc.wantTrace || !req.Parent().Remote {
 					t.Errorf("trace %v (parent %v), want %s, the client's", got, req.Parent(), tc.wantTrace)
 				}
 				return
@@ -460,7 +463,7 @@ func TestTracingContextSources(t *testing.T) {
 
 // searchGateway is a gateway over the demo catalog (no servers), traced
 // into tp when it is not nil.
-func searchGateway(tb testing.TB, tp trace.TracerProvider) *Gateway {
+func searchGateway(tb testing.TB, tp *tracing.Provider) *Gateway {
 	tb.Helper()
 	g, err := New(nil, Options{Static: demo.Snapshot(), TracerProvider: tp})
 	if err != nil {
@@ -485,12 +488,12 @@ func TestTracingOffCostsNothing(t *testing.T) {
 		})
 	}
 	off := allocs(searchGateway(t, nil))
-	rec := tracetest.NewSpanRecorder()
-	unsampled := allocs(searchGateway(t, sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec))))
+	rec := &tracing.Recorder{}
+	unsampled := allocs(searchGateway(t, tracing.NewProvider(tracing.ProviderOptions{Sampler: tracing.NeverSample, Processor: rec})))
 	if len(rec.Ended()) != 0 {
 		t.Fatalf("%d spans recorded with a sampler that samples none", len(rec.Ended()))
 	}
-	recorded := allocs(searchGateway(t, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))))
+	recorded := allocs(searchGateway(t, tracing.NewProvider(tracing.ProviderOptions{Processor: &tracing.Recorder{}})))
 	t.Logf("allocations per search: off %v, on but unsampled %v, on and recorded %v", off, unsampled, recorded)
 	if off >= unsampled || unsampled >= recorded {
 		t.Errorf("allocations per search: off %v, unsampled %v, recorded %v; want off < unsampled < recorded", off, unsampled, recorded)
@@ -502,11 +505,11 @@ func TestTracingOffCostsNothing(t *testing.T) {
 func BenchmarkSearchTracing(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		tp   trace.TracerProvider
+		tp   *tracing.Provider
 	}{
 		{"off", nil},
-		{"unsampled", sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))},
-		{"recorded", sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))},
+		{"unsampled", tracing.NewProvider(tracing.ProviderOptions{Sampler: tracing.NeverSample})},
+		{"recorded", tracing.NewProvider(tracing.ProviderOptions{Processor: &tracing.Recorder{}})},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			g := searchGateway(b, bc.tp)

@@ -226,7 +226,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.Gateway.Tracing.On() {
 		// OpenTelemetry traces (docs/tracing.md); the spans still batched
 		// are sent once the gateway has stopped.
-		tp, err := startTracing(ctx, cfg, log)
+		tp, err := startTracing(cfg, log)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 			return exitUsage

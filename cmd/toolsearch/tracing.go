@@ -7,11 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-logr/logr"
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"github.com/toolsearch/toolsearch/gateway/tracing/otlp"
 )
 
@@ -20,15 +17,13 @@ import (
 const tracingShutdownTimeout = 5 * time.Second
 
 // startTracing builds the tracer provider of toolsearch.tracing. What the
-// OpenTelemetry SDK reports (a collector that does not answer, a refused
-// export) goes to log, never to stdout.
-func startTracing(ctx context.Context, cfg *config.Config, log *slog.Logger) (*sdktrace.TracerProvider, error) {
-	otel.SetLogger(logr.FromSlogHandler(log.Handler()))
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn("tracing: spans could not be sent", "err", err)
-	}))
+// exporter reports (a collector that does not answer, a refused export,
+// spans dropped) goes to log, never to stdout.
+func startTracing(cfg *config.Config, log *slog.Logger) (*tracing.Provider, error) {
 	tc := cfg.Gateway.Tracing
-	tp, err := otlp.NewProvider(ctx, tc, buildVersion())
+	tp, err := otlp.NewProvider(tc, buildVersion(), func(err error) {
+		log.Warn("tracing: spans could not be sent", "err", err)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +47,7 @@ func tracingEndpoint(tc config.Tracing) string {
 }
 
 // stopTracing sends the spans still batched, within a bound.
-func stopTracing(tp *sdktrace.TracerProvider, log *slog.Logger) {
+func stopTracing(tp *tracing.Provider, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
 	defer cancel()
 	if err := tp.Shutdown(ctx); err != nil {

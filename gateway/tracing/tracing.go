@@ -1,7 +1,11 @@
-// Package tracing gives the gateway OpenTelemetry traces: the tracer
-// provider serve builds from toolsearch.tracing (an OTLP/HTTP exporter,
-// batched, sampled), the W3C trace context carried in an MCP request's
-// _meta, and the spans the gateway starts.
+// Package tracing gives the gateway OpenTelemetry traces: spans with
+// W3C trace context, carried in an MCP request's _meta or its HTTP
+// headers; a Provider that samples them (by trace id ratio, following a
+// parent's decision) and hands them to a Batcher, which sends them to an
+// Exporter in bounded batches; and the Tracer that starts the gateway's
+// spans. It is the small part of the OpenTelemetry API and SDK the
+// gateway uses, written here so that the command links neither (package
+// otlp holds the exporter serve uses).
 //
 // A client request gets a server span named for its MCP method (and tool,
 // for tools/call); a search under it gets a span with the query form, the
@@ -30,34 +34,32 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
 // ScopeName is the instrumentation scope of the gateway's spans.
 const ScopeName = "github.com/toolsearch/toolsearch/gateway"
 
+// SchemaURL names the version of the OpenTelemetry semantic conventions
+// whose keys the gateway's spans and resource use.
+const SchemaURL = "https://opentelemetry.io/schemas/1.41.0"
+
 // Attribute keys of the gateway's spans. The MCP and tool keys are those
 // of the OpenTelemetry semantic conventions; the others are toolsearch's.
 const (
-	KeyMethod      = semconv.McpMethodNameKey      // mcp.method.name
-	KeyProtocol    = semconv.McpProtocolVersionKey // mcp.protocol.version
-	KeyTool        = semconv.GenAIToolNameKey      // gen_ai.tool.name
-	KeyErrorType   = semconv.ErrorTypeKey          // error.type
-	KeyEra         = attribute.Key("toolsearch.era")
-	KeyServer      = attribute.Key("toolsearch.server")
-	KeyBuiltin     = attribute.Key("toolsearch.builtin")
-	KeyQueryCount  = attribute.Key("toolsearch.search.queries")
-	KeyQueryLength = attribute.Key("toolsearch.search.query_length")
-	KeyQueryText   = attribute.Key("toolsearch.search.query")
-	KeyForm        = attribute.Key("toolsearch.search.form")
-	KeyResults     = attribute.Key("toolsearch.search.results")
-	KeyTotal       = attribute.Key("toolsearch.search.total")
+	KeyMethod      Key = "mcp.method.name"
+	KeyProtocol    Key = "mcp.protocol.version"
+	KeyTool        Key = "gen_ai.tool.name"
+	KeyErrorType   Key = "error.type"
+	KeyEra         Key = "toolsearch.era"
+	KeyServer      Key = "toolsearch.server"
+	KeyBuiltin     Key = "toolsearch.builtin"
+	KeyQueryCount  Key = "toolsearch.search.queries"
+	KeyQueryLength Key = "toolsearch.search.query_length"
+	KeyQueryText   Key = "toolsearch.search.query"
+	KeyForm        Key = "toolsearch.search.form"
+	KeyResults     Key = "toolsearch.search.results"
+	KeyTotal       Key = "toolsearch.search.total"
 )
 
 // Bounds on the client's text a span holds, in bytes, "…" included.
@@ -91,12 +93,9 @@ func clip(s string, n int) string {
 // (isError), as the semantic conventions name it.
 const ToolError = "tool_error"
 
-// propagator reads and writes W3C trace context (traceparent, tracestate).
-var propagator = propagation.TraceContext{}
-
 // Tracer starts the gateway's spans. Make it with New; nil is off.
 type Tracer struct {
-	tracer  trace.Tracer
+	p       *Provider
 	queries bool
 	redact  func(string) string
 }
@@ -111,7 +110,7 @@ type Options struct {
 }
 
 // New returns a Tracer over tp, or nil (off) when tp is nil.
-func New(tp trace.TracerProvider, opts Options) *Tracer {
+func New(tp *Provider, opts Options) *Tracer {
 	if tp == nil {
 		return nil
 	}
@@ -119,7 +118,7 @@ func New(tp trace.TracerProvider, opts Options) *Tracer {
 	if red == nil {
 		red = func(s string) string { return s }
 	}
-	return &Tracer{tracer: tp.Tracer(ScopeName), queries: opts.RecordQueries, redact: red}
+	return &Tracer{p: tp, queries: opts.RecordQueries, redact: red}
 }
 
 // Request is one client request: method, the tool of a tools/call (""
@@ -137,41 +136,57 @@ type Request struct {
 
 // StartRequest starts the server span of a client request, a child of the
 // trace context the request carries (else a new root).
-func (t *Tracer) StartRequest(ctx context.Context, r Request) (context.Context, trace.Span) {
+func (t *Tracer) StartRequest(ctx context.Context, r Request) (context.Context, *Span) {
 	if t == nil {
 		return ctx, nil
 	}
 	ctx = Extract(ctx, r.Meta, r.Header)
 	method := clip(r.Method, MaxNameBytes)
 	name := method
-	attrs := []attribute.KeyValue{KeyMethod.String(method)}
+	var tool string
 	if r.Tool != "" {
-		tool := clip(r.Tool, MaxNameBytes)
+		tool = clip(r.Tool, MaxNameBytes)
 		name += " " + tool
-		attrs = append(attrs, KeyTool.String(tool))
+	}
+	ctx, span := t.p.Start(ctx, name, KindServer)
+	if span.p == nil {
+		return ctx, span
+	}
+	attrs := [4]Attr{KeyMethod.String(method)}
+	n := 1
+	if tool != "" {
+		attrs[n] = KeyTool.String(tool)
+		n++
 	}
 	if r.Protocol != "" {
-		attrs = append(attrs, KeyProtocol.String(clip(r.Protocol, MaxNameBytes)))
+		attrs[n] = KeyProtocol.String(clip(r.Protocol, MaxNameBytes))
+		n++
 	}
 	if r.Era != "" {
-		attrs = append(attrs, KeyEra.String(r.Era))
+		attrs[n] = KeyEra.String(r.Era)
+		n++
 	}
-	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	span.SetAttributes(attrs[:n]...)
+	return ctx, span
 }
 
 // StartSearch starts the span of one search: query and the further
 // queries of a multi-query search. Only their lengths are recorded unless
 // the tracer records queries; then the text of the first MaxQueries, each
 // clipped to MaxQueryBytes.
-func (t *Tracer) StartSearch(ctx context.Context, query string, queries []string) (context.Context, trace.Span) {
+func (t *Tracer) StartSearch(ctx context.Context, query string, queries []string) (context.Context, *Span) {
 	if t == nil {
 		return ctx, nil
+	}
+	ctx, span := t.p.Start(ctx, "search", KindInternal)
+	if span.p == nil {
+		return ctx, span
 	}
 	n := len(query)
 	for _, q := range queries {
 		n += len(q)
 	}
-	attrs := []attribute.KeyValue{KeyQueryLength.Int(n), KeyQueryCount.Int(len(queries) + min(1, len(query)))}
+	span.SetAttributes(KeyQueryLength.Int(n), KeyQueryCount.Int(len(queries)+min(1, len(query))))
 	if t.queries {
 		texts := make([]string, 0, min(MaxQueries, len(queries)+1))
 		for i, q := range append([]string{query}, queries...) {
@@ -180,19 +195,21 @@ func (t *Tracer) StartSearch(ctx context.Context, query string, queries []string
 			}
 			texts = append(texts, clip(q, MaxQueryBytes))
 		}
-		attrs = append(attrs, KeyQueryText.StringSlice(texts))
+		span.SetAttributes(KeyQueryText.StringSlice(texts))
 	}
-	return t.tracer.Start(ctx, "search", trace.WithAttributes(attrs...))
+	return ctx, span
 }
 
 // EndSearch ends a search span with the form the query took, the hits
 // returned and the total matched, or the error.
-func (t *Tracer) EndSearch(span trace.Span, form string, results, total int, err error) {
+func (t *Tracer) EndSearch(span *Span, form string, results, total int, err error) {
 	if t == nil || span == nil {
 		return
 	}
-	span.SetAttributes(KeyForm.String(form), KeyResults.Int(results), KeyTotal.Int(total))
-	t.fail(span, err, "")
+	if span.p != nil {
+		span.SetAttributes(KeyForm.String(form), KeyResults.Int(results), KeyTotal.Int(total))
+		t.fail(span, err, "")
+	}
 	span.End()
 }
 
@@ -200,17 +217,17 @@ func (t *Tracer) EndSearch(span trace.Span, form string, results, total int, err
 // built-in tools when builtin), and returns meta with the span's trace
 // context in it (traceparent, tracestate), for the _meta of the call: a
 // copy when meta is not nil, so that the client's map is left alone.
-func (t *Tracer) StartCall(ctx context.Context, server, tool string, builtin bool, meta map[string]any) (context.Context, trace.Span, map[string]any) {
+func (t *Tracer) StartCall(ctx context.Context, server, tool string, builtin bool, meta map[string]any) (context.Context, *Span, map[string]any) {
 	if t == nil {
 		return ctx, nil, meta
 	}
-	kind := trace.SpanKindClient
+	kind := KindClient
 	if builtin {
-		kind = trace.SpanKindInternal
+		kind = KindInternal
 	}
 	tool = clip(tool, MaxNameBytes)
-	ctx, span := t.tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(kind), trace.WithAttributes(
-		KeyMethod.String("tools/call"), KeyTool.String(tool), KeyServer.String(server), KeyBuiltin.Bool(builtin)))
+	ctx, span := t.p.Start(ctx, "tools/call "+tool, kind)
+	span.SetAttributes(KeyMethod.String("tools/call"), KeyTool.String(tool), KeyServer.String(server), KeyBuiltin.Bool(builtin))
 	if builtin {
 		return ctx, span, meta
 	}
@@ -220,22 +237,23 @@ func (t *Tracer) StartCall(ctx context.Context, server, tool string, builtin boo
 // End ends a request or call span: an error, or a tool error (isError),
 // marks it failed. errType is the error.type of a failure ("" for the
 // error's Go type, or ToolError for a tool error).
-func (t *Tracer) End(span trace.Span, isToolError bool, err error, errType string) {
+func (t *Tracer) End(span *Span, isToolError bool, err error, errType string) {
 	if t == nil || span == nil {
 		return
 	}
 	switch {
+	case span.p == nil:
 	case err != nil:
 		t.fail(span, err, errType)
 	case isToolError:
 		span.SetAttributes(KeyErrorType.String(ToolError))
-		span.SetStatus(codes.Error, ToolError)
+		span.SetStatus(StatusError, ToolError)
 	}
 	span.End()
 }
 
 // fail marks span failed with err (nothing when err is nil).
-func (t *Tracer) fail(span trace.Span, err error, errType string) {
+func (t *Tracer) fail(span *Span, err error, errType string) {
 	if err == nil {
 		return
 	}
@@ -243,69 +261,5 @@ func (t *Tracer) fail(span trace.Span, err error, errType string) {
 		errType = fmt.Sprintf("%T", err)
 	}
 	span.SetAttributes(KeyErrorType.String(clip(errType, MaxNameBytes)))
-	span.SetStatus(codes.Error, clip(t.redact(err.Error()), MaxStatusBytes))
-}
-
-// Extract returns ctx with the remote span context a request carries: its
-// _meta's traceparent and tracestate when they are valid, else those of
-// the HTTP headers (nil for stdio). A missing or malformed trace context
-// leaves ctx unchanged.
-func Extract(ctx context.Context, meta map[string]any, header http.Header) context.Context {
-	if meta != nil {
-		if c := propagator.Extract(ctx, MetaCarrier(meta)); trace.SpanContextFromContext(c).IsRemote() {
-			return c
-		}
-	}
-	if header != nil {
-		return propagator.Extract(ctx, propagation.HeaderCarrier(header))
-	}
-	return ctx
-}
-
-// Inject returns meta with ctx's span context written into it
-// (traceparent, and tracestate when it has one), replacing any the client
-// sent. meta is copied first, never changed; a ctx without a valid span
-// context returns meta as it was.
-func Inject(ctx context.Context, meta map[string]any) map[string]any {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return meta
-	}
-	out := make(map[string]any, len(meta)+2)
-	for k, v := range meta {
-		if k != traceparent && k != tracestate {
-			out[k] = v
-		}
-	}
-	propagator.Inject(ctx, MetaCarrier(out))
-	return out
-}
-
-// The _meta keys of W3C trace context.
-const (
-	traceparent = "traceparent"
-	tracestate  = "tracestate"
-)
-
-// MetaCarrier reads and writes trace context in an MCP _meta, whose
-// values are JSON: a value that is not a string reads as absent.
-type MetaCarrier map[string]any
-
-// Get returns the string value of key, or "".
-func (m MetaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-// Set sets key to value.
-func (m MetaCarrier) Set(key, value string) { m[key] = value }
-
-// Keys lists the keys whose values are strings.
-func (m MetaCarrier) Keys() []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		if _, ok := v.(string); ok {
-			out = append(out, k)
-		}
-	}
-	return out
+	span.SetStatus(StatusError, clip(t.redact(err.Error()), MaxStatusBytes))
 }

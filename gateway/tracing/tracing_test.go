@@ -7,11 +7,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 )
 
 const (
@@ -48,17 +43,17 @@ func TestExtract(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sc := trace.SpanContextFromContext(Extract(context.Background(), tc.meta, tc.header))
+			sc := SpanContextFromContext(Extract(context.Background(), tc.meta, tc.header))
 			if tc.wantTrace == "" {
 				if sc.IsValid() {
 					t.Fatalf("extracted %v, want nothing", sc)
 				}
 				return
 			}
-			if !sc.IsRemote() || sc.TraceID().String() != tc.wantTrace {
+			if !sc.Remote || sc.TraceID.String() != tc.wantTrace {
 				t.Fatalf("extracted %v, want remote trace %s", sc, tc.wantTrace)
 			}
-			if got := sc.TraceState().String(); got != tc.wantState {
+			if got := sc.TraceState; got != tc.wantState {
 				t.Errorf("tracestate %q, want %q", got, tc.wantState)
 			}
 		})
@@ -94,8 +89,8 @@ func TestTracerSpans(t *testing.T) {
 	}{{"lengths only", false}, {"query text", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rec := tracetest.NewSpanRecorder()
-			tr := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Options{RecordQueries: tc.queries,
+			rec := &Recorder{}
+			tr := New(NewProvider(ProviderOptions{Processor: rec}), Options{RecordQueries: tc.queries,
 				Redact: func(s string) string { return strings.ReplaceAll(s, "hunter2", "[redacted]") }})
 			ctx, req := tr.StartRequest(context.Background(), Request{Method: "tools/call", Tool: "search_tools", Protocol: "2025-11-25", Era: "session",
 				Meta: map[string]any{"traceparent": goodParent}})
@@ -105,7 +100,7 @@ func TestTracerSpans(t *testing.T) {
 			tr.End(call, false, errors.New("token hunter2 refused"), "")
 			tr.End(req, true, nil, "")
 
-			spans := map[string]sdktrace.ReadOnlySpan{}
+			spans := map[string]*Span{}
 			for _, s := range rec.Ended() {
 				spans[s.Name()] = s
 			}
@@ -113,10 +108,10 @@ func TestTracerSpans(t *testing.T) {
 			if r == nil || s == nil || c == nil {
 				t.Fatalf("spans %v", spans)
 			}
-			if r.Parent().TraceID().String() != traceHex || s.Parent().SpanID() != r.SpanContext().SpanID() || c.Parent().SpanID() != s.SpanContext().SpanID() {
+			if r.Parent().TraceID.String() != traceHex || s.Parent().SpanID != r.SpanContext().SpanID || c.Parent().SpanID != s.SpanContext().SpanID {
 				t.Errorf("the spans do not form request → search → call under the client's trace")
 			}
-			if meta["k"] != "v" || meta["traceparent"] != "00-"+traceHex+"-"+c.SpanContext().SpanID().String()+"-01" {
+			if meta["k"] != "v" || meta["traceparent"] != "00-"+traceHex+"-"+c.SpanContext().SpanID.String()+"-01" {
 				t.Errorf("the call's _meta %v lacks the call span's traceparent", meta)
 			}
 			want := map[string]string{"toolsearch.search.query_length": "14", "toolsearch.search.queries": "2",
@@ -136,10 +131,10 @@ func TestTracerSpans(t *testing.T) {
 			if len(want) > 0 {
 				t.Errorf("the search span lacks %v", want)
 			}
-			if c.Status().Code != codes.Error || c.Status().Description != "token [redacted] refused" {
+			if c.Status().Code != StatusError || c.Status().Description != "token [redacted] refused" {
 				t.Errorf("call status %v, want the error, redacted", c.Status())
 			}
-			if r.Status().Code != codes.Error || r.Status().Description != ToolError {
+			if r.Status().Code != StatusError || r.Status().Description != ToolError {
 				t.Errorf("request status %v, want a tool error", r.Status())
 			}
 		})
@@ -179,14 +174,14 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, parent, state, header string) {
 		ctx := Extract(context.Background(), map[string]any{"traceparent": parent, "tracestate": state}, http.Header{"Traceparent": {header}})
-		sc := trace.SpanContextFromContext(ctx)
-		if sc.IsValid() != sc.IsRemote() {
+		sc := SpanContextFromContext(ctx)
+		if sc.IsValid() != sc.Remote {
 			t.Fatalf("extracted %v: valid but not remote, or the reverse", sc)
 		}
 		out := Inject(ctx, nil)
 		if sc.IsValid() {
-			back := trace.SpanContextFromContext(Extract(context.Background(), out, nil))
-			if back.TraceID() != sc.TraceID() || back.SpanID() != sc.SpanID() {
+			back := SpanContextFromContext(Extract(context.Background(), out, nil))
+			if back.TraceID != sc.TraceID || back.SpanID != sc.SpanID || back.Flags != sc.Flags || back.TraceState != sc.TraceState {
 				t.Fatalf("%v injected and read back as %v", sc, back)
 			}
 		}
@@ -213,8 +208,8 @@ func TestClientTextClipped(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rec := tracetest.NewSpanRecorder()
-			tr := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Options{RecordQueries: true})
+			rec := &Recorder{}
+			tr := New(NewProvider(ProviderOptions{Processor: rec}), Options{RecordQueries: true})
 			ctx, req := tr.StartRequest(context.Background(), Request{Method: "tools/" + tc.text, Tool: tc.text, Protocol: tc.text})
 			queries := make([]string, 100)
 			for i := range queries {
@@ -246,10 +241,10 @@ func TestClientTextClipped(t *testing.T) {
 				}
 				check("status", s.Status().Description, MaxStatusBytes)
 				for _, kv := range s.Attributes() {
-					switch kv.Value.Type().String() {
-					case "STRING":
+					switch kv.Value.Type() {
+					case TypeString:
 						check(string(kv.Key), kv.Value.AsString(), MaxNameBytes)
-					case "STRINGSLICE":
+					case TypeStringSlice:
 						list := kv.Value.AsStringSlice()
 						if len(list) > MaxQueries {
 							t.Errorf("%s: %d queries recorded, want at most %d", kv.Key, len(list), MaxQueries)

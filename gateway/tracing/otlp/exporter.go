@@ -18,14 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
@@ -40,8 +35,7 @@ const defaultTimeout = 10 * time.Second
 // exporter posts spans to an OTLP/HTTP collector as protobuf: the
 // ExportTraceServiceRequest of the OTLP specification, one POST a batch,
 // retried with backoff on the statuses the specification calls
-// retryable. It is the one piece of the OpenTelemetry exporter the
-// gateway needs, encoding the protocol's messages field by field, so that
+// retryable. It encodes the protocol's messages field by field, so that
 // the command links neither gRPC nor the protobuf runtime.
 type exporter struct {
 	url     string
@@ -169,7 +163,7 @@ func newExporter(s exporterSettings) *exporter {
 
 // ExportSpans posts spans as one request, retrying while ctx lasts when
 // the collector answers 429, 502, 503 or 504 or cannot be reached.
-func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (e *exporter) ExportSpans(ctx context.Context, spans []*tracing.Span) error {
 	if e.stopped.Load() {
 		return errors.New("otlp: the exporter is shut down")
 	}
@@ -249,120 +243,70 @@ func (e *exporter) Shutdown(context.Context) error {
 }
 
 // exportRequest encodes an ExportTraceServiceRequest: its one field,
-// resource_spans (1), repeated, each the spans of one resource grouped by
-// instrumentation scope. The field numbers are those of the OTLP protocol
+// resource_spans (1), repeated, each the spans of one resource, in one
+// scope (the gateway's). The field numbers are those of the OTLP protocol
 // files (opentelemetry/proto/trace/v1/trace.proto, common/v1/common.proto,
 // resource/v1/resource.proto); the tests decode the result with the
 // protocol's generated messages.
-func exportRequest(spans []sdktrace.ReadOnlySpan) []byte {
-	type scopeKey struct {
-		name, version, schema string
-		attrs                 attribute.Distinct
-	}
-	type scopeSpans struct {
-		scope instrumentation.Scope
+func exportRequest(spans []*tracing.Span) []byte {
+	type resourceSpans struct {
+		res   *tracing.Resource
 		spans pb
 	}
-	type resourceSpans struct {
-		res    *resource.Resource
-		scopes []*scopeSpans
-		byKey  map[scopeKey]*scopeSpans
-	}
 	var order []*resourceSpans
-	byResource := map[attribute.Distinct]*resourceSpans{}
+	byResource := map[*tracing.Resource]*resourceSpans{}
 	for _, s := range spans {
-		rk := s.Resource().Equivalent()
-		rs := byResource[rk]
+		rs := byResource[s.Resource()]
 		if rs == nil {
-			rs = &resourceSpans{res: s.Resource(), byKey: map[scopeKey]*scopeSpans{}}
-			byResource[rk] = rs
+			rs = &resourceSpans{res: s.Resource()}
+			byResource[rs.res] = rs
 			order = append(order, rs)
 		}
-		sc := s.InstrumentationScope()
-		sk := scopeKey{sc.Name, sc.Version, sc.SchemaURL, sc.Attributes.Equivalent()}
-		ss := rs.byKey[sk]
-		if ss == nil {
-			ss = &scopeSpans{scope: sc}
-			rs.byKey[sk] = ss
-			rs.scopes = append(rs.scopes, ss)
-		}
-		ss.spans = ss.spans.msg(2, spanProto(s)) // ScopeSpans.spans
+		rs.spans = rs.spans.msg(2, spanProto(s)) // ScopeSpans.spans
 	}
+	var scope pb
+	scope = scope.str(1, tracing.ScopeName) // InstrumentationScope.name
 	var out pb
 	for _, rs := range order {
-		var r pb
 		var res pb
-		var schema string
-		if rs.res != nil {
-			res = res.attributes(1, rs.res.Attributes()) // Resource.attributes
-			schema = rs.res.SchemaURL()
-		}
-		r = r.msg(1, res) // ResourceSpans.resource
-		for _, ss := range rs.scopes {
-			var scope pb
-			scope = scope.str(1, ss.scope.Name).str(2, ss.scope.Version).attributes(3, ss.scope.Attributes.ToSlice())
-			var b pb
-			b = b.msg(1, scope).raw(ss.spans).str(3, ss.scope.SchemaURL) // ScopeSpans: scope, spans, schema_url
-			r = r.msg(2, b)                                              // ResourceSpans.scope_spans
-		}
-		r = r.str(3, schema) // ResourceSpans.schema_url
-		out = out.msg(1, r)  // ExportTraceServiceRequest.resource_spans
+		res = res.attributes(1, rs.res.Attributes()) // Resource.attributes
+		var ss pb
+		ss = ss.msg(1, scope).raw(rs.spans).str(3, tracing.SchemaURL) // ScopeSpans: scope, spans, schema_url
+		var r pb
+		r = r.msg(1, res).msg(2, ss).str(3, rs.res.SchemaURL()) // ResourceSpans: resource, scope_spans, schema_url
+		out = out.msg(1, r)                                     // ExportTraceServiceRequest.resource_spans
 	}
 	return out
 }
 
 // spanProto encodes one span (opentelemetry.proto.trace.v1.Span).
-func spanProto(s sdktrace.ReadOnlySpan) pb {
-	sc := s.SpanContext()
-	tid, sid := sc.TraceID(), sc.SpanID()
+func spanProto(s *tracing.Span) pb {
+	sc, parent := s.SpanContext(), s.Parent()
 	var p pb
-	p = p.bytes(1, tid[:]).bytes(2, sid[:]).str(3, sc.TraceState().String())
-	if parent := s.Parent(); parent.SpanID().IsValid() {
-		pid := parent.SpanID()
-		p = p.bytes(4, pid[:])
+	p = p.bytes(1, sc.TraceID[:]).bytes(2, sc.SpanID[:]).str(3, sc.TraceState)
+	if parent.SpanID.IsValid() {
+		p = p.bytes(4, parent.SpanID[:])
 	}
 	p = p.str(5, s.Name()).
-		varint(6, uint64(spanKind(s.SpanKind()))).
+		varint(6, uint64(max(0, s.Kind()))).
 		fixed64(7, unixNano(s.StartTime())).
 		fixed64(8, unixNano(s.EndTime())).
 		attributes(9, s.Attributes()).
 		varint(10, uint64(max(0, s.DroppedAttributes())))
-	for _, ev := range s.Events() {
-		var e pb
-		e = e.fixed64(1, unixNano(ev.Time)).str(2, ev.Name).attributes(3, ev.Attributes).
-			varint(4, uint64(max(0, ev.DroppedAttributeCount)))
-		p = p.msg(11, e)
-	}
-	p = p.varint(12, uint64(max(0, s.DroppedEvents())))
-	for _, l := range s.Links() {
-		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		var lp pb
-		lp = lp.bytes(1, ltid[:]).bytes(2, lsid[:]).str(3, l.SpanContext.TraceState().String()).
-			attributes(4, l.Attributes).varint(5, uint64(max(0, l.DroppedAttributeCount))).
-			fixed32(6, spanFlags(l.SpanContext.TraceFlags(), l.SpanContext))
-		p = p.msg(13, lp)
-	}
-	p = p.varint(14, uint64(max(0, s.DroppedLinks())))
 	var st pb
-	switch s.Status().Code {
-	case codes.Error:
-		st = st.str(2, s.Status().Description).varint(3, statusError)
-	case codes.Ok:
+	switch status := s.Status(); status.Code {
+	case tracing.StatusError:
+		st = st.str(2, status.Description).varint(3, statusError)
+	case tracing.StatusOK:
 		st = st.varint(3, statusOK)
 	}
 	p = p.msg(15, st)
-	return p.fixed32(16, spanFlags(sc.TraceFlags(), s.Parent()))
+	return p.fixed32(16, spanFlags(sc.Flags, parent))
 }
 
-// The OTLP enums' values (Span.SpanKind, Status.StatusCode, SpanFlags).
+// The OTLP enums' values (Status.StatusCode, SpanFlags); tracing.Kind
+// numbers span kinds as Span.SpanKind does.
 const (
-	kindUnspecified = iota
-	kindInternal
-	kindServer
-	kindClient
-	kindProducer
-	kindConsumer
-
 	statusOK    = 1
 	statusError = 2
 
@@ -370,30 +314,14 @@ const (
 	flagsIsRemote    = 0x200
 )
 
-// spanFlags carries the W3C trace flags and whether the parent (or the
-// linked span) came from another process.
-func spanFlags(tf trace.TraceFlags, other trace.SpanContext) uint32 {
+// spanFlags carries the W3C trace flags and whether the parent came from
+// another process.
+func spanFlags(tf tracing.TraceFlags, parent tracing.SpanContext) uint32 {
 	f := uint32(tf) | flagsHasIsRemote
-	if other.IsRemote() {
+	if parent.Remote {
 		f |= flagsIsRemote
 	}
 	return f
-}
-
-func spanKind(k trace.SpanKind) int {
-	switch k {
-	case trace.SpanKindInternal:
-		return kindInternal
-	case trace.SpanKindServer:
-		return kindServer
-	case trace.SpanKindClient:
-		return kindClient
-	case trace.SpanKindProducer:
-		return kindProducer
-	case trace.SpanKindConsumer:
-		return kindConsumer
-	}
-	return kindUnspecified
 }
 
 func unixNano(t time.Time) uint64 {
@@ -451,7 +379,7 @@ func (b pb) fixed32(num protowire.Number, v uint32) pb {
 }
 
 // attributes appends each attribute as a KeyValue (key 1, value 2).
-func (b pb) attributes(num protowire.Number, kvs []attribute.KeyValue) pb {
+func (b pb) attributes(num protowire.Number, kvs []tracing.Attr) pb {
 	for _, kv := range kvs {
 		var e pb
 		b = b.msg(num, e.str(1, string(kv.Key)).msg(2, anyValue(kv.Value)))
@@ -461,37 +389,28 @@ func (b pb) attributes(num protowire.Number, kvs []attribute.KeyValue) pb {
 
 // anyValue encodes an AnyValue. Its value is a oneof, so a zero value is
 // written too: false, 0 and "" are values, not absence.
-func anyValue(v attribute.Value) pb {
+func anyValue(v tracing.Value) pb {
 	var b pb
 	switch v.Type() {
-	case attribute.BOOL:
+	case tracing.TypeBool:
 		var n uint64
 		if v.AsBool() {
 			n = 1
 		}
 		return protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), n)
-	case attribute.INT64:
+	case tracing.TypeInt64:
 		return protowire.AppendVarint(protowire.AppendTag(b, 3, protowire.VarintType), uint64(v.AsInt64()))
-	case attribute.FLOAT64:
+	case tracing.TypeFloat64:
 		return protowire.AppendFixed64(protowire.AppendTag(b, 4, protowire.Fixed64Type), math.Float64bits(v.AsFloat64()))
-	case attribute.BOOLSLICE:
-		return b.msg(5, array(v.AsBoolSlice(), attribute.BoolValue))
-	case attribute.INT64SLICE:
-		return b.msg(5, array(v.AsInt64Slice(), attribute.Int64Value))
-	case attribute.FLOAT64SLICE:
-		return b.msg(5, array(v.AsFloat64Slice(), attribute.Float64Value))
-	case attribute.STRINGSLICE:
-		return b.msg(5, array(v.AsStringSlice(), attribute.StringValue))
+	case tracing.TypeStringSlice:
+		var arr pb
+		for _, s := range v.AsStringSlice() { // ArrayValue.values, each an AnyValue
+			var e pb
+			e = protowire.AppendString(protowire.AppendTag(e, 1, protowire.BytesType), s)
+			arr = arr.msg(1, e)
+		}
+		return b.msg(5, arr)
 	}
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	return protowire.AppendString(b, v.String())
-}
-
-// array encodes an ArrayValue: values (1), each an AnyValue.
-func array[T any](xs []T, value func(T) attribute.Value) pb {
-	var b pb
-	for _, x := range xs {
-		b = b.msg(1, anyValue(value(x)))
-	}
-	return b
+	return protowire.AppendString(b, v.AsString())
 }

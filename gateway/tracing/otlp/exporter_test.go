@@ -11,16 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/toolsearch/toolsearch/gateway/tracing"
 )
 
 // TestSettings checks where spans go and with what, from the
@@ -101,79 +96,70 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// spanStubs makes two spans of one resource in two scopes: a failed
-// client call with attributes of each kind, an event and a link, under a
-// remote parent, and a plain internal span.
-func spanStubs() []sdktrace.ReadOnlySpan {
-	tid := trace.TraceID{1, 2, 3}
-	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled, Remote: true})
-	res := resource.NewSchemaless(attribute.String("service.name", "svc"))
-	start := time.Unix(1700000000, 5)
-	stubs := tracetest.SpanStubs{
-		{
-			Name:        "tools/call t1",
-			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{7}, TraceFlags: trace.FlagsSampled}),
-			Parent:      parent,
-			SpanKind:    trace.SpanKindClient,
-			StartTime:   start,
-			EndTime:     start.Add(time.Millisecond),
-			Attributes: []attribute.KeyValue{
-				attribute.String("s", "v"), attribute.Int64("i", 42), attribute.Bool("b", true),
-				attribute.Float64("f", 1.5), attribute.StringSlice("ss", []string{"a", "b"}),
-				attribute.Bool("no", false), attribute.Int64("zero", 0), attribute.String("empty", ""),
-			},
-			Events:               []sdktrace.Event{{Name: "retry", Time: start, Attributes: []attribute.KeyValue{attribute.Int("n", 1)}}},
-			Links:                []sdktrace.Link{{SpanContext: parent}},
-			Status:               sdktrace.Status{Code: codes.Error, Description: "upstream failed"},
-			DroppedAttributes:    3,
-			Resource:             res,
-			InstrumentationScope: instrumentationScope("a"),
-		},
-		{
-			Name:                 "search",
-			SpanContext:          trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{8}}),
-			SpanKind:             trace.SpanKindInternal,
-			StartTime:            start,
-			EndTime:              start,
-			Resource:             res,
-			InstrumentationScope: instrumentationScope("b"),
-		},
-	}
-	return stubs.Snapshots()
+// spanStubs makes three ended spans: a failed client call with
+// attributes of each kind (two more dropped past the provider's bound)
+// under a remote parent with a tracestate, and a plain internal root, of
+// one resource; and a span of another resource.
+func spanStubs() []*tracing.Span {
+	rec := &tracing.Recorder{}
+	res := tracing.NewResource("https://example.com/schema", tracing.Key("service.name").String("svc"))
+	p := tracing.NewProvider(tracing.ProviderOptions{Processor: rec, Resource: res, MaxAttributes: 8})
+	ctx := tracing.Extract(context.Background(), map[string]any{"traceparent": "00-" + traceHex + "-0900000000000000-01", "tracestate": "k=v"}, nil)
+	_, call := p.Start(ctx, "tools/call t1", tracing.KindClient)
+	call.SetAttributes(
+		tracing.Key("s").String("v"), tracing.Key("i").Int64(42), tracing.Key("b").Bool(true),
+		tracing.Key("f").Float64(1.5), tracing.Key("ss").StringSlice([]string{"a", "b"}),
+		tracing.Key("no").Bool(false), tracing.Key("zero").Int(0), tracing.Key("empty").String(""),
+		tracing.Key("x").Int(1), tracing.Key("y").Int(2),
+	)
+	call.SetStatus(tracing.StatusError, "upstream failed")
+	call.End()
+	_, plain := p.Start(context.Background(), "search", tracing.KindInternal)
+	plain.End()
+	other := tracing.NewProvider(tracing.ProviderOptions{Processor: rec, Resource: tracing.NewResource("", tracing.Key("service.name").String("other"))})
+	_, o := other.Start(context.Background(), "other", tracing.KindServer)
+	o.End()
+	return rec.Ended()
 }
 
 // TestExportRequestDecodes checks the encoded request against the
 // protocol's own messages: what each field holds after a round trip.
 func TestExportRequestDecodes(t *testing.T) {
 	t.Parallel()
-	body := exportRequest(spanStubs())
+	spans := spanStubs()
+	body := exportRequest(spans)
 	req := &coltracepb.ExportTraceServiceRequest{}
 	if err := proto.Unmarshal(body, req); err != nil {
 		t.Fatal(err)
 	}
-	if len(req.ResourceSpans) != 1 || len(req.ResourceSpans[0].ScopeSpans) != 2 {
-		t.Fatalf("want one resource with two scopes: %v", req)
+	if len(req.ResourceSpans) != 2 || len(req.ResourceSpans[0].ScopeSpans) != 1 || len(req.ResourceSpans[1].ScopeSpans) != 1 {
+		t.Fatalf("want two resources, one scope each: %v", req)
 	}
 	rs := req.ResourceSpans[0]
-	if rs.Resource.Attributes[0].Key != "service.name" || rs.Resource.Attributes[0].Value.GetStringValue() != "svc" {
-		t.Errorf("resource %v", rs.Resource)
+	if rs.Resource.Attributes[0].Key != "service.name" || rs.Resource.Attributes[0].Value.GetStringValue() != "svc" || rs.SchemaUrl != "https://example.com/schema" {
+		t.Errorf("resource %v, schema %q", rs.Resource, rs.SchemaUrl)
+	}
+	if other := req.ResourceSpans[1]; other.Resource.Attributes[0].Value.GetStringValue() != "other" || other.ScopeSpans[0].Spans[0].Name != "other" {
+		t.Errorf("the second resource %v", other)
 	}
 	ss := rs.ScopeSpans[0]
-	if ss.Scope.Name != "a" || ss.Scope.Version != "v1" || len(ss.Spans) != 1 {
-		t.Fatalf("scope %v with %d spans", ss.Scope, len(ss.Spans))
+	if ss.Scope.Name != tracing.ScopeName || ss.SchemaUrl != tracing.SchemaURL || len(ss.Spans) != 2 {
+		t.Fatalf("scope %v (schema %q) with %d spans", ss.Scope, ss.SchemaUrl, len(ss.Spans))
 	}
-	s := ss.Spans[0]
+	s, want := ss.Spans[0], spans[0]
+	sc := want.SpanContext()
 	checks := []struct {
 		what string
 		ok   bool
 	}{
-		{"trace id", trace.TraceID(s.TraceId) == trace.TraceID{1, 2, 3}},
-		{"span id", trace.SpanID(s.SpanId) == trace.SpanID{7}},
-		{"parent", trace.SpanID(s.ParentSpanId) == trace.SpanID{9}},
+		{"trace id", tracing.TraceID(s.TraceId).String() == traceHex},
+		{"span id", tracing.SpanID(s.SpanId) == sc.SpanID},
+		{"tracestate", s.TraceState == "k=v"},
+		{"parent", tracing.SpanID(s.ParentSpanId) == tracing.SpanID{9}},
 		{"flags: sampled, parent remote", s.Flags == 0x1|0x100|0x200},
 		{"kind", s.Kind == tracepb.Span_SPAN_KIND_CLIENT},
-		{"start", s.StartTimeUnixNano == 1700000000_000000005},
-		{"end", s.EndTimeUnixNano == 1700000000_001000005},
+		{"start", s.StartTimeUnixNano == uint64(want.StartTime().UnixNano())},
+		{"end", s.EndTimeUnixNano == uint64(want.EndTime().UnixNano()) && s.EndTimeUnixNano >= s.StartTimeUnixNano},
 		{"string", s.Attributes[0].Value.GetStringValue() == "v"},
 		{"int", s.Attributes[1].Value.GetIntValue() == 42},
 		{"bool", s.Attributes[2].Value.GetBoolValue()},
@@ -181,9 +167,7 @@ func TestExportRequestDecodes(t *testing.T) {
 		{"slice", len(s.Attributes[4].Value.GetArrayValue().GetValues()) == 2 && s.Attributes[4].Value.GetArrayValue().Values[1].GetStringValue() == "b"},
 		{"zero values are values, not absence", s.Attributes[5].Value.GetValue() != nil && s.Attributes[6].Value.GetValue() != nil &&
 			s.Attributes[7].Value.GetValue() != nil && !s.Attributes[5].Value.GetBoolValue() && s.Attributes[6].Value.GetIntValue() == 0},
-		{"dropped", s.DroppedAttributesCount == 3},
-		{"event", len(s.Events) == 1 && s.Events[0].Name == "retry" && s.Events[0].Attributes[0].Value.GetIntValue() == 1},
-		{"link", len(s.Links) == 1 && trace.SpanID(s.Links[0].SpanId) == trace.SpanID{9}},
+		{"dropped", len(s.Attributes) == 8 && s.DroppedAttributesCount == 2},
 		{"status", s.Status.Code == tracepb.Status_STATUS_CODE_ERROR && s.Status.Message == "upstream failed"},
 	}
 	for _, c := range checks {
@@ -191,8 +175,8 @@ func TestExportRequestDecodes(t *testing.T) {
 			t.Errorf("%s is wrong: %v", c.what, s)
 		}
 	}
-	plain := rs.ScopeSpans[1].Spans[0]
-	if plain.ParentSpanId != nil || plain.Kind != tracepb.Span_SPAN_KIND_INTERNAL || plain.Status.Code != tracepb.Status_STATUS_CODE_UNSET || plain.Flags != 0x100 {
+	plain := ss.Spans[1]
+	if plain.ParentSpanId != nil || plain.Kind != tracepb.Span_SPAN_KIND_INTERNAL || plain.Status.Code != tracepb.Status_STATUS_CODE_UNSET || plain.Flags != 0x1|0x100 || plain.TraceState != "" {
 		t.Errorf("plain span %v", plain)
 	}
 }
@@ -238,7 +222,7 @@ func TestExporterRetries(t *testing.T) {
 	if err := e.ExportSpans(ctx, spanStubs()); err != nil {
 		t.Fatal(err)
 	}
-	if req := <-got; len(req.ResourceSpans) != 1 || calls.Load() != 3 {
+	if req := <-got; len(req.ResourceSpans) != 2 || calls.Load() != 3 {
 		t.Errorf("%d calls, request %v", calls.Load(), req)
 	}
 
@@ -277,8 +261,4 @@ func TestExporterShutdown(t *testing.T) {
 	if err := e.ExportSpans(context.Background(), spanStubs()); err == nil || !strings.Contains(err.Error(), "shut down") {
 		t.Errorf("export after shutdown: %v", err)
 	}
-}
-
-func instrumentationScope(name string) instrumentation.Scope {
-	return instrumentation.Scope{Name: name, Version: "v1"}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -75,7 +74,7 @@ func TestProviderExports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tp, err := NewProvider(context.Background(), cfg.Gateway.Tracing, "v9.9.9")
+			tp, err := NewProvider(cfg.Gateway.Tracing, "v9.9.9", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +114,7 @@ func TestProviderExports(t *testing.T) {
 						}
 						for _, s := range ss.Spans {
 							spans[s.Name] = true
-							if tid := trace.TraceID(s.TraceId); tid.String() != traceHex {
+							if tid := tracing.TraceID(s.TraceId); tid.String() != traceHex {
 								t.Errorf("span %s in trace %s, want the client's %s", s.Name, tid, traceHex)
 							}
 							if s.Name == "tools/call t1" && s.Kind.String() == "SPAN_KIND_CLIENT" && s.Status.GetCode().String() != "STATUS_CODE_ERROR" {
@@ -168,7 +167,7 @@ func TestProviderBoundedWhileCollectorStalls(t *testing.T) {
 		_, _ = w.Write(b)
 	}))
 	t.Cleanup(srv.Close)
-	tp, err := NewProvider(context.Background(), config.Tracing{Endpoint: srv.URL, SampleRatio: 1}, "v1")
+	tp, err := NewProvider(config.Tracing{Endpoint: srv.URL, SampleRatio: 1}, "v1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +204,91 @@ func TestProviderBoundedWhileCollectorStalls(t *testing.T) {
 	}
 	if posted > 1<<20 {
 		t.Errorf("%d bytes were posted: the megabyte-long tool name went to the collector", posted)
+	}
+}
+
+// TestResource: service.name from the configuration, else
+// OTEL_SERVICE_NAME, else OTEL_RESOURCE_ATTRIBUTES, else the default; the
+// version and the SDK's attributes; a malformed pair is refused without
+// quoting it.
+func TestResource(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, configured string
+		env              map[string]string
+		want             map[string]string
+		wantErr          string
+	}{
+		{name: "default", want: map[string]string{"service.name": "toolsearch", "service.version": "v1",
+			"telemetry.sdk.name": "toolsearch", "telemetry.sdk.language": "go", "telemetry.sdk.version": "v1"}},
+		{name: "configured wins", configured: "gw", env: map[string]string{"OTEL_SERVICE_NAME": "env", "OTEL_RESOURCE_ATTRIBUTES": "service.name=attr"},
+			want: map[string]string{"service.name": "gw"}},
+		{name: "OTEL_SERVICE_NAME", env: map[string]string{"OTEL_SERVICE_NAME": "env", "OTEL_RESOURCE_ATTRIBUTES": "service.name=attr"},
+			want: map[string]string{"service.name": "env"}},
+		{name: "resource attributes, percent-decoded", env: map[string]string{"OTEL_RESOURCE_ATTRIBUTES": " service.name=attr , deployment.environment=prod%20eu,service.version=v0"},
+			want: map[string]string{"service.name": "attr", "deployment.environment": "prod eu", "service.version": "v1"}},
+		{name: "malformed pair", env: map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "a=1,secret-without-key"}, wantErr: "pair 2"},
+		{name: "bad escape", env: map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "a=%zz"}, wantErr: "pair 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := resource(tc.configured, "v1", func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secret") {
+					t.Fatalf("error %v, want one naming %s and not the text", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, a := range res.Attributes() {
+				got[string(a.Key)] = a.Value.AsString()
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+				}
+			}
+		})
+	}
+}
+
+// TestProviderSettings: the OTEL_BSP_* and OTEL_*ATTRIBUTE* variables
+// are read, and a bad value is refused by name.
+func TestProviderSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{name: "good", env: map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "100", "OTEL_BSP_EXPORT_TIMEOUT": "2000",
+			"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "2", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "5"}},
+		{name: "bad delay", env: map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "5s"}, wantErr: "OTEL_BSP_SCHEDULE_DELAY"},
+		{name: "negative limit", env: map[string]string{"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "-1"}, wantErr: "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
+		{name: "bad endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "nowhere"}, wantErr: "OTLP exporter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tp, err := newProvider(config.Tracing{SampleRatio: 1}, "v1", nil, func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			_, s := tp.Start(context.Background(), "s", tracing.KindInternal)
+			s.SetAttributes(tracing.Key("a").String("abcdefgh"), tracing.Key("b").Int(1), tracing.Key("c").Int(2))
+			s.End()
+			if attrs := s.Attributes(); len(attrs) != 2 || s.DroppedAttributes() != 1 || len(attrs[0].Value.AsString()) > 5 {
+				t.Errorf("attributes %v (%d dropped), want two, the string within 5 bytes", attrs, s.DroppedAttributes())
+			}
+		})
 	}
 }
