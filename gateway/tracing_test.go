@@ -477,8 +477,14 @@ const benchQuery = "create an issue in a repository"
 // TestTracingOffCostsNothing: with tracing off the gateway's search path
 // makes no span and allocates less than with tracing on, even when no
 // span is sampled (the hooks return before any work: the nil Tracer's
-// zero allocations are checked in package tracing).
+// zero allocations are checked in package tracing). Under the race
+// detector sync.Pool drops items at random, and the counts vary by more
+// than the two allocations an unsampled span costs: the test is a
+// measurement, run without -race (.ci/run does).
 func TestTracingOffCostsNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a measurement of allocations: run without -race (.ci/run does)")
+	}
 	ctx := context.Background()
 	allocs := func(g *Gateway) float64 {
 		return testing.AllocsPerRun(200, func() {
