@@ -49,9 +49,11 @@ func TestThroughTheGateway(t *testing.T) {
 			search(t, cs, "render a page of markup")
 
 			var st dashboard.State
-			eventually(t, "the dashboard shows the searches", 5*time.Second, func() bool {
+			// The server may still be listing its resources and prompts
+			// (it is ready after): wait for that too.
+			eventually(t, "the dashboard shows the searches and the server ready", 10*time.Second, func() bool {
 				st = r.state(t)
-				return len(st.Searches) == 3
+				return len(st.Searches) == 3 && len(st.Servers) == 1 && st.Servers[0].State == "ready"
 			})
 			// Servers: state, tools, and a redacted stderr tail.
 			if len(st.Servers) != 1 || st.Servers[0].Name != "hostile" || st.Servers[0].State != "ready" || st.Servers[0].Tools != 2 {
