@@ -257,18 +257,14 @@ func (s *session) serverSession() *mcp.ServerSession {
 func (g *Gateway) register(s *session) {
 	g.sessMu.Lock()
 	g.sessions[s] = struct{}{}
-	n := len(g.sessions)
 	g.sessMu.Unlock()
-	g.metrics.setSessions(n)
 	g.enr.Kick() // a client that offers sampling may have come (package enrichment)
 }
 
 func (g *Gateway) unregister(s *session) {
 	g.sessMu.Lock()
 	delete(g.sessions, s)
-	n := len(g.sessions)
 	g.sessMu.Unlock()
-	g.metrics.setSessions(n)
 }
 
 func (g *Gateway) sessionList() []*session {

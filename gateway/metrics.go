@@ -38,7 +38,7 @@ type metrics struct {
 	catalogTok  prom.Gauge      // set on each scrape (serveMetrics)
 	tokLoaded   prom.Gauge      // set on each scrape (serveMetrics)
 	tokHeld     prom.Gauge      // set on each scrape (serveMetrics)
-	sessions    prom.Gauge
+	sessions    prom.Gauge      // set on each scrape (serveMetrics)
 	// HTTP sessions (sessions.go): open now (initialized or not), refused
 	// at the cap, closed by the gateway per reason.
 	httpOpen    prom.Gauge
@@ -63,7 +63,10 @@ type metrics struct {
 
 	// Background enrichment (package enrichment): registered when it is on
 	// (enrichOn); the gauges are set on each scrape (setEnrich).
-	enrichOnce      sync.Once
+	enrichOnce sync.Once
+	// scrapeMu makes one scrape's sums and its output one piece: a
+	// second scrape waits (serveMetrics).
+	scrapeMu        sync.Mutex
 	enrichReady     atomic.Bool     // the enrich* metrics are registered
 	enrichTools     prom.CounterVec // outcome: written, rejected, failed
 	enrichTokens    prom.CounterVec // direction: input, output
@@ -278,10 +281,12 @@ func (m *metrics) setSessions(n int) { m.sessions.Set(float64(n)) }
 // serveMetrics answers GET /metrics. The token gauges summed over sessions
 // are worked out here, at each scrape, rather than kept up to date on every
 // change of every session's tool list. The session count and the catalog's
-// tokens are set again from the same list and total, so that one scrape
-// is consistent: it never counts a session, or a catalog, whose tokens it
-// left out of the sums.
+// tokens are set only here, from the same list and total, so that one
+// scrape is consistent: it never counts a session, or a catalog, whose
+// tokens it left out of the sums.
 func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	g.metrics.scrapeMu.Lock()
+	defer g.metrics.scrapeMu.Unlock()
 	total := int(g.metrics.catalogTokens.Load())
 	g.metrics.catalogTok.Set(float64(total))
 	loaded, held := 0, 0
