@@ -473,7 +473,7 @@ func (s *session) sync() {
 			s.tools[n] = t.Raw
 		}
 	}
-	desc, schema := g.searchToolSchema(searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff))) // skills.go
+	desc, schema := g.searchToolSchema(searchDescription(v, g, s.mode, g.visibleWithout(s.builtinOff)), true) // skills.go
 	if desc != s.searchDesc {
 		s.server.AddTool(&mcp.Tool{Name: searchToolName, Title: "Search tools", Description: desc,
 			InputSchema: schema, Meta: alwaysLoadMeta,

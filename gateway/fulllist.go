@@ -373,7 +373,7 @@ func (g *Gateway) bridgeTools(fl *fullList) []*mcp.Tool {
 	v := g.cur.Load()
 	var out []*mcp.Tool
 	if !fl.has[searchToolName] {
-		desc, schema := g.searchToolSchema(searchDescription(v, g, config.ExposureSearch, g.Visible)) // skills.go
+		desc, schema := g.searchToolSchema(searchDescription(v, g, config.ExposureSearch, g.Visible), false) // skills.go
 		out = append(out, &mcp.Tool{Name: searchToolName, Title: "Search tools",
 			Description: desc, InputSchema: schema, Meta: alwaysLoadMeta, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
 	}

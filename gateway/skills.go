@@ -7,7 +7,10 @@ package gateway
 //
 //   - skills/list: the skills of every server policy lets clients see, each
 //     under the gateway's URI for it (core/skills naming: the server's key
-//     first, skill://docs/pdf-forms/SKILL.md), paginated;
+//     first, skill://docs/pdf-forms/SKILL.md), paginated; skills are
+//     deferred as tools are: a session under search or dynamic exposure
+//     gets only those of servers configured with alwaysLoad, and finds the
+//     others with search_tools (the extension lets a listing be partial);
 //   - skills/get: the server's current entry for one skill, asked of the
 //     server and held, URIs rewritten the same way;
 //   - resources/read of such a URI: read from the owning server under its
@@ -40,6 +43,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/skills"
+	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // The extension's methods.
@@ -181,8 +185,11 @@ type skillView struct {
 	pol  *policy.Policy
 	// list is every visible skill, servers in key order, each server's
 	// in URI order.
-	list  []skills.Ref
-	byURI map[string]skills.Ref // gateway URI → skill
+	list []skills.Ref
+	// always are those of list whose server is configured with
+	// alwaysLoad: what skills/list gives a session that defers skills.
+	always []skills.Ref
+	byURI  map[string]skills.Ref // gateway URI → skill
 	// declared are the servers that declare the extension.
 	declared map[string]bool
 	// denied are, per server, the entries policy denies.
@@ -247,6 +254,9 @@ func (g *Gateway) skillView() *skillView {
 			}
 			sv.list = append(sv.list, r)
 			sv.byURI[r.URI] = r
+			if u := g.ups()[k]; u != nil && u.cfg.AlwaysLoad {
+				sv.always = append(sv.always, r)
+			}
 		}
 	}
 	ix, err := skills.NewIndex(sv.list)
@@ -297,7 +307,7 @@ func (s *session) serveSkills() {
 	g := s.g
 	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsList,
 		func(ctx context.Context, _ *mcp.ServerSession, p *skillsListParams) (*skillsListResult, error) {
-			res, err := g.listSkillsFor(p)
+			res, err := g.listSkillsFor(p, s.defersSkills())
 			if err == nil {
 				g.metrics.skillsListed()
 			}
@@ -361,21 +371,40 @@ func (g *Gateway) skillOwner(uri string) (server, orig string, ok bool) {
 	return server, orig, g.skillView().declared[server]
 }
 
+// defersSkills reports whether the session's skills/list leaves out the
+// skills of servers not configured with alwaysLoad: under search and
+// dynamic exposure, as for tools, the model finds them with search_tools.
+// The exposure is read at each list, since auto exposure may switch a
+// session from full to dynamic (sync).
+func (s *session) defersSkills() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode != config.ExposureFull
+}
+
 // listSkillsFor answers a client's skills/list: one page of the visible
-// skills. The cursor is the offset of the page, as a decimal number.
-func (g *Gateway) listSkillsFor(p *skillsListParams) (*skillsListResult, error) {
+// skills, or with deferred set, of those of always-load servers only.
+// A deferred skill is left out of the list, not refused: skills/get and
+// reads of its files answer as for any visible skill (the extension lets
+// a listing be partial and requires skills/get for every skill served).
+// The cursor is the offset of the page, as a decimal number.
+func (g *Gateway) listSkillsFor(p *skillsListParams, deferred bool) (*skillsListResult, error) {
 	sv := g.skillView()
+	list := sv.list
+	if deferred {
+		list = sv.always
+	}
 	from := 0
 	if p != nil && p.Cursor != "" {
 		n, err := strconv.Atoi(p.Cursor)
-		if err != nil || n < 0 || n > len(sv.list) {
+		if err != nil || n < 0 || n > len(list) {
 			return nil, invalidParams("skills/list: cursor %.40q is not one this gateway gave", p.Cursor)
 		}
 		from = n
 	}
-	to := min(len(sv.list), from+skills.ListPageSize)
-	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(sv.list[from:to]), CacheScope: "public"}
-	if to < len(sv.list) {
+	to := min(len(list), from+skills.ListPageSize)
+	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(list[from:to]), CacheScope: "public"}
+	if to < len(list) {
 		res.NextCursor = strconv.Itoa(to)
 	}
 	return res, nil
@@ -698,16 +727,21 @@ var searchSkillsInputSchema = json.RawMessage(`{"type":"object","properties":{` 
 	`"kind":{"type":"string","enum":["tools","skills","both"],"description":"What to find (default both)."}}}`)
 
 // searchToolSchema returns the search tool's description and input schema
-// with what it says of skills when any is visible: the same for
-// search_tools in every exposure and for the bridge of the full list
-// (fulllist.go).
-func (g *Gateway) searchToolSchema(desc string) (string, any) {
+// with what it says of skills when any is visible: for search_tools under
+// search and dynamic exposure (deferred: skills/list leaves the skills
+// out, search finds them) and for the bridge of the full list
+// (fulllist.go), whose sessions list every skill.
+func (g *Gateway) searchToolSchema(desc string, deferred bool) (string, any) {
 	n := g.skillCount()
 	if n == 0 {
 		return desc, searchInputSchema
 	}
-	return desc + fmt.Sprintf(" Also finds skills (%d): kind \"skills\" or \"both\" (the default, one max_results shared, a tool and a skill in turn); "+
-		"a skill found is a reference to read with resources/read.", n), searchSkillsInputSchema
+	where := "Also finds skills"
+	if deferred {
+		where = "Skills are found here, not listed up front"
+	}
+	return desc + fmt.Sprintf(" %s (%d): kind \"skills\" or \"both\" (the default, one max_results shared, a tool and a skill in turn); "+
+		"a skill found is a reference: read it with skills/get on the uri returned, then resources/read its SKILL.md and files.", where, n), searchSkillsInputSchema
 }
 
 // shareSkillHits runs the skill search of a search_tools call of kind
@@ -754,7 +788,7 @@ func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int
 }
 
 // skillsNote tells the model what to do with the skills it found.
-const skillsNote = "Skills found are references: read one with resources/read on its uri (skills/get gives its files)."
+const skillsNote = "Skills found are references: read one with skills/get on its uri (it gives the skill's files), then resources/read its SKILL.md."
 
 // skillsExtensionSettings is what the gateway declares of the extension:
 // skills/list, skills/get and resources/directory/read.

@@ -146,7 +146,13 @@ func TestSkillsTypeScriptServers(t *testing.T) {
 		t.Errorf("the gateway declares %v for skills; want directoryRead and nothing else", m)
 	}
 
-	list := listAllSkills(t, cs)
+	// Under search exposure skills are deferred: the list is empty, and
+	// every skill answers skills/get and reads below all the same. A
+	// session in full exposure lists them all.
+	if deferred := listAllSkills(t, cs); len(deferred) != 0 {
+		t.Errorf("skills/list under search exposure gave %d skills, want none", len(deferred))
+	}
+	list := listAllSkills(t, skillsClient(t, g, "full"))
 	got := map[string]string{}
 	for _, e := range list {
 		got[e.URI] = e.Description
@@ -223,7 +229,7 @@ func TestSkillsTypeScriptServers(t *testing.T) {
 		waitState(t, g2, k, 60*time.Second, StateReady)
 	}
 	cs2 := skillsClient(t, g2, "search")
-	for _, e := range listAllSkills(t, cs2) {
+	for _, e := range listAllSkills(t, skillsClient(t, g2, "full")) {
 		if e.URI == "skill://beta/pdf-forms/SKILL.md" {
 			t.Errorf("a denied skill is listed")
 		}
@@ -455,11 +461,12 @@ func TestSkillsHostileUpstream(t *testing.T) {
 		if n != maxSkillsPerServer {
 			t.Errorf("kept %d skills of a server listing 100,000, want %d", n, maxSkillsPerServer)
 		}
-		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), cs, methodSkillsList, &skillsListParams{})
+		full := skillsClient(t, g, "full")
+		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), full, methodSkillsList, &skillsListParams{})
 		if err != nil || len(res.Skills) != skills.ListPageSize || res.NextCursor == "" {
 			t.Fatalf("first page: %d skills, cursor %q, %v", len(res.Skills), res.NextCursor, err)
 		}
-		if _, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), cs, methodSkillsList, &skillsListParams{Cursor: "-5"}); err == nil {
+		if _, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), full, methodSkillsList, &skillsListParams{Cursor: "-5"}); err == nil {
 			t.Errorf("a forged cursor was accepted")
 		}
 	})
