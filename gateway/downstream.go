@@ -1221,14 +1221,9 @@ func (g *Gateway) readUpstream(ctx context.Context, ss *mcp.ServerSession, serve
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
-	ls, err := u.live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer g.track(server, ctx, ss)()
-	ctx, cancel := g.upstreamContext(ctx, ls)
-	defer cancel()
-	return ls.cs.ReadResource(ctx, p)
+	return onUpstream(ctx, g, ss, u, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, p)
+	})
 }
 
 // getPromptWith gets a prompt from its server on behalf of a client
@@ -1241,14 +1236,24 @@ func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, serv
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
+	return onUpstream(ctx, g, ss, u, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, p)
+	})
+}
+
+// onUpstream makes one request to u's live session on behalf of the client
+// session ss (nil for none): the request counts as in flight for the
+// server (track) and is bounded by upstreamContext.
+func onUpstream[R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, u *upstream, call func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
 	ls, err := u.live(ctx)
 	if err != nil {
-		return nil, err
+		var none R
+		return none, err
 	}
-	defer g.track(server, ctx, ss)()
-	ctx, cancel := g.upstreamContext(ctx, ls)
+	defer g.track(u.cfg.Key, ctx, ss)()
+	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	return ls.cs.GetPrompt(ctx, p)
+	return call(cctx, ls.cs)
 }
 
 // upstreamContext bounds a request to an upstream: it ends with ctx, at the

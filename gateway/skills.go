@@ -446,14 +446,9 @@ func (g *Gateway) fetchSkill(ctx context.Context, ss *mcp.ServerSession, server,
 	if u == nil {
 		return nil, invalidParams("server %q is not configured", server)
 	}
-	ls, err := u.live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer g.track(server, ctx, ss)()
-	uctx, cancel := g.upstreamContext(ctx, ls)
-	defer cancel()
-	res, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](uctx, ls.cs, methodSkillsGet, &skillsGetParams{URI: orig})
+	res, err := onUpstream(ctx, g, ss, u, func(ctx context.Context, cs *mcp.ClientSession) (*skillsGetResult, error) {
+		return mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](ctx, cs, methodSkillsGet, &skillsGetParams{URI: orig})
+	})
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams {
@@ -1061,14 +1056,9 @@ func (g *Gateway) forwardDirectoryRead(ctx context.Context, ss *mcp.ServerSessio
 	if u == nil {
 		return nil, invalidParams("server %q is not configured", server)
 	}
-	ls, err := u.live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer g.track(server, ctx, ss)()
-	uctx, cancel := g.upstreamContext(ctx, ls)
-	defer cancel()
-	res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](uctx, ls.cs, methodDirectoryRead, &directoryReadParams{URI: orig, Cursor: p.Cursor})
+	res, err := onUpstream(ctx, g, ss, u, func(ctx context.Context, cs *mcp.ClientSession) (*directoryReadResult, error) {
+		return mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](ctx, cs, methodDirectoryRead, &directoryReadParams{URI: orig, Cursor: p.Cursor})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("resources/directory/read of server %q: %w", server, err)
 	}
