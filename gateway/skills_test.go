@@ -127,6 +127,25 @@ func skillsServer(t *testing.T, fixture string, pageSize int) map[string]any {
 	return map[string]any{"command": node, "args": []string{filepath.Join(dir, "serve.mjs"), filepath.Join(dir, "fixtures", fixture), strconv.Itoa(pageSize)}}
 }
 
+// twoSkillsServers is the config of the two TypeScript skills servers,
+// which both serve skill://pdf-forms/SKILL.md: alpha lists its skills in
+// one page, beta one skill a page.
+func twoSkillsServers(t *testing.T) map[string]any {
+	t.Helper()
+	return map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
+}
+
+// startSkillsGateway starts a gateway over servers, with extra in its
+// config, and waits until every server is ready.
+func startSkillsGateway(t *testing.T, servers, extra map[string]any) *Gateway {
+	t.Helper()
+	g := startGateway(t, writeConfig(t, servers, extra))
+	for k := range servers {
+		waitState(t, g, k, 60*time.Second, StateReady)
+	}
+	return g
+}
+
 // TestSkillsTypeScriptServers: two TypeScript SDK skills servers that both
 // serve skill://pdf-forms/SKILL.md; through the gateway each keeps its own
 // URI, every file reads back with its manifest's digest, the search tool
@@ -134,11 +153,8 @@ func skillsServer(t *testing.T, fixture string, pageSize int) map[string]any {
 // everywhere.
 func TestSkillsTypeScriptServers(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
-	g := startGateway(t, writeConfig(t, servers, nil))
-	for k := range servers {
-		waitState(t, g, k, 60*time.Second, StateReady)
-	}
+	servers := twoSkillsServers(t)
+	g := startSkillsGateway(t, servers, nil)
 	cs := skillsClient(t, g, "search")
 	if ext := cs.InitializeResult().Capabilities.Extensions; ext == nil || ext[skills.ExtensionID] == nil {
 		t.Fatalf("the gateway does not declare the skills extension: %v", ext)
@@ -224,10 +240,7 @@ func TestSkillsTypeScriptServers(t *testing.T) {
 	}
 
 	// Policy: a denied skill is absent everywhere and unreadable.
-	g2 := startGateway(t, writeConfig(t, servers, map[string]any{"policy": map[string]any{"skills": map[string]any{"deny": []string{"beta/pdf-*"}}}}))
-	for k := range servers {
-		waitState(t, g2, k, 60*time.Second, StateReady)
-	}
+	g2 := startSkillsGateway(t, servers, map[string]any{"policy": map[string]any{"skills": map[string]any{"deny": []string{"beta/pdf-*"}}}})
 	cs2 := skillsClient(t, g2, "search")
 	for _, e := range listAllSkills(t, skillsClient(t, g2, "full")) {
 		if e.URI == "skill://beta/pdf-forms/SKILL.md" {
@@ -402,10 +415,7 @@ func TestSkillsHostileUpstream(t *testing.T) {
 		"climb": map[string]any{"type": "http", "url": serveHTTP(t, hostileSkills(climbing)).URL},
 		"many":  map[string]any{"type": "http", "url": serveHTTP(t, hostileSkills(many)).URL},
 	}
-	g := startGateway(t, writeConfig(t, servers, nil))
-	for k := range servers {
-		waitState(t, g, k, 60*time.Second, StateReady)
-	}
+	g := startSkillsGateway(t, servers, nil)
 	cs := skillsClient(t, g, "search")
 
 	t.Run("reads", func(t *testing.T) {
@@ -479,11 +489,8 @@ func TestSkillsHostileUpstream(t *testing.T) {
 // route, fails with an error naming the gateway's URIs to read instead.
 func TestSkillsServerOwnURIs(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
-	g := startGateway(t, writeConfig(t, servers, nil))
-	for k := range servers {
-		waitState(t, g, k, 60*time.Second, StateReady)
-	}
+	servers := twoSkillsServers(t)
+	g := startSkillsGateway(t, servers, nil)
 	cs := skillsClient(t, g, "search")
 	ctx := context.Background()
 
@@ -559,11 +566,8 @@ func TestSkillsServerOwnURIs(t *testing.T) {
 // folder and a URI outside the skills are -32602.
 func TestSkillsDirectoryRead(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"alpha": skillsServer(t, "alpha", 100), "beta": skillsServer(t, "beta", 1)}
-	g := startGateway(t, writeConfig(t, servers, nil))
-	for k := range servers {
-		waitState(t, g, k, 60*time.Second, StateReady)
-	}
+	servers := twoSkillsServers(t)
+	g := startSkillsGateway(t, servers, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ct, st := mcp.NewInMemoryTransports()
