@@ -15,9 +15,10 @@ import (
 // swapping a folder for a link while a tool runs can make an open fail but
 // never lead it out of the root.
 //
-// The folder handle comes in two forms: on Linux, raw file descriptors and
-// openat(2) with O_NOFOLLOW (fsys_linux.go); elsewhere, and with the build
-// tag toolsearch_osroot, os.Root (fsys_root.go).
+// The folder handle comes in two forms: on Linux (amd64 and arm64), raw
+// file descriptors and openat(2) with O_NOFOLLOW (fsys_linux.go);
+// elsewhere, and with the build tag toolsearch_osroot, os.Root
+// (fsys_root.go).
 
 // errSymlink is returned by dirFD.openDir and dirFD.openFile for a name
 // that is a symbolic link, which they never follow.

@@ -1,4 +1,4 @@
-//go:build linux && !toolsearch_osroot
+//go:build linux && (amd64 || arm64) && !toolsearch_osroot
 
 package files
 
@@ -6,9 +6,16 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
+)
 
-	"golang.org/x/sys/unix"
+// Values of openat(2) and fstatat(2) that the syscall package does not
+// export on every architecture; they are the same on all of Linux's.
+const (
+	atFDCWD           = -0x64 // the current folder, as a folder descriptor
+	atSymlinkNoFollow = 0x100 // describe a symbolic link, not its target
 )
 
 // A dirFD is an open folder. Its methods take one name in it, never a path
@@ -26,7 +33,7 @@ type dirFD struct {
 // openRootDir opens a root folder by its path. Roots come from the user's
 // configuration or the client, so the path itself is trusted.
 func openRootDir(path string) (*dirFD, error) {
-	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	fd, err := openat(atFDCWD, path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -36,8 +43,8 @@ func openRootDir(path string) (*dirFD, error) {
 // openat opens name relative to dir, retrying when a signal interrupts it.
 func openat(dir int, name string, flags int) (int, error) {
 	for {
-		fd, err := unix.Openat(dir, name, flags, 0)
-		if err != unix.EINTR {
+		fd, err := syscall.Openat(dir, name, flags, 0)
+		if err != syscall.EINTR {
 			return fd, err
 		}
 	}
@@ -46,7 +53,7 @@ func openat(dir int, name string, flags int) (int, error) {
 // openDir opens the folder name in d. A symbolic link is errSymlink and any
 // other kind of file errNotFolder.
 func (d *dirFD) openDir(name string) (*dirFD, error) {
-	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, d.why(name, err)
 	}
@@ -56,7 +63,7 @@ func (d *dirFD) openDir(name string) (*dirFD, error) {
 // why explains a failed open of name: a symbolic link, something that is
 // not a folder, or the error itself.
 func (d *dirFD) why(name string, err error) error {
-	if err == unix.ELOOP || err == unix.ENOTDIR {
+	if err == syscall.ELOOP || err == syscall.ENOTDIR {
 		if st, lerr := d.lstat(name); lerr == nil {
 			switch {
 			case st.mode&fs.ModeSymlink != 0:
@@ -66,7 +73,7 @@ func (d *dirFD) why(name string, err error) error {
 			}
 		}
 	}
-	if err == unix.ENOENT {
+	if err == syscall.ENOENT {
 		return fs.ErrNotExist
 	}
 	return err
@@ -75,17 +82,17 @@ func (d *dirFD) why(name string, err error) error {
 // openFile opens the regular file name in d for reading. It does not wait
 // for a named pipe's writer, and a symbolic link is errSymlink.
 func (d *dirFD) openFile(name string) (*fileFD, error) {
-	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, d.why(name, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
 		return nil, errNotRegular
 	}
 	return &fileFD{fd: fd, n: st.Size, mtime: time.Unix(st.Mtim.Unix())}, nil
@@ -93,13 +100,13 @@ func (d *dirFD) openFile(name string) (*fileFD, error) {
 
 // lstat describes the name in d itself, not what a link points to.
 func (d *dirFD) lstat(name string) (fileStat, error) {
-	var st unix.Stat_t
+	var st syscall.Stat_t
 	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
+		err := fstatat(d.fd, name, &st, atSymlinkNoFollow)
+		if err == syscall.EINTR {
 			continue
 		}
-		if err == unix.ENOENT {
+		if err == syscall.ENOENT {
 			return fileStat{}, fs.ErrNotExist
 		}
 		if err != nil {
@@ -108,17 +115,17 @@ func (d *dirFD) lstat(name string) (fileStat, error) {
 		break
 	}
 	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
 		mode |= fs.ModeDir
-	case unix.S_IFLNK:
+	case syscall.S_IFLNK:
 		mode |= fs.ModeSymlink
-	case unix.S_IFREG:
-	case unix.S_IFIFO:
+	case syscall.S_IFREG:
+	case syscall.S_IFIFO:
 		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
+	case syscall.S_IFSOCK:
 		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
+	case syscall.S_IFCHR:
 		mode |= fs.ModeDevice | fs.ModeCharDevice
 	default:
 		mode |= fs.ModeDevice
@@ -130,8 +137,8 @@ func (d *dirFD) lstat(name string) (fileStat, error) {
 func (d *dirFD) readlink(name string) (string, error) {
 	for n := 256; ; n *= 2 {
 		buf := make([]byte, n)
-		k, err := unix.Readlinkat(d.fd, name, buf)
-		if err == unix.EINTR {
+		k, err := readlinkat(d.fd, name, buf)
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
@@ -157,7 +164,7 @@ func (d *dirFD) close() {
 		d.f.Close()
 		return
 	}
-	unix.Close(d.fd)
+	syscall.Close(d.fd)
 }
 
 // A fileFD is a regular file open for reading.
@@ -179,8 +186,8 @@ func (f *fileFD) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		k, err := unix.Read(f.fd, p)
-		if err == unix.EINTR {
+		k, err := syscall.Read(f.fd, p)
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
@@ -194,4 +201,21 @@ func (f *fileFD) Read(p []byte) (int, error) {
 }
 
 // close releases f.
-func (f *fileFD) close() { unix.Close(f.fd) }
+func (f *fileFD) close() { syscall.Close(f.fd) }
+
+// readlinkat is readlinkat(2), which the syscall package does not export.
+func readlinkat(dir int, name string, buf []byte) (int, error) {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return 0, err
+	}
+	if len(buf) == 0 {
+		return 0, syscall.EINVAL
+	}
+	n, _, errno := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(p)),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}

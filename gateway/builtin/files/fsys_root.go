@@ -1,4 +1,4 @@
-//go:build !linux || toolsearch_osroot
+//go:build !(linux && (amd64 || arm64)) || toolsearch_osroot
 
 package files
 
