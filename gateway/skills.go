@@ -38,8 +38,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.yaml.in/yaml/v3"
-
 	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/skills"
@@ -653,12 +651,9 @@ func checkFrontmatter(e *skills.Entry, content []byte) error {
 	if end > skills.MaxFrontmatterBytes {
 		return fmt.Errorf("%w: %s has a frontmatter of over %d bytes", skills.ErrVerify, e.URI, skills.MaxFrontmatterBytes)
 	}
-	var fm struct {
-		Name        string `yaml:"name"`
-		Description string `yaml:"description"`
-	}
-	if err := yaml.Unmarshal([]byte(body[:end]), &fm); err != nil {
-		return fmt.Errorf("%w: %s: its frontmatter is not YAML: %v", skills.ErrVerify, e.URI, err)
+	fm, err := skills.ReadFrontmatter(body[:end])
+	if err != nil {
+		return fmt.Errorf("%w: %s: its frontmatter cannot be read: %v", skills.ErrVerify, e.URI, err)
 	}
 	if fm.Name != e.Name || strings.TrimSpace(fm.Description) != strings.TrimSpace(e.Description) {
 		return fmt.Errorf("%w: the frontmatter of %s (name %q) differs from the skill's entry (name %q): call skills/get to refresh",

@@ -143,7 +143,9 @@ func TestServeRefusesBadTracing(t *testing.T) {
 // pkoukk/tiktoken-go pull the regexp2 engine): token counts are
 // core/catalog's own, over the vocabulary file of the data-only package
 // tiktoken-go-loader/assets. Nor golang.org/x/sys/unix, for the few
-// system calls the files tools make that the syscall package has too.
+// system calls the files tools make that the syscall package has too, nor
+// a YAML library, for the two keys of a skill's frontmatter the gateway
+// checks (core/skills reads them).
 func TestLinksNoHeavyDependency(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
@@ -161,7 +163,7 @@ func TestLinksNoHeavyDependency(t *testing.T) {
 		"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "google.golang.org/grpc",
 		"golang.org/x/net/trace", "text/template", "html/template",
 		"github.com/tiktoken-go/tokenizer", "github.com/dlclark/regexp2", "github.com/pkoukk/tiktoken-go",
-		"golang.org/x/sys/unix",
+		"golang.org/x/sys/unix", "go.yaml.in/yaml",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, b := range banned {
