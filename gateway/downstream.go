@@ -84,6 +84,10 @@ type session struct {
 	ss         *mcp.ServerSession
 	tools      map[string][]byte // exposed name → what was registered
 	loaded     []string          // dynamic: IDs of found tools, oldest first
+	// foundSkills are, under dynamic exposure, the gateway URIs of the
+	// skills search found for the session, oldest first: its skills/list
+	// gives them after those of always-load servers (skills.go).
+	foundSkills []string
 	lastSearch *pendingSearch    // the search a call may follow (learning.go)
 	searchDesc string
 	hasCall    bool
@@ -672,7 +676,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	switch args.Kind {
 	case "", kindBoth, kindTools:
 	case kindSkills:
-		return g.skillsOnlyResult(ctx, args, max), nil // skills.go
+		return s.skillsOnlyResult(ctx, args, max), nil // skills.go
 	default:
 		return toolError("search_tools: kind is %q; it is \"tools\", \"skills\" or \"both\"", args.Kind), nil
 	}
@@ -681,6 +685,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	var skillHits []skillHitOut
 	if err == nil && args.Kind != kindTools {
 		skillHits = g.shareSkillHits(ctx, &res, args, max) // skills.go: one max_results for both
+		s.loadSkills(skillHits)
 	}
 	if g.feed != nil {
 		s.feedSearch(req, args, res, err, start) // feed.go

@@ -11,6 +11,8 @@ package gateway
 //     deferred as tools are: a session under search or dynamic exposure
 //     gets only those of servers configured with alwaysLoad, and finds the
 //     others with search_tools (the extension lets a listing be partial);
+//     under dynamic exposure, the skills search found for the session are
+//     listed too, after those, as found tools join its tools/list;
 //   - skills/get: the server's current entry for one skill, asked of the
 //     server and held, URIs rewritten the same way;
 //   - resources/read of such a URI: read from the owning server under its
@@ -305,7 +307,8 @@ func (s *session) serveSkills() {
 	g := s.g
 	_ = mcp.AddReceivingCustomMethod(s.server, methodSkillsList,
 		func(ctx context.Context, _ *mcp.ServerSession, p *skillsListParams) (*skillsListResult, error) {
-			res, err := g.listSkillsFor(p, s.defersSkills())
+			deferred, found := s.skillsListing()
+			res, err := g.listSkillsFor(p, deferred, found)
 			if err == nil {
 				g.metrics.skillsListed()
 			}
@@ -369,28 +372,63 @@ func (g *Gateway) skillOwner(uri string) (server, orig string, ok bool) {
 	return server, orig, g.skillView().declared[server]
 }
 
-// defersSkills reports whether the session's skills/list leaves out the
-// skills of servers not configured with alwaysLoad: under search and
-// dynamic exposure, as for tools, the model finds them with search_tools.
-// The exposure is read at each list, since auto exposure may switch a
-// session from full to dynamic (sync).
-func (s *session) defersSkills() bool {
+// skillsListing says what the session's skills/list gives: with deferred,
+// the skills of servers configured with alwaysLoad and those in found
+// (the gateway URIs search found for a session under dynamic exposure),
+// else every visible skill. Under search and dynamic exposure, as for
+// tools, the model finds skills with search_tools. The exposure is read at
+// each list, since auto exposure may switch a session from full to
+// dynamic (sync).
+func (s *session) skillsListing() (deferred bool, found []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mode != config.ExposureFull
+	if s.mode == config.ExposureDynamic {
+		found = slices.Clone(s.foundSkills)
+	}
+	return s.mode != config.ExposureFull, found
+}
+
+// maxDynamicSkills bounds the skills a dynamic session's skills/list
+// gains from its searches: the oldest found go first.
+const maxDynamicSkills = 64
+
+// loadSkills adds the skills a search found to a dynamic session's
+// skills/list.
+func (s *session) loadSkills(hits []skillHitOut) {
+	if len(hits) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mode != config.ExposureDynamic {
+		return
+	}
+	for _, h := range hits {
+		if !slices.Contains(s.foundSkills, h.URI) {
+			s.foundSkills = append(s.foundSkills, h.URI)
+		}
+	}
+	if n := len(s.foundSkills); n > maxDynamicSkills {
+		s.foundSkills = slices.Clone(s.foundSkills[n-maxDynamicSkills:])
+	}
 }
 
 // listSkillsFor answers a client's skills/list: one page of the visible
-// skills, or with deferred set, of those of always-load servers only.
-// A deferred skill is left out of the list, not refused: skills/get and
-// reads of its files answer as for any visible skill (the extension lets
-// a listing be partial and requires skills/get for every skill served).
-// The cursor is the offset of the page, as a decimal number.
-func (g *Gateway) listSkillsFor(p *skillsListParams, deferred bool) (*skillsListResult, error) {
+// skills, or with deferred set, of those of always-load servers and then
+// those of found that are still visible (in the order found). A deferred
+// skill is left out of the list, not refused: skills/get and reads of its
+// files answer as for any visible skill (the extension lets a listing be
+// partial and requires skills/get for every skill served). A list with
+// found skills is the session's own: its cacheScope is private. The cursor
+// is the offset of the page, as a decimal number.
+func (g *Gateway) listSkillsFor(p *skillsListParams, deferred bool, found []string) (*skillsListResult, error) {
 	sv := g.skillView()
-	list := sv.list
+	list, scope := sv.list, scopePublic
 	if deferred {
 		list = sv.always
+		if added := sv.found(found); len(added) > 0 {
+			list, scope = append(slices.Clip(list), added...), scopePrivate
+		}
 	}
 	from := 0
 	if p != nil && p.Cursor != "" {
@@ -401,11 +439,24 @@ func (g *Gateway) listSkillsFor(p *skillsListParams, deferred bool) (*skillsList
 		from = n
 	}
 	to := min(len(list), from+skills.ListPageSize)
-	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(list[from:to]), CacheScope: "public"}
+	res := &skillsListResult{ResultType: "complete", Skills: skillsPage(list[from:to]), CacheScope: scope}
 	if to < len(list) {
 		res.NextCursor = strconv.Itoa(to)
 	}
 	return res, nil
+}
+
+// found returns the skills of uris that are visible and not of an
+// always-load server (those are listed already), in the order of uris.
+func (sv *skillView) found(uris []string) []skills.Ref {
+	var out []skills.Ref
+	for _, u := range uris {
+		r, ok := sv.byURI[u]
+		if ok && !slices.ContainsFunc(sv.always, func(a skills.Ref) bool { return a.URI == u }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // getSkillFor answers a client's skills/get: the owning server's current
@@ -752,9 +803,12 @@ func (g *Gateway) shareSkillHits(ctx context.Context, res *search.Result, args s
 	return hits[:ns]
 }
 
-// skillsOnlyResult answers a search_tools call of kind skills.
-func (g *Gateway) skillsOnlyResult(ctx context.Context, args searchArgs, max int) *mcp.CallToolResult {
+// skillsOnlyResult answers a search_tools call of kind skills; under
+// dynamic exposure the skills found join the session's skills/list.
+func (s *session) skillsOnlyResult(ctx context.Context, args searchArgs, max int) *mcp.CallToolResult {
+	g := s.g
 	hits, err := g.searchSkills(ctx, args.Query, args.Queries, max)
+	s.loadSkills(hits)
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) {
 			return toolError("%v", err)

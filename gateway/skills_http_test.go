@@ -2,15 +2,18 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/skills"
 )
 
@@ -172,5 +175,54 @@ func TestSkillsStatelessModernClient(t *testing.T) {
 	}
 	if r = call("/mcp/search", "skills/list", "", "{}"); len(r["skills"].([]any)) != 0 {
 		t.Errorf("skills/list under search exposure listed %d skills, want none (deferred)", len(r["skills"].([]any)))
+	}
+}
+
+// TestSkillsDynamicListGrows: under dynamic exposure a session's
+// skills/list starts empty and gains the skills its searches found, in the
+// order found (cacheScope private: the list is the session's); under
+// search exposure it stays empty, and another dynamic session's list is
+// its own.
+func TestSkillsDynamicListGrows(t *testing.T) {
+	t.Parallel()
+	g := startSkillsGateway(t, twoSkillsServers(t), nil)
+	dyn, other, search := skillsClient(t, g, "dynamic"), skillsClient(t, g, "dynamic"), skillsClient(t, g, "search")
+	list := func(cs *mcp.ClientSession) ([]string, string) {
+		t.Helper()
+		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](context.Background(), cs, methodSkillsList, &skillsListParams{})
+		if err != nil {
+			t.Fatalf("skills/list: %v", err)
+		}
+		var uris []string
+		for _, raw := range res.Skills {
+			e, err := skills.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uris = append(uris, e.URI)
+		}
+		return uris, res.CacheScope
+	}
+	if uris, scope := list(dyn); len(uris) != 0 || scope != scopePublic {
+		t.Fatalf("a dynamic session's first skills/list: %v (%s), want none (public)", uris, scope)
+	}
+	refunds, pdf := "skill://beta/acme/billing/refunds/SKILL.md", "skill://alpha/pdf-forms/SKILL.md"
+	for _, cs := range []*mcp.ClientSession{dyn, search} {
+		if got := searchSkillsTool(t, cs, "customer refund requests", kindSkills).Skills; len(got) == 0 || got[0].URI != refunds {
+			t.Fatalf("search for refunds: %+v", got)
+		}
+	}
+	if got := searchSkillsTool(t, dyn, "fill in pdf form fields for signing", kindBoth).Skills; len(got) == 0 || got[0].URI != pdf {
+		t.Fatalf("search for pdf forms: %+v", got)
+	}
+	uris, scope := list(dyn)
+	if len(uris) < 2 || uris[0] != refunds || !slices.Contains(uris, pdf) || scope != scopePrivate {
+		t.Errorf("the dynamic session's skills/list after two searches: %v (%s); want %s first, %s in it, private", uris, scope, refunds, pdf)
+	}
+	if uris, _ := list(search); len(uris) != 0 {
+		t.Errorf("a search session's skills/list after a search: %v, want none", uris)
+	}
+	if uris, _ := list(other); len(uris) != 0 {
+		t.Errorf("another dynamic session's skills/list: %v, want none", uris)
 	}
 }
