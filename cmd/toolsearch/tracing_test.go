@@ -145,7 +145,9 @@ func TestServeRefusesBadTracing(t *testing.T) {
 // tiktoken-go-loader/assets. Nor golang.org/x/sys/unix, for the few
 // system calls the files tools make that the syscall package has too, nor
 // a YAML library, for the two keys of a skill's frontmatter the gateway
-// checks (core/skills reads them).
+// checks (core/skills reads them). Nor the package testing, which brings
+// runtime/trace with it: github.com/kljensen/snowball imports it outside
+// its tests, so search stems with internal/stem instead.
 func TestLinksNoHeavyDependency(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
@@ -164,6 +166,7 @@ func TestLinksNoHeavyDependency(t *testing.T) {
 		"golang.org/x/net/trace", "text/template", "html/template",
 		"github.com/tiktoken-go/tokenizer", "github.com/dlclark/regexp2", "github.com/pkoukk/tiktoken-go",
 		"golang.org/x/sys/unix", "go.yaml.in/yaml",
+		"github.com/kljensen/snowball", "testing",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, b := range banned {

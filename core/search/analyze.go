@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
+	porter2 "github.com/toolsearch/toolsearch/internal/stem"
 )
 
 // Text analysis turns a field's text into index terms. The same analysis runs
@@ -56,7 +56,7 @@ func stem(w string) string {
 		// The plural of an acronym: "dsns", "vms".
 		s = w[:len(w)-1]
 	case len(w) > 2 && isAlpha(w):
-		s = english.Stem(w, false)
+		s = porter2.English(w)
 	}
 	if len(w) <= maxStemLen && stemCount.Load() < maxStems {
 		if _, loaded := stemCache.LoadOrStore(w, s); !loaded {
