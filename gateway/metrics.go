@@ -52,6 +52,8 @@ type metrics struct {
 	skillsVisible   prom.Gauge      // skills skills/list gives
 	skillsListTok   prom.Gauge      // a client's first skills/list page
 	skillsFileBytes prom.Gauge      // the visible skills' files, by their manifests
+	skillsLoaded    prom.Gauge      // set on each scrape (serveMetrics)
+	skillsHeld      prom.Gauge      // set on each scrape (serveMetrics)
 	skillHits       prom.Counter    // skills returned by searches
 	skillLists      prom.Counter    // skills/list pages served
 	skillGets       prom.CounterVec // outcome: ok, error
@@ -179,6 +181,10 @@ func newMetrics() *metrics {
 		"Tokens of a client's first skills/list page: what listing the skills costs before any is used.")
 	m.skillsFileBytes = gauge("toolsearch_skills_file_bytes",
 		"Bytes of the visible skills' files by their manifests: held back until a client reads them.")
+	m.skillsLoaded = gauge("toolsearch_skills_tokens_loaded",
+		"Tokens of the skill entries sessions' skills/list gives now (every page), summed over sessions.")
+	m.skillsHeld = gauge("toolsearch_skills_tokens_held_back",
+		"Tokens of visible skill entries kept out of sessions' skills/list (deferred), summed over sessions.")
 	m.skillHits = counter("toolsearch_search_skill_hits_total", "Skills returned by searches.")
 	m.skillLists = counter("toolsearch_skills_list_pages_total", "Pages of skills/list served to clients.")
 	m.skillGets = counterVec("toolsearch_skills_fetched_total", "skills/get calls of clients, by outcome: ok or error.", "outcome")
@@ -290,6 +296,9 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	total := int(g.metrics.catalogTokens.Load())
 	g.metrics.catalogTok.Set(float64(total))
 	loaded, held := 0, 0
+	skillsLoaded, skillsHeld := 0, 0
+	sv := g.skillView()
+	skillsTotal := sv.listTokens(false, nil)
 	list := g.sessionList()
 	g.metrics.setSessions(len(list))
 	for _, s := range list {
@@ -298,8 +307,13 @@ func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		loaded += l
 		held += max(total-l, 0)
+		sl := sv.listTokens(s.skillsListing())
+		skillsLoaded += sl
+		skillsHeld += max(skillsTotal-sl, 0)
 	}
 	g.metrics.setSkills(g.SkillStats())
+	g.metrics.skillsLoaded.Set(float64(skillsLoaded))
+	g.metrics.skillsHeld.Set(float64(skillsHeld))
 	g.metrics.tokLoaded.Set(float64(loaded))
 	g.metrics.tokHeld.Set(float64(held))
 	if g.enr.On() {

@@ -200,6 +200,7 @@ type skillView struct {
 	// entryTok is each skill's entry's tokens (entryTokens).
 	tokOnce  sync.Once
 	entryTok []int
+	tokByURI map[string]int
 }
 
 // skillState is the gateway's skills: the view for the current catalog

@@ -206,6 +206,11 @@ func TestSkillsDynamicListGrows(t *testing.T) {
 	if uris, scope := list(dyn); len(uris) != 0 || scope != scopePublic {
 		t.Fatalf("a dynamic session's first skills/list: %v (%s), want none (public)", uris, scope)
 	}
+	base := serveHTTP(t, g.Handler("")).URL
+	all := g.SkillStats().Tokens
+	if l, h := metricValue(t, base, "toolsearch_skills_tokens_loaded"), metricValue(t, base, "toolsearch_skills_tokens_held_back"); l != 0 || h != 3*all {
+		t.Errorf("before any search: skills tokens loaded %d, held back %d; want 0 and three sessions' %d", l, h, all)
+	}
 	refunds, pdf := "skill://beta/acme/billing/refunds/SKILL.md", "skill://alpha/pdf-forms/SKILL.md"
 	for _, cs := range []*mcp.ClientSession{dyn, search} {
 		if got := searchSkillsTool(t, cs, "customer refund requests", kindSkills).Skills; len(got) == 0 || got[0].URI != refunds {
@@ -224,5 +229,9 @@ func TestSkillsDynamicListGrows(t *testing.T) {
 	}
 	if uris, _ := list(other); len(uris) != 0 {
 		t.Errorf("another dynamic session's skills/list: %v, want none", uris)
+	}
+	l, h := metricValue(t, base, "toolsearch_skills_tokens_loaded"), metricValue(t, base, "toolsearch_skills_tokens_held_back")
+	if l == 0 || l >= all || l+h != 3*all {
+		t.Errorf("after the searches: skills tokens loaded %d, held back %d; want the found skills' share of %d, the rest of three sessions' held", l, h, all)
 	}
 }

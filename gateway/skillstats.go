@@ -132,11 +132,34 @@ func (g *Gateway) SkillStats() SkillStats {
 func (sv *skillView) entryTokens() []int {
 	sv.tokOnce.Do(func() {
 		sv.entryTok = make([]int, len(sv.list))
+		sv.tokByURI = make(map[string]int, len(sv.list))
 		for i, r := range sv.list {
 			sv.entryTok[i] = r.Tokens()
+			sv.tokByURI[r.URI] = sv.entryTok[i]
 		}
 	})
 	return sv.entryTok
+}
+
+// listTokens is the o200k size of the entries a session's skills/list
+// gives over every page (skillsListing says which): every visible skill,
+// or with deferred set, those of always-load servers and the found ones.
+func (sv *skillView) listTokens(deferred bool, found []string) int {
+	sv.entryTokens()
+	n := 0
+	if !deferred {
+		for _, t := range sv.entryTok {
+			n += t
+		}
+		return n
+	}
+	for _, r := range sv.always {
+		n += sv.tokByURI[r.URI]
+	}
+	for _, r := range sv.found(found) {
+		n += sv.tokByURI[r.URI]
+	}
+	return n
 }
 
 // addSkillViews lists each server's visible skills in its view, at most
