@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/skills"
+	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
 // skillsHTTPServer starts the TypeScript SDK's skills server
@@ -233,5 +234,37 @@ func TestSkillsDynamicListGrows(t *testing.T) {
 	l, h := metricValue(t, base, "toolsearch_skills_tokens_loaded"), metricValue(t, base, "toolsearch_skills_tokens_held_back")
 	if l == 0 || l >= all || l+h != 3*all {
 		t.Errorf("after the searches: skills tokens loaded %d, held back %d; want the found skills' share of %d, the rest of three sessions' held", l, h, all)
+	}
+}
+
+// TestClusterSharesSkills: a replica that has listed a skills server
+// shares its manifest, skills included; a replica that never started the
+// server serves the same skills from the cluster, and skills/get asks the
+// server on demand.
+func TestClusterSharesSkills(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"alpha": skillsServer(t, "alpha", 100)}, srv.URL(0), "skl", nil)
+	a := newReplica(t, path, "a", true, false)
+	waitState(t, a.g, "alpha", 60*time.Second, StateReady)
+	waitShared(t, srv, "skl", a.g)
+
+	b := newReplica(t, path, "b", false, false)
+	uris := func(g *Gateway) []string {
+		var out []string
+		for _, r := range g.Skills() {
+			out = append(out, r.URI)
+		}
+		return out
+	}
+	if ua, ub := uris(a.g), uris(b.g); len(ua) == 0 || !slices.Equal(ua, ub) {
+		t.Fatalf("a serves skills %v, b (from the cluster) %v; want the same, not none", ua, ub)
+	}
+	if st := b.g.Statuses(); len(st) != 1 || !st[0].FromCache {
+		t.Errorf("b's servers: %+v; want alpha from the shared manifest", st)
+	}
+	got := searchSkillsTool(t, skillsClient(t, b.g, "search"), "fill in pdf form fields", kindSkills).Skills
+	if len(got) == 0 || got[0].URI != "skill://alpha/pdf-forms/SKILL.md" {
+		t.Errorf("b's search for pdf forms: %+v", got)
 	}
 }
