@@ -76,25 +76,25 @@ type session struct {
 	subMu   sync.Mutex
 	subRefs map[string]int // shared: subscription streams per URI
 
-	mu         sync.Mutex
-	mode       string // full, search or dynamic; guarded by mu
-	reason     string
-	era        string // the protocol version the client speaks; "" until known
-	client     string // how the client names itself (shown, never acted on)
-	ss         *mcp.ServerSession
-	tools      map[string][]byte // exposed name → what was registered
-	loaded     []string          // dynamic: IDs of found tools, oldest first
+	mu     sync.Mutex
+	mode   string // full, search or dynamic; guarded by mu
+	reason string
+	era    string // the protocol version the client speaks; "" until known
+	client string // how the client names itself (shown, never acted on)
+	ss     *mcp.ServerSession
+	tools  map[string][]byte // exposed name → what was registered
+	loaded []string          // dynamic: IDs of found tools, oldest first
 	// foundSkills are, under dynamic exposure, the gateway URIs of the
 	// skills search found for the session, oldest first: its skills/list
 	// gives them after those of always-load servers (skills.go).
 	foundSkills []string
-	lastSearch *pendingSearch    // the search a call may follow (learning.go)
-	searchDesc string
-	hasCall    bool
-	resources  map[string]string // exposed URI → signature
-	templates  map[string]string
-	prompts    map[string]string
-	loadedTok  int
+	lastSearch  *pendingSearch // the search a call may follow (learning.go)
+	searchDesc  string
+	hasCall     bool
+	resources   map[string]string // exposed URI → signature
+	templates   map[string]string
+	prompts     map[string]string
+	loadedTok   int
 	// full is the view's list a session in full mode serves (fulllist.go).
 	full *fullList
 	// facts is what the client said in initialize, which auto decides

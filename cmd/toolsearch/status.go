@@ -33,12 +33,16 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 type statusJSON struct {
-	Config   string         `json:"config"`
-	Exposure string         `json:"auto_exposure"`
-	Reason   string         `json:"reason"`
-	Tools    int            `json:"tools"`
-	Tokens   int            `json:"tokens"`
-	Servers  []serverStatus `json:"servers"`
+	Config   string `json:"config"`
+	Exposure string `json:"auto_exposure"`
+	Reason   string `json:"reason"`
+	Tools    int    `json:"tools"`
+	Tokens   int    `json:"tokens"`
+	// Skills and SkillListTokens are the servers' skills clients can see
+	// and what a first skills/list of them costs under full exposure.
+	Skills          int            `json:"skills,omitempty"`
+	SkillListTokens int            `json:"skill_list_tokens,omitempty"`
+	Servers         []serverStatus `json:"servers"`
 	// Builtins says which built-in tools are on and why, for a client
 	// the gateway knows nothing of; BuiltinsNote how other clients differ.
 	Builtins     []builtin.Decision `json:"builtins"`
@@ -70,7 +74,10 @@ type serverStatus struct {
 	Protocol string `json:"protocol,omitempty"`
 	Tools    int    `json:"tools"`
 	Tokens   int    `json:"tokens"`
-	Error    string `json:"error,omitempty"`
+	// Skills is how many of the server's skills clients can see (the
+	// servers that declare the skills extension only).
+	Skills *int   `json:"skills,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// RetryAt is when a server that used up its restarts is tried again.
 	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
@@ -112,10 +119,16 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	builtins, builtinsNote := g.Builtins()
 	enr := g.EnrichStatus()
 	policyWarnings := g.PolicyWarnings()
+	skillStats := g.SkillStats()
 	cancel()
 	g.Close()
 
-	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason, Builtins: builtins, BuiltinsNote: builtinsNote, Enrich: enr}
+	out := statusJSON{Config: cfg.Path, Exposure: mode, Reason: reason, Builtins: builtins, BuiltinsNote: builtinsNote, Enrich: enr,
+		Skills: skillStats.Skills, SkillListTokens: skillStats.ListTokens}
+	skillsOf := map[string]int{}
+	for _, s := range skillStats.Servers {
+		skillsOf[s.Server] = s.Skills
+	}
 	out.Enrich.Reason, out.Enrich.LastError = red.String(enr.Reason), red.String(enr.LastError)
 	code := exitOK
 	for _, s := range sts {
@@ -125,6 +138,9 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 		}
 		if !s.RetryAt.IsZero() {
 			row.RetryAt = &s.RetryAt
+		}
+		if n, ok := skillsOf[s.Key]; ok {
+			row.Skills = &n
 		}
 		if s.State != gateway.StateReady {
 			code = 1
@@ -169,6 +185,7 @@ func checkServers(ctx context.Context, cfg *config.Config, found bool, timeout t
 	for _, s := range cut {
 		fmt.Fprintf(stdout, "\n%s: %s\n", s.Name, s.Error)
 	}
+	printStatusSkills(stdout, out)
 	printPolicy(stdout, out.Policy)
 	fmt.Fprintf(stdout, "\nexposure auto would pick: %s (%s)\n", mode, reason)
 	printEnrich(stdout, out.Enrich)
@@ -187,6 +204,22 @@ func shorten(s string, n int) (string, bool) {
 		return s, false
 	}
 	return string(r[:n-1]) + "…", true
+}
+
+// printStatusSkills says, when servers declare the skills extension, how many
+// skills each lets clients see and what their first list costs.
+func printStatusSkills(w io.Writer, out statusJSON) {
+	var per []string
+	for _, s := range out.Servers {
+		if s.Skills != nil {
+			per = append(per, fmt.Sprintf("%s %d", s.Name, *s.Skills))
+		}
+	}
+	if len(per) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nskills: %d (%s); a skills/list of them all costs %d tokens (full exposure; search and dynamic exposure defer them to search)\n",
+		out.Skills, strings.Join(per, ", "), out.SkillListTokens)
 }
 
 // printPolicy prints the policy's patterns that match nothing.
