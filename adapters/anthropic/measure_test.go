@@ -331,7 +331,7 @@ type strategyFigures struct {
 // TestStrategyFigures measures the strategies on the shared catalog (113
 // servers, 3,601 tools): a scripted 20-request session with 3 catalog
 // changes (sentry connects, slack leaves and comes back). It prints the
-// README's table; run it with
+// table of docs/library.md; run it with
 //
 //	go test ./adapters/anthropic -run TestStrategyFigures -v
 //
