@@ -112,9 +112,11 @@
 //
 // Strings in command, args, env, cwd, url and headers expand ${VAR},
 // ${VAR:-default} and VS Code's ${env:VAR} from the environment. Durations are
-// Go duration strings ("30s") or numbers of seconds. Unknown keys are ignored,
-// since clients add their own. Every error names the file, the server and the
-// field.
+// Go duration strings ("30s") or numbers of seconds. A key nothing reads is an
+// error naming its line, its column and the nearest known key (keys.go), except
+// the keys other MCP clients read in a server entry (autoApprove, timeout,
+// envFile...), which are accepted and unused, and a client's own settings at
+// the top level. Every error names the file, the server and the field.
 package config
 
 import (
