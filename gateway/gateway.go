@@ -54,7 +54,7 @@
 //
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied in one
-// place, Gateway.visible, for every listing, search and call.
+// place, Gateway.Visible, for every listing, search and call.
 package gateway
 
 import (
@@ -525,8 +525,10 @@ func (g *Gateway) launch(ctx context.Context, u *upstream) {
 }
 
 // Close waits for the upstream servers to stop after Start's context was
-// cancelled, then closes the client sessions still open. It returns within
-// seconds: every step is bounded.
+// cancelled, then closes the client sessions still open. Cancel that
+// context first: the servers run until it ends, and Close waits for them.
+// Once it is cancelled, Close returns within seconds: every step is
+// bounded.
 func (g *Gateway) Close() {
 	g.wg.Wait()
 	g.closeShared() // the streams of 2026-07-28 clients (era.go)
