@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/hints"
@@ -17,10 +18,10 @@ import (
 // tool of the request, four phrasings, as JSON. Here it knows two tools'
 // hints by heart; enrich.NewAnthropic and enrich.NewOpenAI ask real APIs,
 // and any other model can be a Provider.
-type cannedModel struct{ asked int }
+type cannedModel struct{ asked atomic.Int32 } // called concurrently
 
 func (m *cannedModel) Complete(ctx context.Context, req enrich.Request) (enrich.Reply, error) {
-	m.asked++
+	m.asked.Add(1)
 	known := map[string][]string{
 		"create_issue": {"bug report", "file a bug", "log a ticket for my repo", "get the login crash tracked"},
 		"post_message": {"chat message", "tell the team", "ping the channel", "let everyone know the deploy is done"},
@@ -72,7 +73,7 @@ func ExampleRun() {
 		}
 		fmt.Printf("  written %d, rejected %d\n", res.Written, res.Rejected)
 	}
-	fmt.Println("model asked", model.asked, "times")
+	fmt.Println("model asked", model.asked.Load(), "times")
 	e, _ := cache.Set().Get("tracker/create_issue")
 	fmt.Println(e.Hints)
 	// Output:
