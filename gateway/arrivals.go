@@ -186,7 +186,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 		}
 		k := a.u.cfg.Key
 		nv.tokens[k] = a.m.Tokens
-		nv.extras[k] = g.allowedExtras(k, a.m)
+		nv.extras[k] = allowedExtras(g.policy(), k, a.m)
 		delete(nv.fromCache, k)
 		a.added, a.removed, a.change = countOf(diff.Added, k), countOf(diff.Removed, k), countOf(diff.Changed, k)
 		a.version = snap.Version()

@@ -173,7 +173,7 @@ func TestInvalidToolNamesGetSafeAliases(t *testing.T) {
 		if !ok {
 			t.Fatalf("evil/%.20q is not in the catalog", orig)
 		}
-		alias := v.exposedName(tool)
+		alias := v.names.toolName(tool)
 		if !catalog.ValidName(alias) || len(alias) > aliasLength || !strings.HasPrefix(alias, "evil__") {
 			t.Errorf("%.20q is exposed as %.80q", orig, alias)
 		}
@@ -404,12 +404,12 @@ func TestAliasOnlyWhatClientsRefuse(t *testing.T) {
 	v := viewOf(t, map[string][]string{"café": {"menu"}, "db": {long, "query"}}, nil)
 	g.nameView(v)
 	for id, want := range map[string]string{"café/menu": "menu", "db/query": "db__query"} {
-		if tool, _ := v.snap.Tool(id); v.exposedName(tool) != want {
-			t.Errorf("%s is exposed as %q, want %q", id, v.exposedName(tool), want)
+		if tool, _ := v.snap.Tool(id); v.names.toolName(tool) != want {
+			t.Errorf("%s is exposed as %q, want %q", id, v.names.toolName(tool), want)
 		}
 	}
-	if tool, _ := v.snap.Tool("db/" + long); !strings.HasPrefix(v.exposedName(tool), "db__yyy") || !catalog.ValidName(v.exposedName(tool)) {
-		t.Errorf("db's 125-character tool is exposed as %q", v.exposedName(tool))
+	if tool, _ := v.snap.Tool("db/" + long); !strings.HasPrefix(v.names.toolName(tool), "db__yyy") || !catalog.ValidName(v.names.toolName(tool)) {
+		t.Errorf("db's 125-character tool is exposed as %q", v.names.toolName(tool))
 	}
 }
 

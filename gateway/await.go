@@ -100,23 +100,23 @@ func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
 	}
 }
 
-// resolveCall is resolve for a call. A name that names a server whose
+// resolveCall is Resolve for a call. A name that names a server whose
 // tools are not known yet (server__tool, server/tool) waits for that
 // server's start, as a search naming it does; if the tool is still not
 // found, the error says what became of the server (failed, and why), not
 // only that no tool has the name.
-func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, error) {
-	t, err := g.resolve(name)
+func (g *Gateway) resolveCall(ctx context.Context, name string) (target, error) {
+	tg, err := g.cur.Load().names.Resolve(name)
 	if err == nil || g.static {
-		return t, err
+		return tg, err
 	}
 	keys := g.targetedServers(name)
 	if len(keys) == 0 || strings.HasPrefix(strings.TrimSpace(name), "select:") {
-		return nil, err
+		return target{}, err
 	}
 	g.awaitTargets(ctx, name)
-	if t, err2 := g.resolve(name); err2 == nil {
-		return t, nil
+	if tg, err2 := g.cur.Load().names.Resolve(name); err2 == nil {
+		return tg, nil
 	}
 	for _, k := range keys {
 		if _, known := g.cur.Load().snap.Server(k); known {
@@ -124,14 +124,14 @@ func (g *Gateway) resolveCall(ctx context.Context, name string) (*catalog.Tool, 
 		}
 		st := g.ups()[k].status()
 		if st.Error != "" {
-			return nil, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
+			return target{}, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
 		}
 		if note := g.startingNote([]string{k}); note != "" {
-			return nil, fmt.Errorf("cannot call %s yet: server %q has not listed its tools. %s", strings.TrimSpace(name), k, note)
+			return target{}, fmt.Errorf("cannot call %s yet: server %q has not listed its tools. %s", strings.TrimSpace(name), k, note)
 		}
-		return nil, fmt.Errorf("cannot call %s: server %q is %s and has not listed its tools yet", strings.TrimSpace(name), k, st.State)
+		return target{}, fmt.Errorf("cannot call %s: server %q is %s and has not listed its tools yet", strings.TrimSpace(name), k, st.State)
 	}
-	return nil, err
+	return target{}, err
 }
 
 // genericWords are words of server names and commands that say nothing

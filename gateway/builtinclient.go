@@ -170,10 +170,11 @@ func (g *Gateway) visibleWithout(off map[string]bool) func(*catalog.Tool) bool {
 // refusedBuiltin returns the error a call of a built-in tool the session
 // leaves out gets, or nil.
 func (s *session) refusedBuiltin(name string) *mcp.CallToolResult {
-	t, err := s.g.resolve(name)
+	tg, err := s.g.cur.Load().names.Resolve(name)
 	if err != nil {
 		return nil
 	}
+	t := tg.tool
 	s.mu.Lock()
 	c, hidden := s.builtinClient(), s.hidesTool(t)
 	s.mu.Unlock()

@@ -113,3 +113,16 @@ func saveManifest(dir string, m *manifest) error {
 	}
 	return nil
 }
+
+// declaresResources reports whether a server declared the resources
+// capability when it was last listed. A manifest cached before
+// capabilities were recorded counts when it lists resources.
+func declaresResources(m *manifest) bool {
+	if m == nil {
+		return false
+	}
+	if m.Capabilities != nil {
+		return m.Capabilities.Resources != nil
+	}
+	return len(m.Resources) > 0 || len(m.Templates) > 0
+}

@@ -24,12 +24,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 )
 
-// Names of the gateway's own tools.
-const (
-	searchToolName = "search_tools"
-	callToolName   = "call_tool"
-)
-
 // maxDynamicTools caps how many found tools one dynamic session carries;
 // the oldest are dropped first.
 const maxDynamicTools = 64
@@ -404,8 +398,8 @@ func (s *session) sync() {
 				if name == searchToolName || name == callToolName {
 					continue
 				}
-				if t, err := g.resolve(name); err == nil {
-					kept = append(kept, t.ID())
+				if tg, err := v.names.Resolve(name); err == nil {
+					kept = append(kept, tg.tool.ID())
 				}
 			}
 			sort.Strings(kept)
@@ -423,14 +417,14 @@ func (s *session) sync() {
 	}
 	desired := map[string]*catalog.Tool{}
 	for _, t := range v.snap.Tools() {
-		if t.AlwaysLoad && g.Visible(t) && !s.hidesTool(t) {
-			desired[v.exposedName(t)] = t
+		if t.AlwaysLoad && v.names.visible(t) && !s.hidesTool(t) {
+			desired[v.names.toolName(t)] = t
 		}
 	}
 	kept := s.loaded[:0]
 	for _, id := range s.loaded {
-		if t, ok := v.snap.Tool(id); ok && g.Visible(t) && !s.hidesTool(t) {
-			desired[v.exposedName(t)] = t
+		if t, ok := v.snap.Tool(id); ok && v.names.visible(t) && !s.hidesTool(t) {
+			desired[v.names.toolName(t)] = t
 			kept = append(kept, id)
 		}
 	}
@@ -708,10 +702,10 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		cost := t.Tokens()
 		if used+cost <= budget || len(out.Tools) == 0 {
 			used += cost
-			out.Tools = append(out.Tools, searchToolOut{Name: v.exposedName(t), Description: t.Description, InputSchema: orEmpty(t.InputSchema)})
+			out.Tools = append(out.Tools, searchToolOut{Name: v.names.toolName(t), Description: t.Description, InputSchema: orEmpty(t.InputSchema)})
 			continue
 		}
-		out.More = append(out.More, searchToolOut{Name: v.exposedName(t), Description: firstSentence(t.Description)})
+		out.More = append(out.More, searchToolOut{Name: v.names.toolName(t), Description: firstSentence(t.Description)})
 	}
 	for _, k := range g.keys() {
 		if st := g.ups()[k].status().State; (st == StateStarting || st == StateRestarting) && !v.fromCache[k] {
@@ -790,7 +784,7 @@ func (s *session) load(tools []*catalog.Tool) {
 	v := s.g.cur.Load()
 	for _, t := range tools {
 		id := t.ID()
-		if _, ok := s.tools[v.exposedName(t)]; ok || present[id] {
+		if _, ok := s.tools[v.names.toolName(t)]; ok || present[id] {
 			continue
 		}
 		s.loaded = append(s.loaded, id)
@@ -824,11 +818,12 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	ctx = withPolling(ctx, req) // an upstream's SSE polling reaches the client (ssepoll.go)
-	t, err := g.resolveCall(ctx, name)
+	tg, err := g.resolveCall(ctx, name)
 	if err != nil {
 		g.metrics.call("", "unknown_tool", time.Since(start))
 		return toolError("%v", err), nil
 	}
+	t := tg.tool
 	again, err := g.retryOf(req, t)
 	if err != nil {
 		g.metrics.call(t.Server, "refused", time.Since(start))
@@ -840,7 +835,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if again != nil && again.remote {
 		return g.forwardHeld(ctx, req, t, again, start) // mrtrcluster.go
 	}
-	if v := g.policy().Decide(t.Server, t.Name); v.Decision == policy.Ask && (again == nil || again.state == "") {
+	if v := tg.verdict; v.Decision == policy.Ask && (again == nil || again.state == "") {
 		// A retry with a state the gateway handed out continues a call
 		// that was confirmed already.
 		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
@@ -1116,7 +1111,7 @@ func (s *session) syncExtras(v *view) {
 			}
 			rr := *r
 			rr.URI = exp
-			if !g.wantsBare(k) {
+			if !v.names.keepsBare(k) {
 				rr.Name = k + catalog.WireSeparator + r.Name
 			}
 			if g.guard("resource "+exp, func() {
@@ -1140,7 +1135,7 @@ func (s *session) syncExtras(v *view) {
 			if s.templates[tt.URITemplate] == sig {
 				continue
 			}
-			if !g.wantsBare(k) {
+			if !v.names.keepsBare(k) {
 				tt.Name = k + catalog.WireSeparator + t.Name
 			}
 			server := k
@@ -1153,8 +1148,8 @@ func (s *session) syncExtras(v *view) {
 			}
 		}
 		for _, p := range m.Prompts {
-			name := v.promptName(k, p.Name)
-			if r, ok := v.names.prompts[name]; !ok || r.server != k || r.name != p.Name || wantPr[name] {
+			name := v.names.promptName(k, p.Name)
+			if tg, ok := v.names.ResolvePrompt(name); !ok || tg.server != k || tg.name != p.Name || wantPr[name] {
 				continue // listed twice by its server
 			}
 			wantPr[name] = true
@@ -1234,7 +1229,7 @@ func (g *Gateway) readUpstream(ctx context.Context, ss *mcp.ServerSession, serve
 // getPromptWith gets a prompt from its server on behalf of a client
 // session, with the params to send.
 func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, server string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if err := g.promptAllowed(server, p.Name); err != nil {
+	if err := g.cur.Load().names.promptAllowed(server, p.Name); err != nil {
 		return nil, err
 	}
 	u := g.ups()[server]

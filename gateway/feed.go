@@ -285,7 +285,7 @@ func (s *session) feedSearch(req mcp.Request, args searchArgs, res search.Result
 			if len(ev.Results) == MaxFeedNames {
 				break
 			}
-			ev.Results = append(ev.Results, clip(v.exposedName(h.Tool), MaxFeedName))
+			ev.Results = append(ev.Results, clip(v.names.toolName(h.Tool), MaxFeedName))
 		}
 	}
 	g.feed.Searched(ev)
@@ -300,7 +300,7 @@ func (s *session) feedLoadedOut(mode string, found []*catalog.Tool, out []search
 		ev.How = "tool list"
 		v := s.g.cur.Load()
 		for _, t := range found {
-			ev.Tools = append(ev.Tools, v.exposedName(t))
+			ev.Tools = append(ev.Tools, v.names.toolName(t))
 		}
 	} else {
 		for _, t := range out {
@@ -326,8 +326,8 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	// The name is the client's, checked or not.
 	ev := CallEvent{Time: time.Now(), Tool: clip(name, MaxFeedName), Duration: time.Since(start), Outcome: "ok"}
 	ev.Session, ev.Client = s.feedClientID(req)
-	if t, rerr := g.resolve(name); rerr == nil {
-		ev.Server = t.Server
+	if tg, rerr := g.cur.Load().names.Resolve(name); rerr == nil {
+		ev.Server = tg.server
 	}
 	switch {
 	case err != nil:
@@ -415,11 +415,11 @@ func (g *Gateway) clientDeferredTokens(v *view) int {
 	n := 0
 	for _, t := range v.snap.Tools() {
 		switch {
-		case !g.Visible(t):
+		case !v.names.visible(t):
 		case t.AlwaysLoad:
 			n += t.Tokens()
 		default:
-			n += catalog.CountTokens(v.exposedName(t) + "\n")
+			n += catalog.CountTokens(v.names.toolName(t) + "\n")
 		}
 	}
 	return n
@@ -517,7 +517,7 @@ func (g *Gateway) tellServers() {
 				if len(sv.ToolList) == maxListedTools {
 					break
 				}
-				if g.Visible(t) {
+				if v.names.visible(t) {
 					// A tool's description never changes: its excerpt
 					// is made once, kept while the tool is listed.
 					ex, ok := g.feedExcerpts[t]
@@ -525,7 +525,7 @@ func (g *Gateway) tellServers() {
 						ex = excerpt(t.Description)
 					}
 					excerpts[t] = ex
-					sv.ToolList = append(sv.ToolList, ToolView{Name: v.exposedName(t), Description: ex})
+					sv.ToolList = append(sv.ToolList, ToolView{Name: v.names.toolName(t), Description: ex})
 				}
 			}
 		}

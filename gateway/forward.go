@@ -22,10 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -447,96 +443,10 @@ func (u *upstream) upstreamClient() *mcp.Client {
 	return client
 }
 
-// routeURI finds the server of a resource URI a client named: a
-// toolsearch://server/… URI, a resource one server listed, or a URI one
-// of a server's templates matches; failing those, the only server that
-// declares resources.
-func (g *Gateway) routeURI(uri string) (server, orig string, err error) {
-	if rest, ok := strings.CutPrefix(uri, "toolsearch://"); ok {
-		if k, esc, ok := strings.Cut(rest, "/"); ok {
-			if _, configured := g.ups()[k]; configured {
-				if o, err := url.PathUnescape(esc); err == nil {
-					return k, o, nil
-				}
-			}
-		}
-	}
-	v := g.cur.Load()
-	keys := sortedKeys(v.extras)
-	var owners []string
-	for _, k := range keys {
-		for _, r := range v.extras[k].Resources {
-			if r.URI == uri {
-				owners = append(owners, k)
-				break
-			}
-		}
-	}
-	if len(owners) == 1 {
-		return owners[0], uri, nil
-	}
-	if len(owners) > 1 {
-		return "", "", fmt.Errorf("servers %s all have a resource %s: use the URI resources/list gives", strings.Join(owners, ", "), uri)
-	}
-	for _, k := range keys {
-		for _, t := range v.extras[k].Templates {
-			if templateMatches(t.URITemplate, uri) {
-				return k, uri, nil
-			}
-		}
-	}
-	var declaring []string
-	for _, k := range keys {
-		if declaresResources(v.extras[k]) {
-			declaring = append(declaring, k)
-		}
-	}
-	if len(declaring) == 1 {
-		return declaring[0], uri, nil
-	}
-	return "", "", fmt.Errorf("no server has a resource %s", uri)
-}
-
-// templateOwner finds the server whose resource template is exactly
-// tmpl (the first, in key order, as in the lists clients see).
-func (g *Gateway) templateOwner(tmpl string) (string, bool) {
-	v := g.cur.Load()
-	for _, k := range sortedKeys(v.extras) {
-		for _, t := range v.extras[k].Templates {
-			if t.URITemplate == tmpl {
-				return k, true
-			}
-		}
-	}
-	return "", false
-}
-
-var templateExpr = regexp.MustCompile(`\{[^{}]*\}`)
-
-// templateMatches reports whether uri is an expansion of the RFC 6570
-// template tmpl, read loosely: each {expression} stands for any text.
-func templateMatches(tmpl, uri string) bool {
-	parts := templateExpr.Split(tmpl, -1)
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
-	}
-	re, err := regexp.Compile("^" + strings.Join(parts, ".*") + "$")
-	return err == nil && re.MatchString(uri)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // subscribe subscribes a client session to a resource: the first
 // subscriber of an upstream resource subscribes the gateway to it.
 func (g *Gateway) subscribe(ctx context.Context, s *session, uri string) error {
-	server, orig, err := g.routeURI(uri)
+	server, orig, err := g.cur.Load().names.routeURI(uri)
 	if err == nil {
 		err = g.resourceAllowed(server, orig)
 	}
@@ -596,7 +506,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
 // unsubscribe ends a client session's subscription; the last one out
 // unsubscribes the gateway upstream.
 func (g *Gateway) unsubscribe(ctx context.Context, s *session, uri string) error {
-	server, orig, err := g.routeURI(uri)
+	server, orig, err := g.cur.Load().names.routeURI(uri)
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -714,21 +624,21 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
 	ref := *p.Ref
+	names := g.cur.Load().names
 	var server string
 	switch ref.Type {
 	case "ref/prompt":
-		v := g.cur.Load()
-		r, ok := v.names.prompts[ref.Name]
+		tg, ok := names.ResolvePrompt(ref.Name)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
 		}
-		server, ref.Name = r.server, r.name
+		server, ref.Name = tg.server, tg.name
 	case "ref/resource":
-		if k, ok := g.templateOwner(ref.URI); ok {
+		if k, ok := names.templateOwner(ref.URI); ok {
 			server = k
 			break
 		}
-		k, orig, err := g.routeURI(ref.URI)
+		k, orig, err := names.routeURI(ref.URI)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
@@ -765,19 +675,6 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, fmt.Errorf("completion from %s: %w", server, err)
 	}
 	return res, nil
-}
-
-// declaresResources reports whether a server declared the resources
-// capability when it was last listed. A manifest cached before
-// capabilities were recorded counts when it lists resources.
-func declaresResources(m *manifest) bool {
-	if m == nil {
-		return false
-	}
-	if m.Capabilities != nil {
-		return m.Capabilities.Resources != nil
-	}
-	return len(m.Resources) > 0 || len(m.Templates) > 0
 }
 
 // Why a client's requests were ended without its notifications/cancelled.

@@ -48,7 +48,7 @@ const fullPageSize = mcp.DefaultPageSize
 // fullList is the tool list of full exposure of one snapshot and naming.
 type fullList struct {
 	snap  *catalog.Snapshot
-	names *naming
+	names *resolver
 	tools []*mcp.Tool // sorted by name
 	has   map[string]bool
 	// servers are the keys of the servers with a tool in the list.
@@ -156,10 +156,10 @@ func (fl *fullList) build(g *Gateway, v *view) {
 	scratch := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, nil)
 	fl.has, fl.servers = map[string]bool{}, map[string]bool{}
 	for _, t := range v.snap.Tools() {
-		if !g.Visible(t) {
+		if !v.names.visible(t) {
 			continue
 		}
-		name := v.exposedName(t)
+		name := v.names.toolName(t)
 		mt, err := mcpTool(t, name)
 		if err != nil {
 			g.log.Warn("skipping a tool", "tool", t.ID(), "err", err)

@@ -29,8 +29,9 @@
 //
 // Tools and prompts are named server__tool, or keep their bare names when
 // their server is configured so (naming bare, or auto with one server) and
-// the name collides with no other; one place, nameView, decides the names
-// of each catalog view, and listing, search and routing all use them.
+// the name collides with no other; each catalog view's resolver
+// (resolve.go) decides the names, and listing, search and routing all ask
+// it.
 //
 // Besides listings and calls, everything a client and a server say to each
 // other passes through (forward.go): sampling, elicitation and roots
@@ -53,8 +54,8 @@
 // builds no event.
 //
 // Data flows one way: upstream tools/list → catalog snapshot → index →
-// search → references → routing. Policy (package policy) is applied in one
-// place, Gateway.Visible, for every listing, search and call.
+// search → references → routing. Policy (package policy) is applied by
+// each view's resolver, for every listing, search and call.
 package gateway
 
 import (
@@ -206,8 +207,9 @@ type view struct {
 	fromCache map[string]bool
 	// validators caches the compiled input schemas of this view's tools.
 	validators validators
-	// names are the names clients see (naming.go).
-	names *naming
+	// names says what clients may see of this view and by what names
+	// (resolve.go).
+	names *resolver
 }
 
 // Gateway connects upstream servers and serves clients. Create it with New,
@@ -410,7 +412,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			}
 			servers = append(servers, r.srv)
 			v.tokens[s.Key] = r.m.Tokens
-			v.extras[s.Key] = g.allowedExtras(s.Key, r.m)
+			v.extras[s.Key] = allowedExtras(g.policy(), s.Key, r.m)
 			v.fromCache[s.Key] = true
 			ups[s.Key].noteCached(r.m, g.cacheFresh)
 		}
@@ -768,11 +770,11 @@ func (g *Gateway) visibleTokens(v *view) int {
 	for _, s := range v.snap.Servers() {
 		total += v.tokens[s.Key]
 	}
-	if g.policy().Empty() {
+	if v.names.pol.Empty() {
 		return total
 	}
 	for _, t := range v.snap.Tools() {
-		if !g.Visible(t) {
+		if !v.names.visible(t) {
 			total -= t.Tokens()
 		}
 	}
@@ -861,7 +863,7 @@ func (g *Gateway) searchMany(ctx context.Context, query string, queries []string
 }
 
 // searchAliases answers a select: or exact-name query that names one of
-// the aliases given to tools with invalid names (naming.go), which the
+// the aliases given to tools with invalid names (resolve.go), which the
 // index does not know: aliases are looked up here, every other name of
 // the query by the index, in the order given. done is false when the
 // query names no alias.
@@ -874,7 +876,11 @@ func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max 
 	if len(q) >= len("select:") && strings.EqualFold(q[:len("select:")], "select:") {
 		names, form = strings.Split(q[len("select:"):], ","), search.FormSelect
 	}
-	if !slices.ContainsFunc(names, func(n string) bool { _, ok := v.names.aliases[strings.TrimSpace(n)]; return ok }) {
+	aliased := func(n string) (*catalog.Tool, bool) { // n is an alias itself
+		tg, err := v.names.Resolve(n)
+		return tg.tool, err == nil && tg.alias && tg.exposed == strings.TrimSpace(n)
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { _, ok := aliased(n); return ok }) {
 		return res, nil, false
 	}
 	res.Form = form
@@ -889,7 +895,7 @@ func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max 
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
-		if t, ok := v.names.aliases[n]; ok {
+		if t, ok := aliased(n); ok {
 			if visible(t) {
 				add(t)
 			} else {
@@ -909,46 +915,6 @@ func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max 
 	}
 	res.Total = len(res.Hits)
 	return res, nil, true
-}
-
-// resolve finds the visible tool a name refers to: the name clients see
-// (naming.go), "server__tool", "mcp__server__tool", "server/tool", or a
-// bare tool name that only one server has. A denied tool is never found.
-// A qualified name whose server part names a server of the gateway
-// resolves within that server or not at all: it never falls back to a
-// tool of another server whose bare name happens to be the same string.
-func (g *Gateway) resolve(name string) (*catalog.Tool, error) {
-	v := g.cur.Load()
-	snap := v.snap
-	name = strings.TrimSpace(name)
-	if v.names != nil {
-		if t, ok := v.names.byName[name]; ok {
-			return t, nil
-		}
-	}
-	if srv, tool, ok := g.qualifiedServer(name); ok {
-		if t, found := snap.Tool(srv + catalog.IDSeparator + tool); found && g.Visible(t) {
-			return t, nil
-		}
-		return nil, fmt.Errorf("server %q has no tool %q that can be called; search for it with %s", srv, tool, searchToolName)
-	}
-	var found []*catalog.Tool
-	for _, t := range snap.Tools() {
-		if t.Name == name && g.Visible(t) {
-			found = append(found, t)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return nil, fmt.Errorf("no tool is named %q; search for it with %s", name, searchToolName)
-	}
-	var names []string
-	for _, t := range found {
-		names = append(names, v.exposedName(t))
-	}
-	return nil, fmt.Errorf("%q is ambiguous: it could be %s", name, strings.Join(names, ", "))
 }
 
 // progressTarget is where an upstream's progress notifications go.
@@ -991,7 +957,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		return
 	}
 	logger := p.Logger
-	if !g.wantsBare(server) {
+	if !g.cur.Load().names.keepsBare(server) {
 		logger = server
 		if p.Logger != "" {
 			logger = server + "/" + p.Logger

@@ -196,8 +196,8 @@ func (s *session) noteCall(name string) {
 	if p == nil {
 		return
 	}
-	t, err := s.g.resolve(name)
-	if err != nil || !p.tools[t.ID()] {
+	tg, err := s.g.cur.Load().names.Resolve(name)
+	if err != nil || !p.tools[tg.tool.ID()] {
 		return
 	}
 	s.mu.Lock()
@@ -211,7 +211,7 @@ func (s *session) noteCall(name string) {
 	if now.Sub(p.at) > l.window {
 		return
 	}
-	l.record(s.g, p.terms, t.ID(), now)
+	l.record(s.g, p.terms, tg.tool.ID(), now)
 }
 
 // record adds one call to the store and to what the next save merges.

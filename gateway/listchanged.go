@@ -174,7 +174,7 @@ func (s *session) passOn(server string, kinds kindSet) bool {
 			}
 		} else {
 			for name := range s.tools {
-				if t := v.names.byName[name]; t != nil && t.Server == server {
+				if tg, ok := v.names.exposedTool(name); ok && tg.server == server {
 					delete(s.tools, name) // sync registers it again
 					resync = true
 				}
@@ -183,7 +183,7 @@ func (s *session) passOn(server string, kinds kindSet) bool {
 	}
 	if kinds.has(listPrompts) {
 		for name := range s.prompts {
-			if r, ok := v.names.prompts[name]; ok && r.server == server {
+			if tg, ok := v.names.ResolvePrompt(name); ok && tg.server == server {
 				delete(s.prompts, name)
 				resync = true
 			}

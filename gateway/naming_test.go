@@ -114,30 +114,30 @@ func TestNameView(t *testing.T) {
 		if !ok {
 			t.Fatalf("no tool %s", id)
 		}
-		if got := v.exposedName(tool); got != name {
+		if got := v.names.toolName(tool); got != name {
 			t.Errorf("%s is exposed as %q, want %q", id, got, name)
 		}
-		if r, err := g.resolve(name); err != nil || r != tool {
+		if r, err := resolveTool(g, name); err != nil || r != tool {
 			t.Errorf("resolve(%q) = %v, %v; want %s", name, r, err, id)
 		}
 	}
 	// a's tool c__x is a qualified name of server c: it is refused, in
 	// every form, and the log says so once.
 	for _, name := range []string{"a__c__x", "c__x", "mcp__a__c__x", "a/c__x"} {
-		if r, err := g.resolve(name); err == nil && r.Server == "a" {
+		if r, err := resolveTool(g, name); err == nil && r.Server == "a" {
 			t.Errorf("resolve(%q) = a/c__x, a tool refused for impersonating server c", name)
 		}
 	}
 	if n := strings.Count(logs.String(), "refusing a tool whose name is a qualified name of another server"); n != 1 {
 		t.Errorf("the refusal of a/c__x is logged %d times, want once:\n%s", n, logs.String())
 	}
-	if _, err := g.resolve("echo"); err == nil || !strings.Contains(err.Error(), "a__echo") || !strings.Contains(err.Error(), "b__echo") {
+	if _, err := resolveTool(g, "echo"); err == nil || !strings.Contains(err.Error(), "a__echo") || !strings.Contains(err.Error(), "b__echo") {
 		t.Errorf("resolve(echo) = %v, want an ambiguity naming a__echo and b__echo", err)
 	}
 	for _, tc := range []struct{ server, prompt, want string }{
 		{"a", "p", "a__p"}, {"b", "p", "b__p"}, {"a", "q", "q"}, {"c", "q", "c__q"},
 	} {
-		if got := v.promptName(tc.server, tc.prompt); got != tc.want {
+		if got := v.names.promptName(tc.server, tc.prompt); got != tc.want {
 			t.Errorf("prompt %s/%s is exposed as %q, want %q", tc.server, tc.prompt, got, tc.want)
 		}
 		if r := v.names.prompts[tc.want]; r.server != tc.server || r.name != tc.prompt {
@@ -158,8 +158,8 @@ func TestNameView(t *testing.T) {
 	g2, _ := newGatewayLogged(t, map[string]any{"a": with("bare"), "b": with("bare", "echo")}, nil)
 	v2 := viewOf(t, map[string][]string{"a": {"echo"}, "b": {"echo"}}, nil)
 	g2.nameView(v2)
-	if a, _ := v2.snap.Tool("a/echo"); v2.exposedName(a) != "echo" {
-		t.Errorf("a/echo is %q beside a denied b/echo, want echo", v2.exposedName(a))
+	if a, _ := v2.snap.Tool("a/echo"); v2.names.toolName(a) != "echo" {
+		t.Errorf("a/echo is %q beside a denied b/echo, want echo", v2.names.toolName(a))
 	}
 
 	// A global pattern with no server part matches no tool: the log says
@@ -303,4 +303,10 @@ func TestServerParts(t *testing.T) {
 			t.Errorf("serverParts(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// resolveTool resolves name in g's current view, to its tool.
+func resolveTool(g *Gateway, name string) (*catalog.Tool, error) {
+	tg, err := g.cur.Load().names.Resolve(name)
+	return tg.tool, err
 }

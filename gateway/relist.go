@@ -90,7 +90,7 @@ func (s *session) loadAndAwaitRelist(ctx context.Context, found []*catalog.Tool)
 	s.mu.Lock()
 	adds := false
 	for _, t := range found {
-		if _, ok := s.tools[v.exposedName(t)]; !ok {
+		if _, ok := s.tools[v.names.toolName(t)]; !ok {
 			adds = true
 			break
 		}

@@ -155,6 +155,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (Diff, error) 
 	g.polRules = &rules
 	g.calls.red.Store(redact.New(append(g.cfg.Secrets(), cfg.Secrets()...)...))
 	g.setServers(next)
+	g.renameView()
 
 	if err := stopAll(ctx, stopping); err != nil {
 		g.log.Warn("reload: servers still stopping; going on", "err", err)
@@ -166,6 +167,19 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (Diff, error) 
 		}
 	}
 	return diff, nil
+}
+
+// renameView publishes the current catalog again with a resolver of the
+// policy and servers now in force, so that what clients may see and call
+// follows them at once; applyReload then publishes the catalog that goes
+// with them (and logs what its names refuse).
+func (g *Gateway) renameView() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cur := g.cur.Load()
+	nv := &view{snap: cur.snap, index: cur.index, tokens: cur.tokens, extras: cur.extras, fromCache: cur.fromCache}
+	nv.names, _ = newResolver(nv.snap, nv.extras, g.nameRules())
+	g.cur.Store(nv)
 }
 
 // stopAll stops the upstreams and waits until each has stopped, ctx ends
@@ -251,7 +265,7 @@ func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
 	for k, u := range next {
 		if diff.Policy || slices.Contains(touched, k) {
 			if m := u.listed.Load(); m != nil {
-				nv.extras[k] = g.allowedExtras(k, m)
+				nv.extras[k] = allowedExtras(g.policy(), k, m)
 			}
 		}
 	}

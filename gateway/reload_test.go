@@ -197,7 +197,7 @@ func TestReloadRefused(t *testing.T) {
 	if st := waitState(t, g, "echo", time.Second, StateReady); st.Restarts != 0 {
 		t.Errorf("a refused reload touched the server: %+v", st)
 	}
-	if _, err := g.resolve("echo"); err != nil {
+	if _, err := resolveTool(g, "echo"); err != nil {
 		t.Errorf("after refused reloads: %v", err)
 	}
 }

@@ -567,6 +567,16 @@ func (g *Gateway) heldSkill(sv *skillView, server, orig string) *skills.Entry {
 	return best
 }
 
+// resourceAllowed returns an error when policy denies the server's
+// resource uri: the resource itself (resolve.go), or the skill it is a
+// file of.
+func (g *Gateway) resourceAllowed(server, uri string) error {
+	if err := g.cur.Load().names.resourceAllowed(server, uri); err != nil {
+		return err
+	}
+	return g.skillFileAllowed(server, uri)
+}
+
 // skillFileAllowed returns an error when uri, a resource of server, lies
 // inside a skill policy denies (by any URI a client may name it by: the
 // server's own, through the gateway's resource routes).

@@ -197,7 +197,7 @@ func TestUpstreamListen(t *testing.T) {
 					t.Fatalf("grow: %v %v", err, res)
 				}
 				waitFor(t, "the new tool "+name+" in the gateway's list", 10*time.Second, func() bool {
-					_, err := g.resolve(name)
+					_, err := resolveTool(g, name)
 					return err == nil
 				})
 			}

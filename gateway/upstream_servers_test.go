@@ -275,7 +275,7 @@ func modernFront(t testing.TB, g *Gateway) *mcp.Server {
 		if !g.Visible(ct) {
 			continue
 		}
-		mt, err := mcpTool(ct, v.exposedName(ct))
+		mt, err := mcpTool(ct, v.names.toolName(ct))
 		if err != nil {
 			t.Fatal(err)
 		}
