@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/policy"
 )
 
@@ -44,17 +43,17 @@ const (
 // complete arguments.
 const argsMetaKey = "toolsearch/arguments"
 
-// confirm asks the user, through elicitation, to allow a call an ask rule
-// matched. It returns the refusal message when the call must not go on.
-// A drain (shutdown) withdraws the question at once: the call was not
-// made, so refusing it loses nothing.
-func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, v policy.Verdict, args json.RawMessage) (string, bool) {
+// confirm asks the user, through elicitation, to allow a call of the tool
+// clients know as name, which an ask rule matched. It returns the refusal
+// message when the call must not go on. A drain (shutdown) withdraws the
+// question at once: the call was not made, so refusing it loses nothing.
+func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, name string, v policy.Verdict, args json.RawMessage) (string, bool) {
 	if req == nil || req.Session == nil {
-		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", g.nameOf(t), v.Reason()), false
+		return fmt.Sprintf("%s needs the user's approval (%s), and there is no client to ask", name, v.Reason()), false
 	}
 	ip := req.Session.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", g.nameOf(t), v.Reason()), false
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), but this client cannot ask the user (it does not support MCP elicitation), so the call was refused", name, v.Reason()), false
 	}
 	// A client that never answers must not hold the call for ever, nor a
 	// shutdown.
@@ -65,17 +64,17 @@ func (g *Gateway) confirm(ctx context.Context, req *mcp.CallToolRequest, t *cata
 	args = orEmpty(args)
 	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{
 		Meta:            mcp.Meta{argsMetaKey: args},
-		Message:         approvalMessage(g.nameOf(t), args, v.Reason()),
+		Message:         approvalMessage(name, args, v.Reason()),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`),
 	})
 	if err != nil {
 		if g.Draining() {
-			return fmt.Sprintf("%s was not called: toolsearch is shutting down, and the call was still waiting for the user's approval", g.nameOf(t)), false
+			return fmt.Sprintf("%s was not called: toolsearch is shutting down, and the call was still waiting for the user's approval", name), false
 		}
-		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", g.nameOf(t), v.Reason(), err), false
+		return fmt.Sprintf("%s needs the user's approval (policy: %s), and asking failed: %v", name, v.Reason(), err), false
 	}
 	if res.Action != "accept" || res.Content["allow"] != true {
-		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", g.nameOf(t), res.Action), false
+		return fmt.Sprintf("the user did not allow the call to %s (answer: %s)", name, res.Action), false
 	}
 	return "", true
 }

@@ -100,16 +100,13 @@ func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
 	}
 }
 
-// resolveCall is Resolve for a call. A name that names a server whose
-// tools are not known yet (server__tool, server/tool) waits for that
-// server's start, as a search naming it does; if the tool is still not
+// awaitResolve resolves a call's name again once the servers it names
+// have started, when it named a server whose tools were not known yet
+// (server__tool, server/tool), as a search naming it waits for it; err is
+// why the name resolved to no tool before. If the tool is still not
 // found, the error says what became of the server (failed, and why), not
 // only that no tool has the name.
-func (g *Gateway) resolveCall(ctx context.Context, name string) (target, error) {
-	tg, err := g.cur.Load().names.Resolve(name)
-	if err == nil || g.static {
-		return tg, err
-	}
+func (g *Gateway) awaitResolve(ctx context.Context, name string, err error) (target, error) {
 	keys := g.targetedServers(name)
 	if len(keys) == 0 || strings.HasPrefix(strings.TrimSpace(name), "select:") {
 		return target{}, err

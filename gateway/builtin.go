@@ -140,13 +140,15 @@ func (g *Gateway) isBuiltin(t *catalog.Tool) bool {
 	return g.builtin != nil && t.Server == builtin.Key
 }
 
-// callBuiltin runs a built-in tool. Policy and ask rules were applied by
-// the caller; the arguments are validated here.
-func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, args json.RawMessage, start time.Time) *mcp.CallToolResult {
+// callBuiltin runs the built-in tool to, under a span of its own (the
+// outcome ends it). Policy and ask rules were applied by the caller; the
+// arguments are validated here.
+func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, to target, args json.RawMessage) callOutcome {
+	ctx, span, _ := g.tracer.StartCall(ctx, to.server, to.name, true, nil) // tracing.go
+	t := to.tool
 	args = orEmpty(args)
 	if err := g.validate(t, args); err != nil {
-		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
-		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err)
+		return callOutcome{res: toolError("the arguments do not match the input schema of %s: %v", to.exposed, err), count: "invalid_arguments", span: span}
 	}
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
 	defer cancel()
@@ -170,16 +172,15 @@ func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, t *
 	switch {
 	case err != nil && ctx.Err() != nil:
 		outcome = "cancelled"
-		res = toolError("the call to %s was cancelled", g.nameOf(t))
+		res = toolError("the call to %s was cancelled", to.exposed)
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		outcome = "timeout"
-		res = toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
+		res = toolError("the call to %s timed out after %v", to.exposed, g.cfg.Gateway.Limits.CallTimeout)
 	case err != nil:
 		outcome = "tool_error"
 		res = toolError("%v", err)
 	}
-	g.metrics.call(t.Server, outcome, time.Since(start))
-	return res
+	return callOutcome{res: res, count: outcome, span: span}
 }
 
 // clientRoots asks the client for its MCP roots, if it declared the

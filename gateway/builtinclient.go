@@ -169,12 +169,11 @@ func (g *Gateway) visibleWithout(off map[string]bool) func(*catalog.Tool) bool {
 
 // refusedBuiltin returns the error a call of a built-in tool the session
 // leaves out gets, or nil.
-func (s *session) refusedBuiltin(name string) *mcp.CallToolResult {
-	tg, err := s.g.cur.Load().names.Resolve(name)
-	if err != nil {
+func (s *session) refusedBuiltin(call *toolCall) *mcp.CallToolResult {
+	if call.err != nil {
 		return nil
 	}
-	t := tg.tool
+	t, name := call.to.tool, call.asked
 	s.mu.Lock()
 	c, hidden := s.builtinClient(), s.hidesTool(t)
 	s.mu.Unlock()

@@ -6,18 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
-	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/enrich"
 	"github.com/toolsearch/toolsearch/gateway/config"
@@ -585,11 +581,7 @@ func textResult(s string) *mcp.CallToolResult {
 
 // nativeHandler serves a call of an upstream tool by its own name.
 func (s *session) nativeHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if res := s.refusedBuiltin(req.Params.Name); res != nil { // builtinclient.go
-		return res, nil
-	}
-	s.noteCall(req.Params.Name)                                        // learning.go
-	return s.callTool(ctx, req, req.Params.Name, req.Params.Arguments) // feed.go
+	return s.call(ctx, req, req.Params.Name, req.Params.Arguments)
 }
 
 func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -606,11 +598,19 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if args.Name == searchToolName || args.Name == callToolName {
 		return toolError("call %s directly, not through call_tool", args.Name), nil
 	}
-	if res := s.refusedBuiltin(args.Name); res != nil { // builtinclient.go
+	return s.call(ctx, req, args.Name, args.Arguments)
+}
+
+// call serves the client's call of name with args (call.go). A built-in
+// tool the session is not shown is refused first, and a call of a tool the
+// session's last search found is learned from.
+func (s *session) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	c := s.g.newCall(s, req, name, args)
+	if res := s.refusedBuiltin(c); res != nil { // builtinclient.go
 		return res, nil
 	}
-	s.noteCall(args.Name)                                  // learning.go
-	return s.callTool(ctx, req, args.Name, args.Arguments) // feed.go
+	s.noteCall(c.to) // learning.go
+	return s.g.callTool(ctx, c)
 }
 
 func orEmpty(b json.RawMessage) json.RawMessage {
@@ -797,279 +797,6 @@ func (s *session) load(tools []*catalog.Tool) {
 	s.sync()
 }
 
-// call routes one tool call: resolve the name (policy-visible tools only),
-// apply ask rules, validate the arguments, forward to the upstream server.
-// A retry of a call that needed input (requestState, inputResponses) goes
-// to the server and tool that asked, and only there (mrtr.go). Every error
-// is a tool error the model can read, except the protocol errors of
-// callTool.
-func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
-	res, err := g.callTool(ctx, req, name, args)
-	if err != nil {
-		return toolError("%v", err)
-	}
-	return res
-}
-
-// callTool is call, with the errors the client's protocol layer is to see
-// as JSON-RPC errors, as the server itself would answer them: a retry
-// whose requestState the gateway did not hand out (-32602), and a server's
-// refusal for want of a client capability (-32021, relayed as it came).
-func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	start := time.Now()
-	ctx = withPolling(ctx, req) // an upstream's SSE polling reaches the client (ssepoll.go)
-	tg, err := g.resolveCall(ctx, name)
-	if err != nil {
-		g.metrics.call("", "unknown_tool", time.Since(start))
-		return toolError("%v", err), nil
-	}
-	t := tg.tool
-	again, err := g.retryOf(req, t)
-	if err != nil {
-		g.metrics.call(t.Server, "refused", time.Since(start))
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	if again != nil && again.held != nil {
-		return g.resumeHeld(ctx, t, again, start), nil
-	}
-	if again != nil && again.remote {
-		return g.forwardHeld(ctx, req, t, again, start) // mrtrcluster.go
-	}
-	if v := tg.verdict; v.Decision == policy.Ask && (again == nil || again.state == "") {
-		// A retry with a state the gateway handed out continues a call
-		// that was confirmed already.
-		if msg, ok := g.confirm(ctx, req, t, v, args); !ok {
-			g.metrics.call(t.Server, "refused", time.Since(start))
-			return toolError("%s", msg), nil
-		}
-	}
-	if g.isBuiltin(t) { // built-in tools (builtin.go)
-		ctx, span, _ := g.tracer.StartCall(ctx, t.Server, t.Name, true, nil) // tracing.go
-		res := g.callBuiltin(ctx, req, t, args, start)
-		g.tracer.End(span, res.IsError, nil, "")
-		return res, nil
-	}
-	if g.static {
-		g.metrics.call(t.Server, "not_configured", time.Since(start))
-		return toolError("%s is in a sample catalog: no server is configured, so nothing can be called. "+
-			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", g.nameOf(t)), nil
-	}
-	args = orEmpty(args)
-	if err := g.validate(t, args); err != nil {
-		g.metrics.call(t.Server, "invalid_arguments", time.Since(start))
-		return toolError("the arguments do not match the input schema of %s: %v", g.nameOf(t), err), nil
-	}
-	u := g.ups()[t.Server]
-	if u == nil {
-		g.metrics.call(t.Server, "error", time.Since(start))
-		return toolError("server %q is not configured", t.Server), nil
-	}
-	ls, err := u.live(ctx)
-	if err != nil {
-		g.metrics.call(t.Server, "unavailable", time.Since(start))
-		return toolError("cannot call %s: %v", g.nameOf(t), err), nil
-	}
-	// The client's _meta goes along (upstreamMeta); its progress token is
-	// replaced by the gateway's own below.
-	params := &mcp.CallToolParams{Name: t.Name, Arguments: args, Meta: upstreamMeta(req, modernSession(ls.cs), g.fwd.level())}
-	if again != nil {
-		params.InputResponses, params.RequestState = again.responses, again.state
-	}
-	if req != nil && clientModern(req.Session) && !modernSession(ls.cs) {
-		// A 2025 server's requests meanwhile cannot go to this client as
-		// requests: they become input_required results.
-		return g.callHeld(ctx, req, t, u, ls, params, start), nil
-	}
-	if req != nil {
-		// The server's requests and logs meanwhile go to this client, and
-		// the logs that came before the result go out before it.
-		defer g.track(t.Server, ctx, req.Session)()
-		defer u.tap.awaitLogs(2 * time.Second)
-	}
-	if req != nil && req.Params != nil {
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
-			g.progMu.Lock()
-			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
-			g.progMu.Unlock()
-			defer func() {
-				// The progress that came before the result goes out
-				// before it.
-				u.tap.awaitProgress(id, 2*time.Second)
-				g.progMu.Lock()
-				delete(g.progress, id)
-				g.progMu.Unlock()
-			}()
-			params.SetProgressToken(id)
-		}
-	}
-	res, timedOut, err := g.callOnce(ctx, ls, params)
-	if err != nil && neverSent(err) && ctx.Err() == nil {
-		// The session had ended before the call was made (the server died
-		// a moment ago and its restart has not begun): the server never saw
-		// the call, so it goes to the next session.
-		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
-			ls = next
-			res, timedOut, err = g.callOnce(ctx, ls, params)
-		}
-	}
-	if err == nil {
-		withoutServerInfo(res)
-		res, timedOut, err = g.afterResult(ctx, req, t, ls, params, res)
-	}
-	if je := relayed(err); je != nil {
-		g.metrics.call(t.Server, "error", time.Since(start))
-		return nil, je
-	}
-	if err != nil {
-		return g.callFailed(ctx, t, u, ls, err, timedOut, start), nil
-	}
-	g.countResult(t, res, start)
-	return res, nil
-}
-
-// relayed returns a server's JSON-RPC error that goes to the client as it
-// came: -32021, the server's refusal of a call for want of a capability the
-// client did not declare (the client is told which, in its data, and can
-// declare it and call again). Any other error is nil.
-func relayed(err error) *jsonrpc.Error {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) && je.Code == mcp.CodeMissingRequiredClientCapabilities {
-		return je
-	}
-	return nil
-}
-
-// callFailed is the tool error of a call that failed, saying why.
-func (g *Gateway) callFailed(ctx context.Context, t *catalog.Tool, u *upstream, ls liveSession, err error, timedOut bool, start time.Time) *mcp.CallToolResult {
-	u.callLost(err)
-	switch {
-	case ctx.Err() != nil:
-		g.metrics.call(t.Server, "cancelled", time.Since(start))
-		return toolError("the call to %s was cancelled", g.nameOf(t))
-	case (ls.life != nil && ls.life.Err() != nil) || stopped(ls.proc, err):
-		g.metrics.call(t.Server, "server_stopped", time.Since(start))
-		return toolError("server %q stopped while the call to %s was running (%v); it is being restarted", t.Server, g.nameOf(t), u.withTail(err))
-	case timedOut:
-		g.metrics.call(t.Server, "timeout", time.Since(start))
-		return toolError("the call to %s timed out after %v", g.nameOf(t), g.cfg.Gateway.Limits.CallTimeout)
-	}
-	g.metrics.call(t.Server, "error", time.Since(start))
-	return toolError("%s failed: %v", g.nameOf(t), err)
-}
-
-// countResult counts a call's result in the metrics.
-func (g *Gateway) countResult(t *catalog.Tool, res *mcp.CallToolResult, start time.Time) {
-	outcome := "ok"
-	switch {
-	case res.NeedsInput() || res.InputRequests != nil:
-		outcome = "input_required"
-	case res.IsError:
-		outcome = "tool_error"
-	}
-	g.metrics.call(t.Server, outcome, time.Since(start))
-}
-
-// callOnce makes one call on a session. The call ends with the client's
-// request, at the call timeout, or when the upstream session is closed (a
-// restart, the gateway stopping), whichever comes first; timedOut says it
-// was the timeout.
-func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
-	// The call's span; its trace context goes to the server in _meta
-	// (tracing.go).
-	ctx, span, meta := g.tracer.StartCall(ctx, ls.key, params.Name, false, params.Meta)
-	params.Meta = meta
-	cctx, cancel := g.upstreamContext(ctx, ls)
-	defer cancel()
-	if params.GetProgressToken() != nil || logs(ls.cs) {
-		// The tap sees the call's stream: its progress and logs.
-		cctx = tapContext(cctx)
-	}
-	res, err = ls.cs.CallTool(cctx, params)
-	timedOut = err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-	if span != nil {
-		errType := errorType(err)
-		if timedOut {
-			errType = "timeout"
-		}
-		g.tracer.End(span, res != nil && res.IsError, err, errType)
-	}
-	return res, timedOut, err
-}
-
-// logs reports whether a server declared that it sends log messages.
-func logs(cs *mcp.ClientSession) bool {
-	ir := cs.InitializeResult()
-	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
-	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
-}
-
-// neverSent reports whether a call failed because its session was already
-// closing when it was made. For an outgoing call the SDK reports
-// ErrConnectionClosed only then, refusing the call before writing it ("client
-// is closing"); a call that was sent and then lost reports the connection's
-// own error instead. So the server never saw such a call.
-func neverSent(err error) bool {
-	return errors.Is(err, mcp.ErrConnectionClosed)
-}
-
-// stopped reports whether a call failed because the server went away:
-// its process exited, or its connection closed.
-func stopped(proc *process, err error) bool {
-	if proc != nil {
-		select {
-		case <-proc.exited:
-			return true
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
-	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
-}
-
-// validators keeps the resolved input schema of each tool that was called,
-// so that a schema is compiled once, not at every call. It lives in a view
-// and goes with it when the catalog changes.
-type validators struct {
-	m sync.Map // *catalog.Tool → *jsonschema.Resolved (nil: not enforced)
-}
-
-// validate checks args against the tool's input schema. A schema the
-// validator cannot read is not enforced; the upstream server still checks.
-func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
-	cache := &g.cur.Load().validators
-	var rs *jsonschema.Resolved
-	if v, ok := cache.m.Load(t); ok {
-		rs, _ = v.(*jsonschema.Resolved)
-	} else {
-		var sch jsonschema.Schema
-		if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &sch) == nil {
-			sch.Schema = "" // the draft named does not change these checks
-			r, err := sch.Resolve(nil)
-			if err == nil {
-				rs = r
-			} else {
-				g.log.Debug("input schema not enforced", "tool", t.ID(), "err", err)
-			}
-		}
-		cache.m.Store(t, rs)
-	}
-	if rs == nil {
-		// Nothing to enforce beyond the shape: no need to decode.
-		if b := bytes.TrimSpace(args); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-			return errors.New("the arguments must be a JSON object")
-		}
-		return nil
-	}
-	var inst any
-	if err := json.Unmarshal(args, &inst); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
-	}
-	if _, ok := inst.(map[string]any); !ok {
-		return errors.New("the arguments must be a JSON object")
-	}
-	return rs.Validate(inst)
-}
-
 // exposedURI returns the URI clients see for a server's resource: the
 // original one, unless another server has the same URI.
 func exposedURI(server, uri string, owners map[string]int) string {
@@ -1239,30 +966,4 @@ func (g *Gateway) getPromptWith(ctx context.Context, ss *mcp.ServerSession, serv
 	return onUpstream(ctx, g, ss, u, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		return cs.GetPrompt(ctx, p)
 	})
-}
-
-// onUpstream makes one request to u's live session on behalf of the client
-// session ss (nil for none): the request counts as in flight for the
-// server (track) and is bounded by upstreamContext.
-func onUpstream[R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, u *upstream, call func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
-	ls, err := u.live(ctx)
-	if err != nil {
-		var none R
-		return none, err
-	}
-	defer g.track(u.cfg.Key, ctx, ss)()
-	cctx, cancel := g.upstreamContext(ctx, ls)
-	defer cancel()
-	return call(cctx, ls.cs)
-}
-
-// upstreamContext bounds a request to an upstream: it ends with ctx, at the
-// call timeout, or when the upstream session is closed.
-func (g *Gateway) upstreamContext(ctx context.Context, ls liveSession) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-	stop := context.AfterFunc(ls.life, cancel)
-	return ctx, func() {
-		stop()
-		cancel()
-	}
 }

@@ -5,7 +5,6 @@ package gateway
 // takes no lock for one: every hook starts with g.feed == nil.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -315,20 +314,13 @@ func (s *session) feedLoadedOut(mode string, found []*catalog.Tool, out []search
 	s.g.feed.Loaded(ev)
 }
 
-// callTool is Gateway.callTool, told to the feed.
-func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// feedCall tells the feed how c ended (recordCall, outcome.go).
+func (s *session) feedCall(c *toolCall, o callOutcome, took time.Duration) {
 	g := s.g
-	if g.feed == nil {
-		return g.callTool(ctx, req, name, args)
-	}
-	start := time.Now()
-	res, err := g.callTool(ctx, req, name, args)
 	// The name is the client's, checked or not.
-	ev := CallEvent{Time: time.Now(), Tool: clip(name, MaxFeedName), Duration: time.Since(start), Outcome: "ok"}
-	ev.Session, ev.Client = s.feedClientID(req)
-	if tg, rerr := g.cur.Load().names.Resolve(name); rerr == nil {
-		ev.Server = tg.server
-	}
+	ev := CallEvent{Time: time.Now(), Tool: clip(c.asked, MaxFeedName), Duration: took, Outcome: "ok", Server: c.to.server}
+	ev.Session, ev.Client = s.feedClientID(c.req)
+	res, err := o.res, o.err
 	switch {
 	case err != nil:
 		ev.Outcome = "error"
@@ -339,7 +331,7 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		ev.Outcome = "tool_error"
 	}
 	if g.cfg.Gateway.Dashboard.RecordArguments {
-		ev.Arguments = g.recorded(string(orEmpty(args)))
+		ev.Arguments = g.recorded(string(orEmpty(c.args)))
 		switch {
 		case err != nil:
 			ev.Result = g.recorded(err.Error())
@@ -350,7 +342,6 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		}
 	}
 	g.feed.Called(ev)
-	return res, err
 }
 
 // recorded is s as a CallEvent keeps it: secrets replaced, cut short.

@@ -1004,7 +1004,7 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 		if cs == nil || st != StateReady {
 			continue
 		}
-		if !logs(cs) || modernSession(cs) {
+		if !sendsLogs(cs) || modernSession(cs) {
 			continue
 		}
 		go func() {

@@ -181,11 +181,11 @@ func (s *session) noteSearch(query string, queries []string, res search.Result) 
 	s.mu.Unlock()
 }
 
-// noteCall records a call of the tool clients name name, when it is the
-// first call of a tool the session's last search returned, within the
-// window. It keeps the query's terms and the tool's ID, nothing of the
-// call itself.
-func (s *session) noteCall(name string) {
+// noteCall records a call of the tool to (none when its name resolved to
+// no tool), when it is the first call of a tool the session's last search
+// returned, within the window. It keeps the query's terms and the tool's
+// ID, nothing of the call itself.
+func (s *session) noteCall(to target) {
 	l := s.g.learn
 	if l == nil || s.shared {
 		return
@@ -196,8 +196,7 @@ func (s *session) noteCall(name string) {
 	if p == nil {
 		return
 	}
-	tg, err := s.g.cur.Load().names.Resolve(name)
-	if err != nil || !p.tools[tg.tool.ID()] {
+	if to.tool == nil || !p.tools[to.tool.ID()] {
 		return
 	}
 	s.mu.Lock()
@@ -211,7 +210,7 @@ func (s *session) noteCall(name string) {
 	if now.Sub(p.at) > l.window {
 		return
 	}
-	l.record(s.g, p.terms, tg.tool.ID(), now)
+	l.record(s.g, p.terms, to.tool.ID(), now)
 }
 
 // record adds one call to the store and to what the next save merges.

@@ -43,7 +43,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 const (
@@ -186,7 +185,7 @@ type retry struct {
 // retryOf checks a call's requestState: nil when the call carries none (a
 // first call), an error when the state was not handed to this client for
 // this tool, the retry otherwise.
-func (g *Gateway) retryOf(req *mcp.CallToolRequest, t *catalog.Tool) (*retry, error) {
+func (g *Gateway) retryOf(req *mcp.CallToolRequest, to target) (*retry, error) {
 	if req == nil || req.Params == nil {
 		return nil, nil
 	}
@@ -206,19 +205,19 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, t *catalog.Tool) (*retry, er
 	m.mu.Unlock()
 	switch {
 	case held:
-		if h.client != client || h.server != t.Server || h.tool != t.Name {
-			return nil, errStateRefused(g.nameOf(t))
+		if h.client != client || h.server != to.server || h.tool != to.name {
+			return nil, errStateRefused(to.exposed)
 		}
 		r.held = h
 		return r, nil
 	case bound:
-		if time.Now().After(b.expires) || b.server != t.Server || b.tool != t.Name {
-			return nil, errStateRefused(g.nameOf(t))
+		if time.Now().After(b.expires) || b.server != to.server || b.tool != to.name {
+			return nil, errStateRefused(to.exposed)
 		}
 		// A retry on another replica may have used it meanwhile.
 		if v, known := g.sharedBinding(client, state); b.shared && known && v == "" {
 			m.dropState(client, state)
-			return nil, errStateRefused(g.nameOf(t))
+			return nil, errStateRefused(to.exposed)
 		}
 		return r, nil
 	}
@@ -228,11 +227,11 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, t *catalog.Tool) (*retry, er
 			r.remote = true // its holder checks the client and the tool
 			return r, nil
 		}
-		if v, _ := g.sharedBinding(client, state); v == bindingValue(t.Server, t.Name) {
+		if v, _ := g.sharedBinding(client, state); v == bindingValue(to.server, to.name) {
 			return r, nil
 		}
 	}
-	return nil, errStateRefused(g.nameOf(t))
+	return nil, errStateRefused(to.exposed)
 }
 
 // errStateRefused is the error of a retry whose requestState the gateway
@@ -310,23 +309,11 @@ func relayedCaps(cc *mcp.ClientCapabilities) map[string]any {
 	return m
 }
 
-// withoutServerInfo drops the server's own identity from a result's _meta
-// (io.modelcontextprotocol/serverInfo): to the client, the gateway is the
-// server.
-func withoutServerInfo(res *mcp.CallToolResult) {
-	if res != nil && res.Meta != nil {
-		delete(res.Meta, mcp.MetaKeyServerInfo)
-		if len(res.Meta) == 0 {
-			res.Meta = nil
-		}
-	}
-}
-
 // afterResult handles a server's input_required result: for a 2026 client
 // it goes out as it came (its state bound to the client and the tool); for
 // any other client the gateway asks the questions itself and calls again
 // (fulfil). A complete result passes.
-func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to target, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
 	m := g.fwd.mrtr
 	client := callClientKey(req)
 	if params.RequestState != "" {
@@ -342,20 +329,20 @@ func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, t *
 			// stays input_required on the way out.
 			res.InputRequests = mcp.InputRequestMap{}
 		}
-		m.bindState(client, t.Server, t.Name, res.RequestState)
-		if g.shareBinding(client, t.Server, t.Name, res.RequestState) {
+		m.bindState(client, to.server, to.name, res.RequestState)
+		if g.shareBinding(client, to.server, to.name, res.RequestState) {
 			m.markShared(client, res.RequestState)
 		}
 		return res, false, nil
 	}
-	return g.fulfil(ctx, req, t, ls, params, res)
+	return g.fulfil(ctx, req, to, ls, params, res)
 }
 
 // fulfil answers a server's input requests for a client of 2025 (or for no
 // client): each question goes to the client as the request it stands for,
 // and the call is made again with the answers, until the server's result is
 // complete, at most maxRounds times.
-func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, to target, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
 	var ss *mcp.ServerSession
 	if req != nil {
 		ss = req.Session
@@ -363,13 +350,13 @@ func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, t *catal
 	shed := 0
 	for round := 1; res != nil && res.NeedsInput(); round++ {
 		if round > maxRounds {
-			return toolError("%s still needed input after %d rounds; the gateway gave up", g.nameOf(t), maxRounds), false, nil
+			return toolError("%s still needed input after %d rounds; the gateway gave up", to.exposed, maxRounds), false, nil
 		}
 		if len(res.InputRequests) == 0 {
 			// Load shedding: the server is busy; call again a little later.
 			shed++
 			if shed > 3 {
-				return toolError("%s is busy (it asked to be called again %d times); try again later", g.nameOf(t), shed-1), false, nil
+				return toolError("%s is busy (it asked to be called again %d times); try again later", to.exposed, shed-1), false, nil
 			}
 			select {
 			case <-time.After(time.Duration(shed) * 200 * time.Millisecond):
@@ -378,11 +365,11 @@ func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, t *catal
 			}
 		}
 		if ss == nil {
-			return toolError("%s needs input from the user or the client (%s), and this call has no client to ask", g.nameOf(t), describeAsks(res.InputRequests)), false, nil
+			return toolError("%s needs input from the user or the client (%s), and this call has no client to ask", to.exposed, describeAsks(res.InputRequests)), false, nil
 		}
-		answers, err := g.askClient(ctx, t.Server, ss, res.InputRequests)
+		answers, err := g.askClient(ctx, to.server, ss, res.InputRequests)
 		if err != nil {
-			return toolError("%s needs input the gateway could not get from the client: %v", g.nameOf(t), err), false, nil
+			return toolError("%s needs input the gateway could not get from the client: %v", to.exposed, err), false, nil
 		}
 		next := *params
 		next.InputResponses, next.RequestState = answers, res.RequestState
@@ -603,17 +590,17 @@ func (h *heldCall) ask(ctx context.Context, kind string, r mcp.InputRequest) (mc
 
 // callHeld makes a call to a 2025 server for a 2026 client: the server's
 // requests meanwhile become input_required results (see waitHeld).
-func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, u *upstream, ls liveSession, params *mcp.CallToolParams, start time.Time) *mcp.CallToolResult {
+func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to target, u *upstream, ls liveSession, params *mcp.CallToolParams) callOutcome {
 	m := g.fwd.mrtr
-	h := m.newHeld(t.Server, t.Name, callClientKey(req))
+	h := m.newHeld(to.server, to.name, callClientKey(req))
 	// The server's call outlives the client's first request: it ends when
 	// it is answered, at the call timeout, when the server's session ends,
 	// or when the held call is dropped.
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
-	untrack := g.trackHeld(t.Server, hctx, req.Session, h)
+	untrack := g.trackHeld(to.server, hctx, req.Session, h)
 	// The server's progress reaches the client's request while it waits,
-	// under the client's token, as on the direct path (call).
+	// under the client's token, as on the direct path (callUpstream).
 	var progID string
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		progID = fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
@@ -627,9 +614,9 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, t *cat
 		res, timedOut, err := g.callOnce(hctx, ls, params)
 		h.done <- heldOutcome{res: res, timedOut: timedOut, err: err}
 	}()
-	res := g.waitHeld(ctx, t, u, ls, h, start)
+	o := g.waitHeld(ctx, to, u, ls, h)
 	if progID != "" {
-		if res.RequestState == "" {
+		if o.res.RequestState == "" {
 			// The progress that came before the result goes out before it.
 			u.tap.awaitProgress(progID, 2*time.Second)
 		}
@@ -637,22 +624,21 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, t *cat
 		delete(g.progress, progID)
 		g.progMu.Unlock()
 	}
-	return res
+	return o
 }
 
 // waitHeld waits, for the client's request ctx, for the held call's next
 // step: the server's result, which ends the call, or a request of the
 // server, which goes to the client as input_required.
-func (g *Gateway) waitHeld(ctx context.Context, t *catalog.Tool, u *upstream, ls liveSession, h *heldCall, start time.Time) *mcp.CallToolResult {
+func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream, ls liveSession, h *heldCall) callOutcome {
 	select {
 	case o := <-h.done:
 		h.end(errors.New("the call ended"))
 		if o.err != nil {
-			return g.callFailed(ctx, t, u, ls, o.err, o.timedOut, start)
+			return g.callFailed(ctx, to, u, ls, o.err, o.timedOut) // outcome.go
 		}
 		withoutServerInfo(o.res)
-		g.countResult(t, o.res, start)
-		return o.res
+		return g.upstreamOutcome(ctx, to, u, ls, o.res, false, nil)
 	case a := <-h.asks:
 		h.mu.Lock()
 		h.pending = a
@@ -664,26 +650,24 @@ func (g *Gateway) waitHeld(ctx context.Context, t *catalog.Tool, u *upstream, ls
 		})
 		h.mu.Unlock()
 		g.relayHeld(h) // the retry may reach another replica (mrtrcluster.go)
-		g.metrics.call(t.Server, "input_required", time.Since(start))
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token}
+		return countAs("input_required", &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token})
 	case <-h.ended:
-		return toolError("the call to %s ended: its server's question was not answered in time", g.nameOf(t))
+		return callOutcome{res: toolError("the call to %s ended: its server's question was not answered in time", to.exposed)}
 	case <-ctx.Done():
 		h.end(errors.New("the client cancelled its call"))
-		g.metrics.call(t.Server, "cancelled", time.Since(start))
-		return toolError("the call to %s was cancelled", g.nameOf(t))
+		return countAs("cancelled", toolError("the call to %s was cancelled", to.exposed))
 	}
 }
 
 // resumeHeld takes a client's retry of a held call: the answer goes to the
 // server's waiting request, then the call goes on.
-func (g *Gateway) resumeHeld(ctx context.Context, t *catalog.Tool, r *retry, start time.Time) *mcp.CallToolResult {
+func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutcome {
 	h := r.held
 	h.mu.Lock()
 	a := h.pending
 	if a == nil {
 		h.mu.Unlock()
-		return toolError("the call to %s is not waiting for input", g.nameOf(t))
+		return callOutcome{res: toolError("the call to %s is not waiting for input", to.exposed)}
 	}
 	ans, ok := r.responses[a.key]
 	if err := answerFits(a.req, ans); !ok || err != nil {
@@ -691,7 +675,7 @@ func (g *Gateway) resumeHeld(ctx context.Context, t *catalog.Tool, r *retry, sta
 		if !ok {
 			err = fmt.Errorf("inputResponses has no %q", a.key)
 		}
-		return toolError("this retry of %s does not answer its input request: %v", g.nameOf(t), err)
+		return callOutcome{res: toolError("this retry of %s does not answer its input request: %v", to.exposed, err)}
 	}
 	h.pending = nil
 	if h.timer != nil {
@@ -699,12 +683,12 @@ func (g *Gateway) resumeHeld(ctx context.Context, t *catalog.Tool, r *retry, sta
 	}
 	h.mu.Unlock()
 	a.reply <- heldReply{res: ans}
-	u := g.ups()[t.Server]
+	u := g.ups()[to.server]
 	ls, err := u.live(ctx)
 	if err != nil {
 		ls = liveSession{}
 	}
-	return g.waitHeld(ctx, t, u, ls, h, start)
+	return g.waitHeld(ctx, to, u, ls, h)
 }
 
 // answerFits checks that an answer is of the kind its request asks for.

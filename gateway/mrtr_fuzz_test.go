@@ -30,7 +30,7 @@ func FuzzRetry(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	tool := &catalog.Tool{Server: "m", Name: "ask"}
+	tool := target{tool: &catalog.Tool{Server: "m", Name: "ask"}, server: "m", name: "ask", exposed: "m__ask"}
 	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them; sampling is forwarded for 2025-11-25 clients and servers, which still use it
 	kinds := []mcp.InputRequest{&mcp.ElicitParams{}, &mcp.CreateMessageParams{}, &mcp.CreateMessageWithToolsParams{}, &mcp.ListRootsParams{}}
 	f.Fuzz(func(t *testing.T, responses, state string) {

@@ -150,57 +150,62 @@ func (g *Gateway) relayHeld(h *heldCall) {
 func (g *Gateway) serveHeldRetry(ctx context.Context, h *heldCall, data []byte) []byte {
 	var in heldRetry
 	var out heldAnswer
-	t := &catalog.Tool{Server: h.server, Name: h.tool}
-	if v := g.cur.Load(); v != nil {
-		if found, ok := v.snap.Tool(h.server + "/" + h.tool); ok {
-			t = found
-		}
+	v := g.cur.Load()
+	t, ok := v.snap.Tool(h.server + "/" + h.tool)
+	if !ok {
+		t = &catalog.Tool{Server: h.server, Name: h.tool}
 	}
+	to := v.names.toolTarget(t)
 	switch err := json.Unmarshal(data, &in); {
 	case err != nil:
 		out.Refused = "the retry could not be read: " + err.Error()
 	case in.Client != h.client || in.Server != h.server || in.Tool != h.tool:
-		out.Refused = errStateRefused(g.nameOf(t)).Error()
+		out.Refused = errStateRefused(to.exposed).Error()
 	default:
 		ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
 		defer cancel()
-		out.Result = g.resumeHeld(ctx, t, &retry{state: h.token, responses: in.Responses, held: h}, time.Now())
+		c := &toolCall{start: time.Now(), to: to}
+		o := g.resumeHeld(ctx, to, &retry{state: h.token, responses: in.Responses, held: h})
+		g.recordCall(c, o)
+		out.Result = o.res
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		b, _ = json.Marshal(heldAnswer{Result: toolError("the result of %s could not be passed on: %v", g.nameOf(t), err)})
+		b, _ = json.Marshal(heldAnswer{Result: toolError("the result of %s could not be passed on: %v", to.exposed, err)})
 	}
 	return b
 }
 
 // forwardHeld sends a client's retry of a call another replica holds to
 // that replica, and returns what it answered.
-func (g *Gateway) forwardHeld(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, r *retry, start time.Time) (*mcp.CallToolResult, error) {
-	refused := func(msg string) (*mcp.CallToolResult, error) {
-		g.metrics.call(t.Server, "refused", time.Since(start))
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+func (g *Gateway) forwardHeld(ctx context.Context, req *mcp.CallToolRequest, to target, r *retry) callOutcome {
+	refused := func(msg string) callOutcome {
+		return callOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}, count: "refused"}
 	}
-	data, err := json.Marshal(heldRetry{Client: callClientKey(req), Server: t.Server, Tool: t.Name, Responses: r.responses})
+	// answer is an outcome the metrics here do not count: the replica
+	// holding the call counts how it ends.
+	answer := func(res *mcp.CallToolResult) callOutcome { return callOutcome{res: res} }
+	data, err := json.Marshal(heldRetry{Client: callClientKey(req), Server: to.server, Tool: to.name, Responses: r.responses})
 	if err != nil {
-		return toolError("the retry of %s could not be passed on: %v", g.nameOf(t), err), nil
+		return answer(toolError("the retry of %s could not be passed on: %v", to.exposed, err))
 	}
 	actx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout+clusterTimeout)
 	defer cancel()
 	resp, ok, err := g.callRelay().Ask(actx, heldTopic, r.state, data)
 	switch {
 	case err != nil && !ok:
-		return toolError("the call to %s waits on another replica, which cannot be reached now (%v); call it again without requestState and inputResponses", g.nameOf(t), err), nil
+		return answer(toolError("the call to %s waits on another replica, which cannot be reached now (%v); call it again without requestState and inputResponses", to.exposed, err))
 	case !ok:
-		return refused(errStateRefused(g.nameOf(t)).Error())
+		return refused(errStateRefused(to.exposed).Error())
 	case err != nil:
-		return toolError("the replica holding the call to %s did not answer: %v", g.nameOf(t), err), nil
+		return answer(toolError("the replica holding the call to %s did not answer: %v", to.exposed, err))
 	}
 	var out heldAnswer
 	if err := json.Unmarshal(resp, &out); err != nil || (out.Refused == "" && out.Result == nil) {
-		return toolError("the replica holding the call to %s answered what cannot be read", g.nameOf(t)), nil
+		return answer(toolError("the replica holding the call to %s answered what cannot be read", to.exposed))
 	}
 	if out.Refused != "" {
 		return refused(out.Refused)
 	}
-	return out.Result, nil
+	return answer(out.Result)
 }

@@ -151,12 +151,3 @@ func (g *Gateway) firstTime(key string) bool {
 	g.collisions[key] = true
 	return true
 }
-
-// nameOf is the name clients see for t now.
-func (g *Gateway) nameOf(t *catalog.Tool) string {
-	v := g.cur.Load()
-	if v == nil {
-		return t.WireName()
-	}
-	return v.names.toolName(t)
-}

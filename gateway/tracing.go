@@ -4,7 +4,7 @@ package gateway
 // request gets a span (traceMiddleware), every search one below it
 // (searchMany), and every tool call the gateway makes one more: to an
 // upstream server (callOnce), whose trace context goes in the call's
-// _meta, or to a built-in tool (callTool). With it unset g.tracer is nil,
+// _meta, or to a built-in tool (callBuiltin). With it unset g.tracer is nil,
 // the middleware is not installed, and the other hooks return at once.
 
 import (
