@@ -147,7 +147,7 @@ func (g *Gateway) callBuiltin(ctx context.Context, req *mcp.CallToolRequest, to 
 	ctx, span, _ := g.tracer.StartCall(ctx, to.server, to.name, true, nil) // tracing.go
 	t := to.tool
 	args = orEmpty(args)
-	if err := g.validate(t, args); err != nil {
+	if err := g.cur.Load().validators.validate(t, args, g.log); err != nil {
 		return callOutcome{res: toolError("the arguments do not match the input schema of %s: %v", to.exposed, err), count: "invalid_arguments", span: span}
 	}
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)

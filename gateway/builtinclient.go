@@ -167,13 +167,14 @@ func (g *Gateway) visibleWithout(off map[string]bool) func(*catalog.Tool) bool {
 	}
 }
 
-// refusedBuiltin returns the error a call of a built-in tool the session
-// leaves out gets, or nil.
-func (s *session) refusedBuiltin(call *toolCall) *mcp.CallToolResult {
-	if call.err != nil {
+// refusedBuiltin returns the error a call of the tool to, by the name the
+// client sent, gets when to is a built-in tool the session leaves out; nil
+// otherwise (to.tool is nil when the name resolved to no tool).
+func (s *session) refusedBuiltin(name string, to target) *mcp.CallToolResult {
+	t := to.tool
+	if t == nil {
 		return nil
 	}
-	t, name := call.to.tool, call.asked
 	s.mu.Lock()
 	c, hidden := s.builtinClient(), s.hidesTool(t)
 	s.mu.Unlock()

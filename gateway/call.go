@@ -10,6 +10,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -85,7 +86,7 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 			"Write a config file (toolsearch import makes one from your client's settings) and run toolsearch serve -c FILE.", c.to.exposed))
 	}
 	args := orEmpty(c.args)
-	if err := g.validate(c.to.tool, args); err != nil {
+	if err := g.cur.Load().validators.validate(c.to.tool, args, g.log); err != nil {
 		return countAs("invalid_arguments", toolError("the arguments do not match the input schema of %s: %v", c.to.exposed, err))
 	}
 	u := g.ups()[c.to.server]
@@ -108,4 +109,46 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 		return g.callHeld(ctx, c.req, c.to, u, ls, params) // mrtr.go
 	}
 	return g.callUpstream(ctx, c, u, ls, params)
+}
+
+// callUpstream makes the call to its server on ls and waits for its
+// result: the server's requests, logs and progress meanwhile go to the
+// client, and the logs and progress that came before the result go out
+// before it.
+func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls liveSession, params *mcp.CallToolParams) callOutcome {
+	req := c.req
+	if req != nil {
+		defer g.track(c.to.server, ctx, req.Session)()
+		defer u.tap.awaitLogs(2 * time.Second)
+	}
+	if req != nil && req.Params != nil {
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
+			g.progMu.Lock()
+			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
+			g.progMu.Unlock()
+			defer func() {
+				u.tap.awaitProgress(id, 2*time.Second)
+				g.progMu.Lock()
+				delete(g.progress, id)
+				g.progMu.Unlock()
+			}()
+			params.SetProgressToken(id)
+		}
+	}
+	res, timedOut, err := g.callOnce(ctx, ls, params)
+	if err != nil && neverSent(err) && ctx.Err() == nil {
+		// The session had ended before the call was made (the server died
+		// a moment ago and its restart has not begun): the server never saw
+		// the call, so it goes to the next session.
+		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
+			ls = next
+			res, timedOut, err = g.callOnce(ctx, ls, params)
+		}
+	}
+	if err == nil {
+		withoutServerInfo(res)
+		res, timedOut, err = g.afterResult(ctx, req, c.to, ls, params, res) // mrtr.go
+	}
+	return g.upstreamOutcome(ctx, c.to, u, ls, res, timedOut, err)
 }

@@ -606,7 +606,7 @@ func (s *session) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 // session's last search found is learned from.
 func (s *session) call(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	c := s.g.newCall(s, req, name, args)
-	if res := s.refusedBuiltin(c); res != nil { // builtinclient.go
+	if res := s.refusedBuiltin(c.asked, c.to); res != nil { // builtinclient.go
 		return res, nil
 	}
 	s.noteCall(c.to) // learning.go

@@ -159,7 +159,7 @@ func FuzzUpstreamTool(f *testing.F) {
 				}
 			}
 		}
-		_ = g.validate(tool, args)
-		_ = g.validate(tool, json.RawMessage(`{}`))
+		_ = g.cur.Load().validators.validate(tool, args, g.log)
+		_ = g.cur.Load().validators.validate(tool, json.RawMessage(`{}`), g.log)
 	})
 }

@@ -1,58 +1,14 @@
 package gateway
 
-// Requests to an upstream server on behalf of a client: a tool call (with
-// the result's way back) and the others (onUpstream).
+// Requests to an upstream server on behalf of a client: one tool call
+// (callOnce), and the others (onUpstream).
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// callUpstream makes the call to its server on ls and waits for its
-// result: the server's requests, logs and progress meanwhile go to the
-// client, and the logs and progress that came before the result go out
-// before it.
-func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls liveSession, params *mcp.CallToolParams) callOutcome {
-	req := c.req
-	if req != nil {
-		defer g.track(c.to.server, ctx, req.Session)()
-		defer u.tap.awaitLogs(2 * time.Second)
-	}
-	if req != nil && req.Params != nil {
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			id := fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
-			g.progMu.Lock()
-			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
-			g.progMu.Unlock()
-			defer func() {
-				u.tap.awaitProgress(id, 2*time.Second)
-				g.progMu.Lock()
-				delete(g.progress, id)
-				g.progMu.Unlock()
-			}()
-			params.SetProgressToken(id)
-		}
-	}
-	res, timedOut, err := g.callOnce(ctx, ls, params)
-	if err != nil && neverSent(err) && ctx.Err() == nil {
-		// The session had ended before the call was made (the server died
-		// a moment ago and its restart has not begun): the server never saw
-		// the call, so it goes to the next session.
-		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
-			ls = next
-			res, timedOut, err = g.callOnce(ctx, ls, params)
-		}
-	}
-	if err == nil {
-		withoutServerInfo(res)
-		res, timedOut, err = g.afterResult(ctx, req, c.to, ls, params, res) // mrtr.go
-	}
-	return g.upstreamOutcome(ctx, c.to, u, ls, res, timedOut, err)
-}
 
 // callOnce makes one call on a session. The call ends with the client's
 // request, at the call timeout, or when the upstream session is closed (a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -19,11 +20,11 @@ type validators struct {
 }
 
 // validate checks args against the tool's input schema. A schema the
-// validator cannot read is not enforced; the upstream server still checks.
-func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
-	cache := &g.cur.Load().validators
+// validator cannot read is not enforced (log says so); the upstream server
+// still checks.
+func (vs *validators) validate(t *catalog.Tool, args json.RawMessage, log *slog.Logger) error {
 	var rs *jsonschema.Resolved
-	if v, ok := cache.m.Load(t); ok {
+	if v, ok := vs.m.Load(t); ok {
 		rs, _ = v.(*jsonschema.Resolved)
 	} else {
 		var sch jsonschema.Schema
@@ -33,10 +34,10 @@ func (g *Gateway) validate(t *catalog.Tool, args json.RawMessage) error {
 			if err == nil {
 				rs = r
 			} else {
-				g.log.Debug("input schema not enforced", "tool", t.ID(), "err", err)
+				log.Debug("input schema not enforced", "tool", t.ID(), "err", err)
 			}
 		}
-		cache.m.Store(t, rs)
+		vs.m.Store(t, rs)
 	}
 	if rs == nil {
 		// Nothing to enforce beyond the shape: no need to decode.
