@@ -56,6 +56,20 @@
 // Data flows one way: upstream tools/list → catalog snapshot → index →
 // search → references → routing. Policy (package policy) is applied by
 // each view's resolver, for every listing, search and call.
+//
+// Words of this package. Four things are sessions, each with its own
+// word: a client session (session, downstream.go) is one connected MCP
+// client and what it has been shown; an HTTP session (httpSessions,
+// sessions.go) is the transport's record of a 2025-11-25 session over
+// streamable HTTP, its id and its timeouts; a shared session (SessionStore,
+// sessionshare.go) is an HTTP session's state kept in the cluster, so that
+// another replica can take it over; an upstream session (liveSession,
+// upstream.go) is the gateway's own connection to one server. An era is a
+// family of protocol versions: modern is MCP 2026-07-28 (no sessions, the
+// version rides in each request), legacy the 2025 versions (initialize,
+// then a session). A view is one published state of the catalog (its
+// snapshot, index, resolver and per-server figures): replaced whole, never
+// changed.
 package gateway
 
 import (
