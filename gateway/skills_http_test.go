@@ -221,6 +221,10 @@ func TestSkillsDynamicListGrows(t *testing.T) {
 	if got := searchSkillsTool(t, dyn, "fill in pdf form fields for signing", kindBoth).Skills; len(got) == 0 || got[0].URI != pdf {
 		t.Fatalf("search for pdf forms: %+v", got)
 	}
+	// select: names skills by name, URI or server-qualified name.
+	if got := searchSkillsTool(t, search, "select:refunds,alpha__pdf-forms", kindSkills).Skills; len(got) != 2 || got[0].URI != refunds || got[1].URI != pdf {
+		t.Errorf("select:refunds,alpha__pdf-forms: %+v", got)
+	}
 	uris, scope := list(dyn)
 	if len(uris) < 2 || uris[0] != refunds || !slices.Contains(uris, pdf) || scope != scopePrivate {
 		t.Errorf("the dynamic session's skills/list after two searches: %v (%s); want %s first, %s in it, private", uris, scope, refunds, pdf)

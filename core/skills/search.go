@@ -9,6 +9,7 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/search"
@@ -171,6 +172,15 @@ func (x *Index) Search(ctx context.Context, queries []string, req search.Request
 		if q == "" {
 			continue
 		}
+		if names, ok := strings.CutPrefix(strings.TrimSpace(q), "select:"); ok {
+			for _, i := range x.selected(names) {
+				if !seen[i] {
+					seen[i] = true
+					out = append(out, Hit{Ref: x.refs[i], Score: 1})
+				}
+			}
+			continue
+		}
 		r := req
 		r.Query, r.Visible, r.Learned = q, nil, nil
 		res, err := x.ix.Search(ctx, r)
@@ -190,6 +200,29 @@ func (x *Index) Search(ctx context.Context, queries []string, req search.Request
 		out = out[:max]
 	}
 	return out, nil
+}
+
+// selected returns the skills a select: query names, in its order: each
+// comma-separated name picks every skill whose name (its frontmatter's),
+// path, search name (path with dots), server-qualified search name
+// (server/name or server__name) or aggregator URI it is.
+func (x *Index) selected(names string) []int {
+	var out []int
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		for i, r := range x.refs {
+			_, path, _ := SplitSkillURI(r.Entry.URI)
+			doc := docName(path)
+			if n == r.Entry.Name || n == path || n == doc || n == r.URI ||
+				n == r.Server+catalog.IDSeparator+doc || n == r.Server+"__"+doc {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // Share splits one budget of max results between tools and skills found
