@@ -157,7 +157,7 @@ type Status struct {
 	// (zero when it has not given up).
 	RetryAt time.Time
 	// Oversized counts the messages over the size limit the server sent
-	// (oversize.go); LastOversize says what the last one was and what
+	// (package wire); LastOversize says what the last one was and what
 	// the gateway did, at LastOversizeAt.
 	Oversized      int
 	LastOversize   string

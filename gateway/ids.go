@@ -20,6 +20,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // maxExactID is the largest magnitude of an integer id a float64 holds
@@ -69,15 +71,16 @@ func messageIDProblem(data []byte) string {
 		}
 		return ""
 	}
-	var h msgHead
+	var h wire.MsgHead
 	_, _ = h.Write(trimmed)
-	if !h.done || len(h.id) == 0 {
+	id, long, ok := h.ID()
+	if !ok {
 		return ""
 	}
-	if h.idLong && h.id[0] == '"' {
+	if long && id[0] == '"' {
 		return "" // a long string
 	}
-	return idProblem(h.id)
+	return idProblem(id)
 }
 
 // idError is the error response for a message with an id the gateway
@@ -141,7 +144,7 @@ func (s *idCheckedStdio) filter(r io.Reader, pw *io.PipeWriter) {
 		switch {
 		case long:
 			_, _ = pw.Write(frag)
-		case len(line)+len(frag) > maxMessageBytes:
+		case len(line)+len(frag) > wire.MaxMessageBytes:
 			long = true
 			_, _ = pw.Write(line)
 			_, _ = pw.Write(frag)

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // toolCall is one tools/call being served.
@@ -90,10 +92,10 @@ func (g *Gateway) callFailed(ctx context.Context, to target, u *upstream, ls liv
 
 // serverWentAway reports whether a call failed because the server went away:
 // its process exited, or its connection closed.
-func serverWentAway(proc *process, err error) bool {
+func serverWentAway(proc *wire.Process, err error) bool {
 	if proc != nil {
 		select {
-		case <-proc.exited:
+		case <-proc.Exited():
 			return true
 		case <-time.After(300 * time.Millisecond):
 		}

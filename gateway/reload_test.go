@@ -62,11 +62,11 @@ func TestReload(t *testing.T) {
 	}
 	keep := g.ups()["keep"]
 	keep.mu.Lock()
-	keepSession, keepPid := keep.cs, keep.proc.cmd.Process.Pid
+	keepSession, keepPid := keep.cs, keep.proc.Pid()
 	keep.mu.Unlock()
 	gone := g.ups()["gone"]
 	gone.mu.Lock()
-	gonePid := gone.proc.cmd.Process.Pid
+	gonePid := gone.proc.Pid()
 	gone.mu.Unlock()
 	changedBefore := old.changed.Load()
 	for len(modern.changed) > 0 { // notifications of the servers' first starts
@@ -95,7 +95,7 @@ func TestReload(t *testing.T) {
 		t.Errorf("statuses of %v after the reload", keys)
 	}
 	keep.mu.Lock()
-	sameSession := keep.cs == keepSession && keep.proc != nil && keep.proc.cmd.Process.Pid == keepPid
+	sameSession := keep.cs == keepSession && keep.proc != nil && keep.proc.Pid() == keepPid
 	keep.mu.Unlock()
 	if g.ups()["keep"] != keep || !sameSession || keep.status().Restarts != 0 {
 		t.Error("the unchanged server was restarted")

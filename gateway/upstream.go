@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // State is where an upstream server is in its life.
@@ -44,7 +46,7 @@ type upstream struct {
 	g      *Gateway
 	cfg    *config.Server
 	log    *slog.Logger
-	stderr *tail
+	stderr *wire.Tail
 	wake   chan struct{} // lazy start
 	relist chan struct{} // coalesced list_changed (listchanged.go)
 	tap    *wireTap
@@ -58,7 +60,7 @@ type upstream struct {
 	cs    *mcp.ClientSession
 	// client is the MCP client of the current start (forward.go).
 	client *mcp.Client
-	proc   *process
+	proc   *wire.Process
 	// life ends when the session is closed: calls in flight end with it,
 	// so that closing never waits for them.
 	life      context.Context
@@ -109,7 +111,7 @@ type upstream struct {
 
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	u := &upstream{
-		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: newTail(4096),
+		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: wire.NewTail(4096),
 		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: newWireTap(),
 		probeEvery: modernProbeEvery, probeNow: make(chan struct{}, 1),
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
@@ -279,12 +281,12 @@ func (u *upstream) lastErr() error {
 }
 
 // withTail appends what the server's stderr says went wrong to err
-// (stderrSummary).
+// (wire.StderrSummary).
 func (u *upstream) withTail(err error) error {
 	if err == nil {
 		return nil
 	}
-	if t := stderrSummary(u.stderr.String()); t != "" {
+	if t := wire.StderrSummary(u.stderr.String()); t != "" {
 		return fmt.Errorf("%w; stderr: %s", err, t)
 	}
 	return err
@@ -297,25 +299,25 @@ func (u *upstream) start(ctx context.Context) error {
 	client := u.upstreamClient()
 	u.tap.reset()
 	var transport mcp.Transport
-	var proc *process
+	var proc *wire.Process
 	spawned := func() {} // gives back the spawn slot (spawn.go)
 	defer func() { spawned() }()
 	switch u.cfg.Transport {
 	case config.TransportStdio:
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
-		cmd.Env = environ(u.cfg.EnvPassthrough, u.cfg.Env)
+		cmd.Env = wire.Environ(u.cfg.EnvPassthrough, u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
 		release, err := u.g.spawnSlot(sctx)
 		if err != nil {
 			return fmt.Errorf("start %s: waited %v for other servers to start: %w", u.cfg.Command, u.startTimeout(), err)
 		}
 		spawned = release
-		p, err := startProcess(cmd, u.stderr, u.log, u.noteOversized)
+		p, err := wire.StartProcess(cmd, u.stderr, u.log, u.noteOversized)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", u.cfg.Command, err)
 		}
 		proc = p
-		transport = &tapTransport{inner: &procTransport{p: p}, tap: u.tap}
+		transport = &tapTransport{inner: p.Transport(), tap: u.tap}
 	case config.TransportHTTP:
 		// The streamable connection cannot be wrapped: its tap is in the
 		// HTTP client.
@@ -342,7 +344,7 @@ func (u *upstream) start(ctx context.Context) error {
 	}()
 	var exited <-chan struct{}
 	if proc != nil {
-		exited = proc.exited
+		exited = proc.Exited()
 	}
 	var res result
 	select {
@@ -353,7 +355,7 @@ func (u *upstream) start(ctx context.Context) error {
 		if res.err == nil {
 			_ = res.cs.Close()
 		}
-		res = result{err: fmt.Errorf("exited during initialize (%v)", proc.exitErr())}
+		res = result{err: fmt.Errorf("exited during initialize (%v)", proc.ExitErr())}
 	}
 	spawned() // answered initialize, or gave up: the next may spawn
 	if res.err != nil {
@@ -362,17 +364,17 @@ func (u *upstream) start(ctx context.Context) error {
 			// connection (half an answer) a moment before its exit is
 			// seen: wait a moment for the exit, so the error says so.
 			select {
-			case <-proc.exited:
+			case <-proc.Exited():
 			case <-time.After(500 * time.Millisecond):
 			}
-			go proc.stop()
+			go proc.Stop()
 		}
 		switch {
 		case errors.Is(sctx.Err(), context.DeadlineExceeded):
 			u.noteStartTimeout(wanted)
 			return u.withTail(fmt.Errorf("did not answer initialize within %v", u.startTimeout()))
-		case proc != nil && proc.exitErr() != nil:
-			return u.withTail(fmt.Errorf("exited during initialize (%v)", proc.exitErr()))
+		case proc != nil && proc.ExitErr() != nil:
+			return u.withTail(fmt.Errorf("exited during initialize (%v)", proc.ExitErr()))
 		}
 		return u.withTail(fmt.Errorf("initialize: %w", res.err))
 	}
@@ -439,10 +441,10 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 		case err := <-ended:
 			if proc != nil {
 				select {
-				case <-proc.exited:
+				case <-proc.Exited():
 				case <-time.After(time.Second):
 				}
-				if e := proc.exitErr(); e != nil {
+				if e := proc.ExitErr(); e != nil {
 					return u.withTail(fmt.Errorf("exited (%v)", e))
 				}
 			}
@@ -487,7 +489,7 @@ func (u *upstream) close() {
 		}
 	}
 	if proc != nil {
-		proc.stop()
+		proc.Stop()
 	}
 }
 
@@ -742,7 +744,7 @@ func cutDescription(raw json.RawMessage) (json.RawMessage, string, error) {
 type liveSession struct {
 	key  string // the server's
 	cs   *mcp.ClientSession
-	proc *process        // nil for remote servers
+	proc *wire.Process   // nil for remote servers
 	life context.Context // done once the session is closed
 }
 
@@ -838,12 +840,12 @@ func (u *upstream) status() Status {
 	return s
 }
 
-// noteOversized records a message over the size limit (oversize.go): the
+// noteOversized records a message over the size limit (package wire): the
 // count and the last one for status, the metric.
-func (u *upstream) noteOversized(ev oversizeEvent) {
+func (u *upstream) noteOversized(ev wire.OversizeEvent) {
 	u.mu.Lock()
 	u.oversized++
-	u.lastOversize, u.lastOversizeAt = ev.describe(), time.Now()
+	u.lastOversize, u.lastOversizeAt = ev.Describe(), time.Now()
 	u.mu.Unlock()
 	u.g.metrics.oversize(u.cfg.Key, ev.Action)
 }
@@ -851,9 +853,9 @@ func (u *upstream) noteOversized(ev oversizeEvent) {
 // upstreamHTTPClient returns the HTTP client of one remote server: its own
 // connection pool (kept alive across calls, enough idle connections for
 // concurrent calls), the configured headers on every request, and the wire
-// tap, which bounds every message (oversize.go) and reports those over the
+// tap, which bounds every message (package wire) and reports those over the
 // bound to onOversize.
-func upstreamHTTPClient(h map[string]string, tap *wireTap, onOversize func(oversizeEvent)) *http.Client {
+func upstreamHTTPClient(h map[string]string, tap *wireTap, onOversize func(wire.OversizeEvent)) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32
 	tr.IdleConnTimeout = 90 * time.Second

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // A wireTap sees the messages exchanged with one upstream server in the
@@ -266,14 +268,14 @@ func tapContext(ctx context.Context) context.Context {
 // tapRoundTripper adds configured headers to every request and shows the
 // requests marked with tapContext, and their responses, to a wireTap.
 //
-// Every response body is bounded first (oversize.go): a JSON response to a
+// Every response body is bounded first (wire.BoundJSONBody, wire.BoundSSEBody): a JSON response to a
 // POST as a whole, an event stream event by event, each to
-// maxMessageBytes; onOversize (may be nil) hears of each message over.
+// wire.MaxMessageBytes; onOversize (may be nil) hears of each message over.
 type tapRoundTripper struct {
 	headers    map[string]string
 	next       http.RoundTripper
 	tap        *wireTap
-	onOversize func(oversizeEvent)
+	onOversize func(wire.OversizeEvent)
 }
 
 func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -311,9 +313,9 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "application/json" && r.Method == http.MethodPost:
-		resp.Body = &boundedJSONBody{rc: resp.Body, req: r, onOversize: t.onOversize}
+		resp.Body = wire.BoundJSONBody(resp.Body, r, t.onOversize)
 	case ct == "text/event-stream":
-		resp.Body = newBoundedSSEBody(resp.Body, r, t.onOversize)
+		resp.Body = wire.BoundSSEBody(resp.Body, r, t.onOversize)
 		if close := pollCloser(r.Context()); close != nil && r.Method == http.MethodPost {
 			resp.Body = newPollBody(resp.Body, close) // ssepoll.go
 		}

@@ -1,10 +1,10 @@
-package gateway
+package wire
 
 // Messages too large for one read. An upstream server's message is read
 // whole before the MCP library decodes it, so its size is bounded
-// (maxMessageBytes). A message over the bound must not wedge the
+// (MaxMessageBytes). A message over the bound must not wedge the
 // connection: the rest of it is skipped, and what the gateway does next
-// depends on what the message was, which msgHead finds out from its bytes
+// depends on what the message was, which MsgHead finds out from its bytes
 // as they go by, keeping only a few hundred of them:
 //
 //   - a response with a usable id (an integer or a string): the gateway
@@ -31,37 +31,37 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxMessageBytes bounds one message from an upstream server, on every
+// MaxMessageBytes bounds one message from an upstream server, on every
 // transport: the MCP library's own bound for a line of stdio.
-const maxMessageBytes = mcp.DefaultMaxLineLength
+const MaxMessageBytes = mcp.DefaultMaxLineLength
 
-// What the gateway did with a message over maxMessageBytes.
+// What the gateway did with a message over MaxMessageBytes.
 const (
-	oversizeFailedCall = "call_failed" // a response: its call got an error instead
-	oversizeDropped    = "dropped"     // a notification or a server request
-	oversizeRestarted  = "restarted"   // no usable id: the connection was reset
+	OversizeFailedCall = "call_failed" // a response: its call got an error instead
+	OversizeDropped    = "dropped"     // a notification or a server request
+	OversizeRestarted  = "restarted"   // no usable id: the connection was reset
 )
 
-// oversizeEvent describes one message over the bound.
-type oversizeEvent struct {
+// OversizeEvent describes one message over the bound.
+type OversizeEvent struct {
 	Size   int64  // bytes, as far as they were read
 	Action string // one of the oversize constants
 	ID     string // the response's id, for call_failed
 	Method bool   // the message had a method
 }
 
-// Bounds of what msgHead keeps.
+// Bounds of what MsgHead keeps.
 const (
 	maxHeadKey = 64
 	maxHeadID  = 256
 )
 
-// msgHead finds, in a JSON-RPC message written to it in pieces, the raw
+// MsgHead finds, in a JSON-RPC message written to it in pieces, the raw
 // bytes of its top-level "id" and whether it has a top-level "method". Key
 // names compare without regard to case and with escapes decoded, as the
 // MCP library's decoder reads them; when a key comes twice the last one
 // counts, as there.
-type msgHead struct {
+type MsgHead struct {
 	started, done, bad bool
 	depth              int
 	inStr, esc         bool
@@ -78,7 +78,8 @@ type msgHead struct {
 	method             bool
 }
 
-func (h *msgHead) Write(p []byte) (int, error) {
+// Write reads the next bytes of the message; it never fails.
+func (h *MsgHead) Write(p []byte) (int, error) {
 	for i := 0; i < len(p); i++ {
 		if h.inStr && !h.esc && !h.keyStr && !h.inID {
 			// Inside a string that is not kept (most of a large
@@ -94,7 +95,7 @@ func (h *msgHead) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (h *msgHead) step(c byte) {
+func (h *MsgHead) step(c byte) {
 	if h.bad || h.done {
 		return // what follows the closing brace (a line break) does not matter
 	}
@@ -180,7 +181,7 @@ func keep(b []byte, long bool, c byte, max int) ([]byte, bool) {
 }
 
 // keyName is the key just read, escapes decoded.
-func (h *msgHead) keyName() string {
+func (h *MsgHead) keyName() string {
 	if h.keyLong {
 		return "" // longer than any key that matters here
 	}
@@ -194,7 +195,7 @@ func (h *msgHead) keyName() string {
 	return s
 }
 
-func (h *msgHead) endMember() {
+func (h *MsgHead) endMember() {
 	if !h.inID {
 		return
 	}
@@ -205,7 +206,7 @@ func (h *msgHead) endMember() {
 // responseID returns the id of a message that is a complete response with
 // an id the gateway can answer for: a string, or an integer the MCP
 // library keeps exactly (a JSON number it reads as a float64).
-func (h *msgHead) responseID() (json.RawMessage, bool) {
+func (h *MsgHead) responseID() (json.RawMessage, bool) {
 	if !h.done || h.method || h.idLong || len(h.id) == 0 {
 		return nil, false
 	}
@@ -239,19 +240,29 @@ func usableID(raw []byte) (json.RawMessage, bool) {
 	return append(json.RawMessage(nil), raw...), true
 }
 
+// ID returns the raw value of the message's top-level "id" and whether it
+// was cut short at the bound of what MsgHead keeps; ok is false until a
+// whole message with an id has been written.
+func (h *MsgHead) ID() (id []byte, long, ok bool) {
+	if !h.done || len(h.id) == 0 {
+		return nil, false, false
+	}
+	return h.id, h.idLong, true
+}
+
 // decide says what to do with a message over the bound whose bytes went
 // through h.
-func (h *msgHead) decide(size int64) oversizeEvent {
-	ev := oversizeEvent{Size: size, Method: h.method}
+func (h *MsgHead) decide(size int64) OversizeEvent {
+	ev := OversizeEvent{Size: size, Method: h.method}
 	if id, ok := h.responseID(); ok {
-		ev.Action, ev.ID = oversizeFailedCall, string(id)
+		ev.Action, ev.ID = OversizeFailedCall, string(id)
 		return ev
 	}
 	if h.done && h.method {
-		ev.Action = oversizeDropped
+		ev.Action = OversizeDropped
 		return ev
 	}
-	ev.Action = oversizeRestarted
+	ev.Action = OversizeRestarted
 	return ev
 }
 
@@ -259,7 +270,7 @@ func (h *msgHead) decide(size int64) oversizeEvent {
 // in place of a response over the bound.
 func tooLargeResponse(id string, size int64) []byte {
 	msg := fmt.Sprintf("the server's response was %s (%d bytes), more than the %s the gateway accepts in one message; "+
-		"it was discarded, and the server stays connected", sizeText(size), size, sizeText(maxMessageBytes))
+		"it was discarded, and the server stays connected", sizeText(size), size, sizeText(MaxMessageBytes))
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -276,13 +287,13 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%.4g KiB", float64(n)/(1<<10))
 }
 
-// describe is the text of an oversize event for logs and status.
-func (ev oversizeEvent) describe() string {
-	size := fmt.Sprintf("a %s message (%d bytes), over the %s limit", sizeText(ev.Size), ev.Size, sizeText(maxMessageBytes))
+// Describe is the text of an oversize event for logs and status.
+func (ev OversizeEvent) Describe() string {
+	size := fmt.Sprintf("a %s message (%d bytes), over the %s limit", sizeText(ev.Size), ev.Size, sizeText(MaxMessageBytes))
 	switch ev.Action {
-	case oversizeFailedCall:
+	case OversizeFailedCall:
 		return size + ", answered request " + ev.ID + ": that call failed, the connection goes on"
-	case oversizeDropped:
+	case OversizeDropped:
 		return size + ", was a notification or a request of the server: dropped"
 	}
 	return size + ", had no id to answer for: the connection was reset"
@@ -299,8 +310,8 @@ func requestID(r *http.Request) (string, bool) {
 		return "", false
 	}
 	defer body.Close()
-	var h msgHead
-	if _, err := io.Copy(&h, io.LimitReader(body, maxMessageBytes)); err != nil || !h.done || !h.method || h.idLong || len(h.id) == 0 {
+	var h MsgHead
+	if _, err := io.Copy(&h, io.LimitReader(body, MaxMessageBytes)); err != nil || !h.done || !h.method || h.idLong || len(h.id) == 0 {
 		return "", false
 	}
 	id, ok := usableID(h.id)
@@ -312,13 +323,13 @@ func requestID(r *http.Request) (string, bool) {
 var errOversizeHTTP = errors.New("the server sent a message over the size limit with no id to answer for")
 
 // boundedJSONBody is the body of a JSON response of a remote server, read
-// whole up to maxMessageBytes before the MCP library sees any of it. A
+// whole up to MaxMessageBytes before the MCP library sees any of it. A
 // larger one is replaced by an error response for the request's id (or,
 // if the request had none, by a read error).
 type boundedJSONBody struct {
 	rc         io.ReadCloser
 	req        *http.Request
-	onOversize func(oversizeEvent)
+	onOversize func(OversizeEvent)
 	r          io.Reader // what the library reads, once decided
 }
 
@@ -332,17 +343,17 @@ func (b *boundedJSONBody) Read(p []byte) (int, error) {
 func (b *boundedJSONBody) Close() error { return b.rc.Close() }
 
 func (b *boundedJSONBody) decide() {
-	data, err := io.ReadAll(io.LimitReader(b.rc, maxMessageBytes+1))
-	if err != nil || len(data) <= maxMessageBytes {
+	data, err := io.ReadAll(io.LimitReader(b.rc, MaxMessageBytes+1))
+	if err != nil || len(data) <= MaxMessageBytes {
 		b.r = io.MultiReader(bytes.NewReader(data), errReader{err})
 		return
 	}
 	// Count some of the rest for the report; the connection is not
 	// reused, so the rest need not be read.
-	rest, _ := io.Copy(io.Discard, io.LimitReader(b.rc, 3*maxMessageBytes))
-	ev := oversizeEvent{Size: int64(len(data)) + rest, Action: oversizeRestarted}
+	rest, _ := io.Copy(io.Discard, io.LimitReader(b.rc, 3*MaxMessageBytes))
+	ev := OversizeEvent{Size: int64(len(data)) + rest, Action: OversizeRestarted}
 	if id, ok := requestID(b.req); ok {
-		ev.Action, ev.ID = oversizeFailedCall, id
+		ev.Action, ev.ID = OversizeFailedCall, id
 		b.r = bytes.NewReader(tooLargeResponse(id, ev.Size))
 	} else {
 		b.r = errReader{errOversizeHTTP}
@@ -363,8 +374,8 @@ func (e errReader) Read([]byte) (int, error) {
 }
 
 // boundedSSEBody is an event stream of a remote server with each event
-// bounded to maxMessageBytes. Events are passed on whole, as the MCP
-// library reads them; one over the bound is skipped while msgHead reads
+// bounded to MaxMessageBytes. Events are passed on whole, as the MCP
+// library reads them; one over the bound is skipped while MsgHead reads
 // its data, and stands replaced by an event with its id and an error
 // response for its JSON-RPC id (a response), by an event with only its id
 // (a notification or a server request), or, when there is no id to answer
@@ -376,20 +387,34 @@ type boundedSSEBody struct {
 	rc         io.ReadCloser
 	br         *bufio.Reader
 	req        *http.Request
-	onOversize func(oversizeEvent)
+	onOversize func(OversizeEvent)
 
 	out       []byte // bytes ready to be read
 	ev        []byte // the event so far, while under the bound
 	size      int64
 	over      bool
-	head      msgHead
+	head      MsgHead
 	lineStart bool   // the next fragment starts a line
 	field     string // the field of the line being read, once over
 	evID      []byte // the event's id field, once over (bounded)
 	err       error
 }
 
-func newBoundedSSEBody(rc io.ReadCloser, req *http.Request, onOversize func(oversizeEvent)) *boundedSSEBody {
+// BoundJSONBody bounds rc, the body of a JSON response to req, as
+// boundedJSONBody does; onOversize (may be nil) hears of a message over the
+// bound.
+func BoundJSONBody(rc io.ReadCloser, req *http.Request, onOversize func(OversizeEvent)) io.ReadCloser {
+	return &boundedJSONBody{rc: rc, req: req, onOversize: onOversize}
+}
+
+// BoundSSEBody bounds rc, the event stream of a response to req, as
+// boundedSSEBody does; onOversize (may be nil) hears of each event over the
+// bound.
+func BoundSSEBody(rc io.ReadCloser, req *http.Request, onOversize func(OversizeEvent)) io.ReadCloser {
+	return newBoundedSSEBody(rc, req, onOversize)
+}
+
+func newBoundedSSEBody(rc io.ReadCloser, req *http.Request, onOversize func(OversizeEvent)) *boundedSSEBody {
 	return &boundedSSEBody{rc: rc, br: bufio.NewReaderSize(rc, 64<<10), req: req, onOversize: onOversize, lineStart: true}
 }
 
@@ -422,10 +447,10 @@ func (b *boundedSSEBody) fill() {
 		switch {
 		case b.over:
 			b.overFragment(frag, start, ended)
-		case b.size > maxMessageBytes && !empty:
+		case b.size > MaxMessageBytes && !empty:
 			// Over the bound: what was kept of the event goes through
 			// the scanner, and the event is no longer kept.
-			b.over, b.head, b.evID, b.field = true, msgHead{}, nil, ""
+			b.over, b.head, b.evID, b.field = true, MsgHead{}, nil, ""
 			kept := b.ev
 			b.ev = nil
 			prevEnded := true
@@ -496,18 +521,18 @@ func (b *boundedSSEBody) endEvent() {
 	if len(b.evID) > 0 {
 		idLine = append(append([]byte("id: "), b.evID...), '\n')
 	}
-	if ev.Action == oversizeRestarted {
+	if ev.Action == OversizeRestarted {
 		if id, ok := requestID(b.req); ok {
-			ev.Action, ev.ID = oversizeFailedCall, id
+			ev.Action, ev.ID = OversizeFailedCall, id
 		}
 	}
 	switch ev.Action {
-	case oversizeFailedCall:
+	case OversizeFailedCall:
 		b.out = append(b.out, idLine...)
 		b.out = append(b.out, "data: "...)
 		b.out = append(b.out, tooLargeResponse(ev.ID, size)...)
 		b.out = append(b.out, "\n\n"...)
-	case oversizeDropped:
+	case OversizeDropped:
 		if idLine != nil {
 			b.out = append(append(b.out, idLine...), '\n')
 		}

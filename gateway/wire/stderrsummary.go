@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"regexp"
@@ -25,12 +25,12 @@ var (
 	carets = regexp.MustCompile(`^\s*[\^~]+\s*$`)
 )
 
-// stderrSummary picks the lines of a server's stderr that say what went
+// StderrSummary picks the lines of a server's stderr that say what went
 // wrong: the error's own line (a node "Cannot find module '…'", a Python
 // exception) first, then what follows it, without stack frames. Without
 // such a line, it keeps the last lines. At most summaryLines are kept,
 // joined by " | ".
-func stderrSummary(text string) string {
+func StderrSummary(text string) string {
 	var lines []string
 	var pyIndent int // the indent of the last Python frame, -1 after another line
 	pyIndent = -1

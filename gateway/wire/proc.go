@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bufio"
@@ -13,16 +13,18 @@ import (
 	"time"
 )
 
-// tail keeps the last bytes written to it (a server's stderr).
-type tail struct {
+// Tail keeps the last bytes written to it (a server's stderr).
+type Tail struct {
 	mu  sync.Mutex
 	buf []byte
 	max int
 }
 
-func newTail(max int) *tail { return &tail{max: max} }
+// NewTail returns a Tail that keeps the last max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
 
-func (t *tail) Write(p []byte) (int, error) {
+// Write keeps p, dropping what falls before the last max bytes.
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
@@ -33,15 +35,15 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 // String returns the kept text, trimmed.
-func (t *tail) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.TrimSpace(t.buf))
 }
 
-// process is a started stdio server: its stdin, its filtered stdout and a
+// Process is a started stdio server: its stdin, its filtered stdout and a
 // channel closed when it has exited.
-type process struct {
+type Process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	out    *lineQueue
@@ -60,7 +62,7 @@ const drainDelay = 2 * time.Second
 // rather than blocking the caller for ever.
 const stdinWriteTimeout = 30 * time.Second
 
-// startProcess starts cmd with stdout filtered: lines that are not JSON
+// StartProcess starts cmd with stdout filtered: lines that are not JSON
 // objects or arrays (a banner, a stray print) are reported to stderrTail and
 // the log and dropped, so that a chatty server keeps working.
 //
@@ -68,9 +70,9 @@ const stdinWriteTimeout = 30 * time.Second
 // gateway, so that its exit is seen when it exits, even if a child it
 // spawned keeps the pipes open.
 //
-// A message over maxMessageBytes is skipped and reported to onOversize
+// A message over MaxMessageBytes is skipped and reported to onOversize
 // (which may be nil); see filterStdout.
-func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) (*process, error) {
+func StartProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOversize func(OversizeEvent)) (*Process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
@@ -102,7 +104,7 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 		errR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: inW, out: newLineQueue(), exited: make(chan struct{})}
+	p := &Process{cmd: cmd, stdin: inW, out: newLineQueue(), exited: make(chan struct{})}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -146,9 +148,9 @@ func startProcess(cmd *exec.Cmd, stderrTail io.Writer, log *slog.Logger, onOvers
 	return p, nil
 }
 
-// stop ends the process: stdin closed, then SIGTERM, then SIGKILL to its
+// Stop ends the process: stdin closed, then SIGTERM, then SIGKILL to its
 // process group. It returns within about five seconds.
-func (p *process) stop() {
+func (p *Process) Stop() {
 	p.once.Do(func() {
 		_ = p.stdin.Close()
 		select {
@@ -170,8 +172,14 @@ func (p *process) stop() {
 	})
 }
 
-// exitErr describes how the process ended, once it has.
-func (p *process) exitErr() error {
+// Exited is closed once the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Pid is the process id the system gave the server.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// ExitErr describes how the process ended, once it has.
+func (p *Process) ExitErr() error {
 	select {
 	case <-p.exited:
 		if p.err == nil {
@@ -212,18 +220,18 @@ var errResetOversize = errors.New("the server sent a message over the size limit
 // filterStdout copies a server's stdout to w one line (one JSON-RPC
 // message) at a time, each line whole in one Write. Lines that are not JSON
 // objects or arrays are reported to stderrTail and the log and dropped. A
-// line over maxMessageBytes is skipped while msgHead reads it, then: a
+// line over MaxMessageBytes is skipped while MsgHead reads it, then: a
 // response gets an error response for its id in its place, a notification
 // or a server request is dropped, and anything else ends the copy, closing
 // w with errResetOversize so that the session ends and the server is
 // restarted. onOversize (may be nil) hears of each. It returns the read
 // error that ended the copy, if not the end of the output.
-func filterStdout(r io.Reader, w lineWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(oversizeEvent)) error {
+func filterStdout(r io.Reader, w lineWriter, stderrTail io.Writer, log *slog.Logger, onOversize func(OversizeEvent)) error {
 	br := bufio.NewReaderSize(r, stdoutBuffer)
 	var (
 		line    []byte
 		over    bool // the line is over the bound: head reads it, line is not kept
-		head    msgHead
+		head    MsgHead
 		size    int64
 		dropped int
 	)
@@ -233,8 +241,8 @@ func filterStdout(r io.Reader, w lineWriter, stderrTail io.Writer, log *slog.Log
 		switch {
 		case over:
 			_, _ = head.Write(frag)
-		case size > maxMessageBytes:
-			over, head = true, msgHead{}
+		case size > MaxMessageBytes:
+			over, head = true, MsgHead{}
 			_, _ = head.Write(line)
 			_, _ = head.Write(frag)
 			line = nil // do not keep a buffer this large
@@ -246,17 +254,17 @@ func filterStdout(r io.Reader, w lineWriter, stderrTail io.Writer, log *slog.Log
 		}
 		if over {
 			ev := head.decide(size)
-			log.Warn("upstream sent a message over the size limit", "what", ev.describe())
-			fmt.Fprintf(stderrTail, "[message over the size limit: %s]\n", ev.describe())
+			log.Warn("upstream sent a message over the size limit", "what", ev.Describe())
+			fmt.Fprintf(stderrTail, "[message over the size limit: %s]\n", ev.Describe())
 			if onOversize != nil {
 				onOversize(ev)
 			}
 			switch ev.Action {
-			case oversizeFailedCall:
+			case OversizeFailedCall:
 				if _, werr := w.Write(append(tooLargeResponse(ev.ID, size), '\n')); werr != nil {
 					return nil
 				}
-			case oversizeRestarted:
+			case OversizeRestarted:
 				w.CloseWithError(errResetOversize)
 				return nil
 			}

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"strings"
@@ -52,7 +52,7 @@ ValueError: no API key`, "ValueError: no API key"},
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if got := stderrSummary(c.stderr); got != c.want {
+			if got := StderrSummary(c.stderr); got != c.want {
 				t.Errorf("stderrSummary =\n%q\nwant\n%q", got, c.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"os"
@@ -83,7 +83,9 @@ func serverEnviron(environ []string, passthrough []string, extra map[string]stri
 	return env
 }
 
-// environ is serverEnviron of the gateway's own environment.
-func environ(passthrough []string, extra map[string]string) []string {
+// Environ returns the environment of a stdio server started by the gateway:
+// serverEnviron of the gateway's own environment, with the variables that
+// passthrough names and extra on top.
+func Environ(passthrough []string, extra map[string]string) []string {
 	return serverEnviron(os.Environ(), passthrough, extra)
 }

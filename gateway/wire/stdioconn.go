@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func (q *lineQueue) close() { q.goneOnce.Do(func() { close(q.gone) }) }
 
 // stdioConn is the MCP connection to a started stdio server.
 type stdioConn struct {
-	p *process
+	p *Process
 	// queue holds the rest of a batch read (reads are serialised).
 	queue   []jsonrpc.Message
 	writeMu sync.Mutex
@@ -106,9 +106,14 @@ type answerBatch struct {
 	left    int
 }
 
+// Transport is the MCP transport of the started process: its connection
+// reads the process's filtered stdout and writes to its stdin; closing it
+// stops the process.
+func (p *Process) Transport() mcp.Transport { return &procTransport{p: p} }
+
 // procTransport connects to a started process over its stdin and filtered
 // stdout.
-type procTransport struct{ p *process }
+type procTransport struct{ p *Process }
 
 func (t *procTransport) Connect(context.Context) (mcp.Connection, error) {
 	return &stdioConn{p: t.p}, nil
@@ -255,6 +260,6 @@ func (c *stdioConn) answer(resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
 // Close ends the connection and stops the process.
 func (c *stdioConn) Close() error {
 	c.p.out.close()
-	go c.p.stop()
+	go c.p.Stop()
 	return nil
 }

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ func pipeConn(t *testing.T) (*stdioConn, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	p := &process{stdin: w, out: newLineQueue(), exited: make(chan struct{})}
+	p := &Process{stdin: w, out: newLineQueue(), exited: make(chan struct{})}
 	p.once.Do(func() {}) // stop has nothing to stop
 	return &stdioConn{p: p}, bufio.NewReader(r)
 }
