@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/policy"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // newCall starts serving a call of name with args: the name is resolved
@@ -54,7 +56,7 @@ func (g *Gateway) callTool(ctx context.Context, c *toolCall) (*mcp.CallToolResul
 // serveCall serves c: a retry goes where its state belongs, ask rules are
 // applied, and the call goes to a built-in tool or to its server.
 func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
-	ctx = withPolling(ctx, c.req) // an upstream's SSE polling reaches the client (ssepoll.go)
+	ctx = wire.WithPolling(ctx, c.req) // an upstream's SSE polling reaches the client (wire/ssepoll.go)
 	if c.err != nil && !g.static {
 		c.to, c.err = g.awaitResolve(ctx, c.asked, c.err) // await.go
 	}
@@ -119,7 +121,7 @@ func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls
 	req := c.req
 	if req != nil {
 		defer g.track(c.to.server, ctx, req.Session)()
-		defer u.tap.awaitLogs(2 * time.Second)
+		defer u.tap.AwaitLogs(2 * time.Second)
 	}
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -128,7 +130,7 @@ func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls
 			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
 			g.progMu.Unlock()
 			defer func() {
-				u.tap.awaitProgress(id, 2*time.Second)
+				u.tap.AwaitProgress(id, 2*time.Second)
 				g.progMu.Lock()
 				delete(g.progress, id)
 				g.progMu.Unlock()

@@ -397,14 +397,14 @@ func (u *upstream) upstreamClient() *mcp.Client {
 		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)
-			u.tap.logHandled()
+			u.tap.LogHandled()
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params == nil {
 				return
 			}
 			g.forwardProgress(req.Params)
-			u.tap.progressHandled(req.Params.ProgressToken)
+			u.tap.ProgressHandled(req.Params.ProgressToken)
 		},
 		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {

@@ -98,6 +98,8 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // Options configure a Gateway.
@@ -327,9 +329,8 @@ type Gateway struct {
 	// arr are the fresh manifests waiting to be put in the view
 	// (arrivals.go).
 	arr arrivals
-	// spawning holds a token for each stdio server in its first moments
-	// (spawn.go).
-	spawning chan struct{}
+	// spawning are the slots stdio servers spawn in, a few at once.
+	spawning *wire.SpawnSlots
 
 	// learn is what ranking learned from use (learning.go), nil when
 	// learning is off.
@@ -364,7 +365,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		sessions: map[*session]struct{}{},
 		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
 		collisions: map[string]bool{}, fwd: newForwarding(),
-		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming, spawning: make(chan struct{}, spawnSlots()),
+		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming, spawning: wire.NewSpawnSlots(0),
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
 		feed: opts.Feed, ui: opts.UI,
 	}

@@ -106,7 +106,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 	}
 	hs := g.httpSessionTable()
 	// events keeps what each session's event streams sent, so that a
-	// client whose stream ended (SSE polling, ssepoll.go, or a dropped
+	// client whose stream ended (SSE polling, wire/ssepoll.go, or a dropped
 	// connection) reconnects with Last-Event-ID and misses nothing. The
 	// library bounds it (10 MiB over all sessions, oldest dropped first)
 	// and forgets a session's events when the session ends.

@@ -618,7 +618,7 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to tar
 	if progID != "" {
 		if o.res.RequestState == "" {
 			// The progress that came before the result goes out before it.
-			u.tap.awaitProgress(progID, 2*time.Second)
+			u.tap.AwaitProgress(progID, 2*time.Second)
 		}
 		g.progMu.Lock()
 		delete(g.progress, progID)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // rawTool is a definition whose bytes the gateway must keep: keys in an
@@ -169,15 +171,15 @@ func TestRawDefinitionsEveryTransport(t *testing.T) {
 	if _, err := g.Connect(ctx, "full", st); err != nil {
 		t.Fatal(err)
 	}
-	tap := newWireTap()
+	tap := wire.NewTap()
 	var pages []json.RawMessage
 	var mu sync.Mutex
-	tap.setCapture(func(r json.RawMessage) {
+	tap.SetCapture(func(r json.RawMessage) {
 		mu.Lock()
 		pages = append(pages, r)
 		mu.Unlock()
 	})
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw-client"}, nil).Connect(ctx, &tapTransport{inner: ct, tap: tap}, legacySession)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw-client"}, nil).Connect(ctx, tap.Wrap(ct), legacySession)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // without that handler (sessionshare.go); without the version, the
 // transport takes every request for one of 2025-03-26, and so neither
 // primes a POST's stream with an event id (2025-11-25) nor passes on SSE
-// polling (ssepoll.go).
+// polling (wire/ssepoll.go).
 //
 // versioned has the library's handler make the context: a stateless
 // handler, given the request, calls back (for the server to use) first

@@ -8,6 +8,8 @@ import (
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
 // callOnce makes one call on a session. The call ends with the client's
@@ -23,7 +25,7 @@ func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.Call
 	params.Meta = meta
 	if params.GetProgressToken() != nil || sendsLogs(ls.cs) {
 		// The tap sees the call's stream: its progress and logs.
-		cctx = tapContext(cctx)
+		cctx = wire.TapContext(cctx)
 	}
 	res, err = ls.cs.CallTool(cctx, params)
 	timedOut = err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil

@@ -49,7 +49,7 @@ type upstream struct {
 	stderr *wire.Tail
 	wake   chan struct{} // lazy start
 	relist chan struct{} // coalesced list_changed (listchanged.go)
-	tap    *wireTap
+	tap    *wire.Tap
 	// httpClient is the one HTTP client of a remote server, kept across
 	// restarts so that connections are reused (nil for stdio).
 	httpClient *http.Client
@@ -112,12 +112,12 @@ type upstream struct {
 func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	u := &upstream{
 		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: wire.NewTail(4096),
-		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: newWireTap(),
+		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: wire.NewTap(),
 		probeEvery: modernProbeEvery, probeNow: make(chan struct{}, 1),
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
 	}
 	if cfg.Transport == config.TransportHTTP || cfg.Transport == config.TransportSSE {
-		u.httpClient = upstreamHTTPClient(cfg.Headers, u.tap, u.noteOversized)
+		u.httpClient = wire.HTTPClient(cfg.Headers, u.tap, u.noteOversized)
 	}
 	return u
 }
@@ -297,17 +297,17 @@ func (u *upstream) start(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, u.startTimeout())
 	defer cancel()
 	client := u.upstreamClient()
-	u.tap.reset()
+	u.tap.Reset()
 	var transport mcp.Transport
 	var proc *wire.Process
-	spawned := func() {} // gives back the spawn slot (spawn.go)
+	spawned := func() {} // gives back the spawn slot (wire.SpawnSlots)
 	defer func() { spawned() }()
 	switch u.cfg.Transport {
 	case config.TransportStdio:
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Env = wire.Environ(u.cfg.EnvPassthrough, u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
-		release, err := u.g.spawnSlot(sctx)
+		release, err := u.g.spawning.Take(sctx)
 		if err != nil {
 			return fmt.Errorf("start %s: waited %v for other servers to start: %w", u.cfg.Command, u.startTimeout(), err)
 		}
@@ -317,13 +317,13 @@ func (u *upstream) start(ctx context.Context) error {
 			return fmt.Errorf("start %s: %w", u.cfg.Command, err)
 		}
 		proc = p
-		transport = &tapTransport{inner: p.Transport(), tap: u.tap}
+		transport = u.tap.Wrap(p.Transport())
 	case config.TransportHTTP:
 		// The streamable connection cannot be wrapped: its tap is in the
 		// HTTP client.
 		transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient, MaxRetries: 2}
 	case config.TransportSSE:
-		transport = &tapTransport{inner: &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient}, tap: u.tap, detach: true}
+		transport = u.tap.WrapDetached(&mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient})
 	default:
 		return fmt.Errorf("unknown transport %q", u.cfg.Transport)
 	}
@@ -559,7 +559,7 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 		captured []json.RawMessage
 		capErr   error
 	)
-	u.tap.setCapture(func(res json.RawMessage) {
+	u.tap.SetCapture(func(res json.RawMessage) {
 		var page struct {
 			Tools []json.RawMessage `json:"tools"`
 		}
@@ -572,8 +572,8 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 		}
 		captured = append(captured, page.Tools...)
 	})
-	defer u.tap.setCapture(nil)
-	ctx = tapContext(ctx)
+	defer u.tap.SetCapture(nil)
+	ctx = wire.TapContext(ctx)
 	var (
 		tools   []*mcp.Tool // as the SDK decoded them
 		listed  int         // bytes of the first counted tools
@@ -848,16 +848,4 @@ func (u *upstream) noteOversized(ev wire.OversizeEvent) {
 	u.lastOversize, u.lastOversizeAt = ev.Describe(), time.Now()
 	u.mu.Unlock()
 	u.g.metrics.oversize(u.cfg.Key, ev.Action)
-}
-
-// upstreamHTTPClient returns the HTTP client of one remote server: its own
-// connection pool (kept alive across calls, enough idle connections for
-// concurrent calls), the configured headers on every request, and the wire
-// tap, which bounds every message (package wire) and reports those over the
-// bound to onOversize.
-func upstreamHTTPClient(h map[string]string, tap *wireTap, onOversize func(wire.OversizeEvent)) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 32
-	tr.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: &tapRoundTripper{headers: h, next: tr, tap: tap, onOversize: onOversize}}
 }

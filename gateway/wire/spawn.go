@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"context"
@@ -30,17 +30,32 @@ var spawnHold = 100 * time.Millisecond
 // complete index; one per CPU, 25-28 ms, but a start up to 0.6 s longer.
 func spawnSlots() int { return max(3, runtime.GOMAXPROCS(0)+1) }
 
-// spawnSlot waits for a slot to spawn a server in, or for ctx to end. The
+// SpawnSlots are the slots stdio servers are spawned in: a server holds
+// one for its first moments (see above).
+type SpawnSlots struct {
+	taken chan struct{} // a token for each slot held
+}
+
+// NewSpawnSlots returns n slots, or, for n <= 0, one per CPU the gateway
+// uses and one more, at least three.
+func NewSpawnSlots(n int) *SpawnSlots {
+	if n <= 0 {
+		n = spawnSlots()
+	}
+	return &SpawnSlots{taken: make(chan struct{}, n)}
+}
+
+// Take waits for a slot to spawn a server in, or for ctx to end. The
 // returned release gives the slot back (at most once; it is given back by
 // itself after spawnHold).
-func (g *Gateway) spawnSlot(ctx context.Context) (release func(), err error) {
+func (s *SpawnSlots) Take(ctx context.Context) (release func(), err error) {
 	select {
-	case g.spawning <- struct{}{}:
+	case s.taken <- struct{}{}:
 	case <-ctx.Done():
 		return func() {}, ctx.Err()
 	}
 	var once sync.Once
-	give := func() { once.Do(func() { <-g.spawning }) }
+	give := func() { once.Do(func() { <-s.taken }) }
 	timer := time.AfterFunc(spawnHold, give)
 	return func() {
 		timer.Stop()

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -28,11 +28,11 @@ const maxPollRetry = time.Minute
 
 type pollKey struct{}
 
-// withPolling marks ctx, the context of a call forwarded upstream, with
+// WithPolling marks ctx, the context of a call forwarded upstream, with
 // the function that ends the client's event stream of that call (the
 // MCP library's RequestExtra.CloseSSEStream). A request without one (a
 // 2026-07-28 request, stdio) is not marked.
-func withPolling(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+func WithPolling(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if req == nil {
 		return ctx
 	}
@@ -43,7 +43,7 @@ func withPolling(ctx context.Context, req *mcp.CallToolRequest) context.Context 
 	return context.WithValue(ctx, pollKey{}, extra.CloseSSEStream)
 }
 
-// pollCloser is the function withPolling put in ctx, or nil.
+// pollCloser is the function WithPolling put in ctx, or nil.
 func pollCloser(ctx context.Context) func(mcp.CloseSSEStreamArgs) {
 	f, _ := ctx.Value(pollKey{}).(func(mcp.CloseSSEStreamArgs))
 	return f

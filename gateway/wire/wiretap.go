@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -13,11 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
-// A wireTap sees the messages exchanged with one upstream server in the
+// A Tap sees the messages exchanged with one upstream server in the
 // order they cross the wire, before the SDK handles them. It serves two
 // purposes:
 //
@@ -34,8 +32,8 @@ import (
 // streamable HTTP connection cannot be wrapped (the SDK drives it through an
 // unexported interface), so there the tap sits in the HTTP client
 // (tapRoundTripper) and reads the response bodies of the requests marked
-// with tapContext.
-type wireTap struct {
+// with TapContext.
+type Tap struct {
 	mu       sync.Mutex
 	lists    map[string]bool // ids of tools/list calls awaiting a response
 	capture  func(json.RawMessage)
@@ -46,13 +44,14 @@ type wireTap struct {
 	changed               chan struct{} // closed and replaced when a count drops or grows handled
 }
 
-func newWireTap() *wireTap {
-	return &wireTap{lists: map[string]bool{}, progress: map[string]int{}, changed: make(chan struct{})}
+// NewTap returns a Tap with nothing seen yet.
+func NewTap() *Tap {
+	return &Tap{lists: map[string]bool{}, progress: map[string]int{}, changed: make(chan struct{})}
 }
 
-// reset forgets what belonged to a previous connection (request ids start
+// Reset forgets what belonged to a previous connection (request ids start
 // again at 1 on a new one).
-func (w *wireTap) reset() {
+func (w *Tap) Reset() {
 	w.mu.Lock()
 	w.lists = map[string]bool{}
 	w.progress = map[string]int{}
@@ -65,7 +64,7 @@ func (w *wireTap) reset() {
 func idKey(id jsonrpc.ID) string { return fmt.Sprint(id.Raw()) }
 
 // sent records an outgoing message.
-func (w *wireTap) sent(m jsonrpc.Message) {
+func (w *Tap) sent(m jsonrpc.Message) {
 	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
 		w.mu.Lock()
 		w.lists[idKey(r.ID)] = true
@@ -75,7 +74,7 @@ func (w *wireTap) sent(m jsonrpc.Message) {
 
 // received records an incoming message; it is called before the SDK sees
 // the message.
-func (w *wireTap) received(m jsonrpc.Message) {
+func (w *Tap) received(m jsonrpc.Message) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		id := idKey(m.ID)
@@ -112,7 +111,7 @@ func (w *wireTap) received(m jsonrpc.Message) {
 // mayNeed reports whether an encoded message can matter to received: a
 // notification, or a response while a tools/list is awaited. It spares
 // decoding every call's result a second time.
-func (w *wireTap) mayNeed(data []byte) bool {
+func (w *Tap) mayNeed(data []byte) bool {
 	if bytes.Contains(data, []byte(`"method"`)) {
 		return true
 	}
@@ -122,16 +121,16 @@ func (w *wireTap) mayNeed(data []byte) bool {
 	return n > 0
 }
 
-// setCapture installs f to receive raw tools/list results (nil removes it).
-func (w *wireTap) setCapture(f func(json.RawMessage)) {
+// SetCapture installs f to receive raw tools/list results (nil removes it).
+func (w *Tap) SetCapture(f func(json.RawMessage)) {
 	w.mu.Lock()
 	w.capture = f
 	w.mu.Unlock()
 }
 
-// progressHandled uncounts one progress notification of token, once the
+// ProgressHandled uncounts one progress notification of token, once the
 // SDK's handler has dealt with it.
-func (w *wireTap) progressHandled(token any) {
+func (w *Tap) ProgressHandled(token any) {
 	k := fmt.Sprint(token)
 	w.mu.Lock()
 	if w.progress[k] > 0 {
@@ -142,8 +141,8 @@ func (w *wireTap) progressHandled(token any) {
 	w.mu.Unlock()
 }
 
-// logHandled counts one log notification as forwarded.
-func (w *wireTap) logHandled() {
+// LogHandled counts one log notification as forwarded.
+func (w *Tap) LogHandled() {
 	w.mu.Lock()
 	if w.logsHandled < w.logsSeen {
 		w.logsHandled++
@@ -153,9 +152,9 @@ func (w *wireTap) logHandled() {
 	w.mu.Unlock()
 }
 
-// awaitLogs waits until every log notification seen so far has been
+// AwaitLogs waits until every log notification seen so far has been
 // forwarded, or until timeout.
-func (w *wireTap) awaitLogs(timeout time.Duration) {
+func (w *Tap) AwaitLogs(timeout time.Duration) {
 	w.mu.Lock()
 	target, handled := w.logsSeen, w.logsHandled
 	w.mu.Unlock()
@@ -179,9 +178,9 @@ func (w *wireTap) awaitLogs(timeout time.Duration) {
 	}
 }
 
-// awaitProgress waits until every progress notification of token seen so
+// AwaitProgress waits until every progress notification of token seen so
 // far has been handled, or until timeout, and forgets the token.
-func (w *wireTap) awaitProgress(token any, timeout time.Duration) {
+func (w *Tap) AwaitProgress(token any, timeout time.Duration) {
 	k := fmt.Sprint(token)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -205,10 +204,34 @@ func (w *wireTap) awaitProgress(token any, timeout time.Duration) {
 	}
 }
 
+// Wrap returns inner with its connections shown to w.
+func (w *Tap) Wrap(inner mcp.Transport) mcp.Transport {
+	return &tapTransport{inner: inner, tap: w}
+}
+
+// WrapDetached is Wrap for a transport whose connection must outlive the
+// context it was made with (the SSE client's event stream; see
+// tapTransport.detach).
+func (w *Tap) WrapDetached(inner mcp.Transport) mcp.Transport {
+	return &tapTransport{inner: inner, tap: w, detach: true}
+}
+
+// HTTPClient returns the HTTP client of one remote server: its own
+// connection pool (kept alive across calls, enough idle connections for
+// concurrent calls), headers on every request, and tap, which bounds every
+// message (BoundJSONBody, BoundSSEBody) and reports those over the bound to
+// onOversize (may be nil).
+func HTTPClient(headers map[string]string, tap *Tap, onOversize func(OversizeEvent)) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	tr.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: &tapRoundTripper{headers: headers, next: tr, tap: tap, onOversize: onOversize}}
+}
+
 // tapTransport wraps a transport's connection in a tapConn.
 type tapTransport struct {
 	inner mcp.Transport
-	tap   *wireTap
+	tap   *Tap
 	// detach gives the inner transport a context that outlives Connect's:
 	// the SDK's SSE client keeps its event stream on the context it was
 	// connected with, so a start timeout would otherwise end the session
@@ -231,10 +254,10 @@ func (t *tapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return &tapConn{Connection: c, tap: t.tap, cancel: cancel}, nil
 }
 
-// tapConn shows every message of a connection to a wireTap.
+// tapConn shows every message of a connection to a Tap.
 type tapConn struct {
 	mcp.Connection
-	tap    *wireTap
+	tap    *Tap
 	cancel context.CancelFunc // ends the context the connection was made with
 }
 
@@ -259,23 +282,23 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 type tapKey struct{}
 
-// tapContext marks ctx so that the HTTP requests made under it (a
+// TapContext marks ctx so that the HTTP requests made under it (a
 // tools/list, a call with a progress token) are shown to the tap.
-func tapContext(ctx context.Context) context.Context {
+func TapContext(ctx context.Context) context.Context {
 	return context.WithValue(ctx, tapKey{}, true)
 }
 
 // tapRoundTripper adds configured headers to every request and shows the
-// requests marked with tapContext, and their responses, to a wireTap.
+// requests marked with TapContext, and their responses, to a Tap.
 //
-// Every response body is bounded first (wire.BoundJSONBody, wire.BoundSSEBody): a JSON response to a
+// Every response body is bounded first (BoundJSONBody, BoundSSEBody): a JSON response to a
 // POST as a whole, an event stream event by event, each to
-// wire.MaxMessageBytes; onOversize (may be nil) hears of each message over.
+// MaxMessageBytes; onOversize (may be nil) hears of each message over.
 type tapRoundTripper struct {
 	headers    map[string]string
 	next       http.RoundTripper
-	tap        *wireTap
-	onOversize func(wire.OversizeEvent)
+	tap        *Tap
+	onOversize func(OversizeEvent)
 }
 
 func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -313,9 +336,9 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "application/json" && r.Method == http.MethodPost:
-		resp.Body = wire.BoundJSONBody(resp.Body, r, t.onOversize)
+		resp.Body = BoundJSONBody(resp.Body, r, t.onOversize)
 	case ct == "text/event-stream":
-		resp.Body = wire.BoundSSEBody(resp.Body, r, t.onOversize)
+		resp.Body = BoundSSEBody(resp.Body, r, t.onOversize)
 		if close := pollCloser(r.Context()); close != nil && r.Method == http.MethodPost {
 			resp.Body = newPollBody(resp.Body, close) // ssepoll.go
 		}
@@ -333,11 +356,11 @@ func (t *tapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // tapBody shows the JSON-RPC messages of a response body (one JSON message,
-// or server-sent events) to a wireTap as the SDK reads it: an event is seen
+// or server-sent events) to a Tap as the SDK reads it: an event is seen
 // by the tap before the SDK has the bytes that end it.
 type tapBody struct {
 	rc  io.ReadCloser
-	tap *wireTap
+	tap *Tap
 	sse bool
 	buf []byte
 	// scanned is how much of buf is known to hold no event end, less the

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"context"
@@ -11,14 +11,16 @@ import (
 // slot given back (once, however often release is called) or held past
 // spawnHold lets the next one spawn; a wait ends with its context.
 func TestSpawnSlots(t *testing.T) {
-	t.Parallel()
-	g := &Gateway{spawning: make(chan struct{}, 2)}
+	// Not parallel: the third Take must come within spawnHold of the
+	// first, and the 16 MiB lines of TestFilterStdout beside it (their
+	// collections) can stop the test longer than that.
+	s := NewSpawnSlots(2)
 	ctx := context.Background()
-	r1, err := g.spawnSlot(ctx)
+	r1, err := s.Take(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := g.spawnSlot(ctx)
+	r2, err := s.Take(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,24 +28,24 @@ func TestSpawnSlots(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if spawnHold > 20*time.Millisecond {
-		if _, err := g.spawnSlot(short); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := s.Take(short); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("a third spawn with both slots taken: %v, want the deadline", err)
 		}
 	}
 	// Given back twice, a slot counts once.
 	r1()
 	r1()
-	if n := len(g.spawning); n != 1 {
+	if n := len(s.taken); n != 1 {
 		t.Fatalf("%d slots taken after one was given back twice, want 1", n)
 	}
-	r3, err := g.spawnSlot(ctx)
+	r3, err := s.Take(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Held past spawnHold, slots come back by themselves.
 	waited := make(chan error, 1)
 	go func() {
-		_, err := g.spawnSlot(ctx)
+		_, err := s.Take(ctx)
 		waited <- err
 	}()
 	select {
