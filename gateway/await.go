@@ -84,9 +84,7 @@ func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
-		u.mu.Lock()
-		st, ch := u.state, u.changed
-		u.mu.Unlock()
+		st, ch := u.stateNow()
 		if st != StateStarting && st != StateRestarting {
 			return
 		}

@@ -83,9 +83,7 @@ func (g *Gateway) hintsFor(method string) []cacheHint {
 		if u == nil {
 			continue
 		}
-		u.mu.Lock()
-		lc := *u.cacheSlot(kind)
-		u.mu.Unlock()
+		lc := u.listCache(kind)
 		if lc.ListedAt.IsZero() && !lc.Stale {
 			continue
 		}

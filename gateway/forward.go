@@ -359,10 +359,7 @@ var rootsPlaceholder = &mcp.Root{URI: "toolsearch://roots", Name: "the roots of 
 func (g *Gateway) rootsChanged() {
 	for _, k := range g.keys() {
 		u := g.ups()[k]
-		u.mu.Lock()
-		c, ready := u.client, u.state == StateReady
-		u.mu.Unlock()
-		if c != nil && ready {
+		if _, c := u.readySession(); c != nil {
 			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			c.AddRoots(rootsPlaceholder)
 		}
@@ -534,10 +531,8 @@ func (g *Gateway) unsubscribeUpstream(ctx context.Context, key subKey) {
 	if u == nil {
 		return
 	}
-	u.mu.Lock()
-	cs, ready := u.cs, u.state == StateReady
-	u.mu.Unlock()
-	if cs == nil || !ready {
+	cs, _ := u.readySession()
+	if cs == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

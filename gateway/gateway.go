@@ -1013,10 +1013,8 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 	g.fwd.setLogLevel(level)
 	for _, k := range g.keys() {
 		u := g.ups()[k]
-		u.mu.Lock()
-		cs, st := u.cs, u.state
-		u.mu.Unlock()
-		if cs == nil || st != StateReady {
+		cs, _ := u.readySession()
+		if cs == nil {
 			continue
 		}
 		if !sendsLogs(cs) || modernSession(cs) {

@@ -840,6 +840,25 @@ func (u *upstream) status() Status {
 	return s
 }
 
+// readySession is the server's session and MCP client while it is ready,
+// or nils: what the rest of the gateway may use of its connection, read
+// under its lock.
+func (u *upstream) readySession() (*mcp.ClientSession, *mcp.Client) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state != StateReady {
+		return nil, nil
+	}
+	return u.cs, u.client
+}
+
+// stateNow is the server's state and a channel closed at its next change.
+func (u *upstream) stateNow() (State, <-chan struct{}) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.state, u.changed
+}
+
 // noteOversized records a message over the size limit (package wire): the
 // count and the last one for status, the metric.
 func (u *upstream) noteOversized(ev wire.OversizeEvent) {

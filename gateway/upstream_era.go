@@ -172,6 +172,13 @@ func (u *upstream) markStale(kinds ...listKind) {
 	}
 }
 
+// listCache is a copy of the hints kept of one list.
+func (u *upstream) listCache(kind listKind) ListCache {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return *u.cacheSlot(kind)
+}
+
 // cacheSlot is where a list's hints are kept; u.mu is held.
 func (u *upstream) cacheSlot(kind listKind) *ListCache {
 	switch kind {
