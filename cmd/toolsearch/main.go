@@ -69,7 +69,7 @@ func init() {
 		{"enrich", "ask a model to write search hints for each tool, once per definition", runEnrich},
 		{"serve", "run the MCP gateway: one server in front of all of yours, with tool search", runServe},
 		{"status", "start every configured server and show its state, protocol version, tools and tokens", runStatus},
-		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor or VS Code settings", runImport},
+		{"import", "write a gateway config from Claude Desktop, Claude Code, Cursor, VS Code or Windsurf settings, or a FILE", runImport},
 		{"proxy", "run a Messages API proxy that keeps tool search working through endpoints that break it", runProxy},
 		{"init", "write a commented starter config", runInit},
 		{"add", "add a server to the config: toolsearch add NAME -- COMMAND ARGS...", runAdd},

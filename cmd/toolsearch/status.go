@@ -238,7 +238,8 @@ func printPolicy(w io.Writer, ws []policyWarning) {
 // enrichment is on, its state in one line, today's spend against the
 // budget and its last error.
 func printEnrich(w io.Writer, e gateway.EnrichStatus) {
-	fmt.Fprintf(w, "\nsearch hints: %d of %d tools have hints for their current definition\n", e.WithHints, e.Tools)
+	fmt.Fprintf(w, "\nsearch hints: %d of %d %s hints for their current definition\n", e.WithHints, e.Tools,
+		map[bool]string{true: "tool has", false: "tools have"}[e.Tools == 1])
 	if e.State == gateway.EnrichOff {
 		fmt.Fprintln(w, "background enrichment: off (toolsearch.enrich.enabled)")
 		return
