@@ -18,7 +18,7 @@ import (
 )
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newServeFlags("status", "-c FILE [--timeout D] [--json]", stderr)
+	f := newServeFlags("status", "[-c FILE] [--timeout D] [--json]", stderr)
 	timeout := f.fs.Duration("timeout", 0, "how long to wait for the servers (default: the start timeout plus 5s)")
 	jsonOut := f.fs.Bool("json", false, "print JSON")
 	if _, code, ok := parseFlags(f.fs, args, stdout); !ok {
