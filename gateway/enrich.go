@@ -4,7 +4,7 @@ package gateway
 // asks a model for the search hints of the tools that have none for their
 // current definition. Package enrichment runs it, with the gateway as its
 // owner (enrichOwner, gateway.go); the provider of provider "sampling"
-// asks the connected clients' models (samplingProvider, downstream.go).
+// asks the connected clients' models (samplingProvider, session.go).
 // Here are the names this package has exported for it since it was added;
 // they are package enrichment's.
 

@@ -58,9 +58,9 @@
 // each view's resolver, for every listing, search and call.
 //
 // Words of this package. Four things are sessions, each with its own
-// word: a client session (session, downstream.go) is one connected MCP
+// word: a client session (session, session.go) is one connected MCP
 // client and what it has been shown; an HTTP session (httpSessions,
-// sessions.go) is the transport's record of a 2025-11-25 session over
+// httpsessions.go) is the transport's record of a 2025-11-25 session over
 // streamable HTTP, its id and its timeouts; a shared session (SessionStore,
 // sessionshare.go) is an HTTP session's state kept in the cluster, so that
 // another replica can take it over; an upstream session (liveSession,
@@ -261,7 +261,7 @@ type Gateway struct {
 	sessions map[*session]struct{}
 	sessSeq  atomic.Int64
 	httpOnce sync.Once
-	httpSess *httpSessions // the sessions served over HTTP (sessions.go)
+	httpSess *httpSessions // the sessions served over HTTP (httpsessions.go)
 	full     fullCache     // the tool list of full exposure (fulllist.go)
 	fwd      *forwarding   // what passes besides calls (forward.go)
 	era      eraState      // 2026-07-28 clients, cache hints (era.go)

@@ -89,7 +89,7 @@ type sessionKey struct{}
 // 2025-11-25 sessions itself, saving each in the cluster, so that any
 // replica takes over a session whose replica died.
 //
-// Sessions are bounded (sessions.go): at most maxSessions open at once (a
+// Sessions are bounded (httpsessions.go): at most maxSessions open at once (a
 // new one beyond is answered 503 with Retry-After), closed when their
 // client has not sent notifications/initialized within sessionInitTimeout,
 // or when they have had no request in progress for sessionIdleTimeout.
@@ -132,7 +132,7 @@ func (g *Gateway) Handler(defaultMode string) http.Handler {
 			return versions
 		}, &mcp.StreamableHTTPOptions{Logger: g.log,
 			// The guard checks Host (with the allowed hosts) and bounds
-			// bodies before the SDK sees the request; sessions.go
+			// bodies before the SDK sees the request; httpsessions.go
 			// closes idle sessions.
 			DisableLocalhostProtection: true, MaxRequestBodyBytes: sv.MaxBodyBytes, EventStore: events})
 		modern := g.statelessHandler(mode)

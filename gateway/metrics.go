@@ -39,7 +39,7 @@ type metrics struct {
 	tokLoaded   prom.Gauge      // set on each scrape (serveMetrics)
 	tokHeld     prom.Gauge      // set on each scrape (serveMetrics)
 	sessions    prom.Gauge      // set on each scrape (serveMetrics)
-	// HTTP sessions (sessions.go): open now (initialized or not), refused
+	// HTTP sessions (httpsessions.go): open now (initialized or not), refused
 	// at the cap, closed by the gateway per reason.
 	httpOpen    prom.Gauge
 	httpRefused prom.Counter
