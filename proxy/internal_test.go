@@ -188,7 +188,15 @@ func TestEngineSearchDeadline(t *testing.T) {
 	if err != nil || out.ErrorCode != "execution_time_exceeded" || !strings.Contains(out.Message, "deadline") {
 		t.Errorf("Search = %+v, %v; want error code execution_time_exceeded naming the deadline", out, err)
 	}
-	if elapsed > 5*deadline {
+	// Unbounded, this scan takes tens of seconds (a 450-state regex over
+	// 3 MB). The race detector's slowdown, with other test binaries
+	// sharing two cores, can hold the goroutine for a second or two past
+	// the deadline: the bound allows for it there.
+	limit := 5 * deadline
+	if raceOn {
+		limit = 50 * deadline
+	}
+	if elapsed > limit {
 		t.Errorf("the search took %v under a %v deadline", elapsed, deadline)
 	}
 }
