@@ -83,24 +83,7 @@ func TestSkillsOverHTTPBothEras(t *testing.T) {
 			if len(list) != 2 {
 				t.Fatalf("skills/list gave %d skills, want the fixture's 2", len(list))
 			}
-			for _, e := range list {
-				full, err := getSkill(cs, e.URI)
-				if err != nil {
-					t.Fatalf("skills/get %s: %v", e.URI, err)
-				}
-				if len(full.Files) == 0 {
-					t.Fatalf("skills/get %s: no files", e.URI)
-				}
-				for _, f := range full.Files {
-					b, err := readBytes(cs, f.URI)
-					if err != nil {
-						t.Fatalf("read %s: %v", f.URI, err)
-					}
-					if skills.Digest(b) != f.Digest || int64(len(b)) != f.Size {
-						t.Errorf("read %s: %d bytes %s, manifest %d %s", f.URI, len(b), skills.Digest(b), f.Size, f.Digest)
-					}
-				}
-			}
+			readsAsManifests(t, cs, list)
 			if b, err := readBytes(cs, "skill://beta/pdf-forms/references/EXPORT.md"); err != nil || !strings.Contains(string(b), "JSON key") {
 				t.Errorf("EXPORT.md over HTTP: %q, %v", b, err)
 			}

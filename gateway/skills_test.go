@@ -93,6 +93,31 @@ func readBytes(cs *mcp.ClientSession, uri string) ([]byte, error) {
 	return []byte(rr.Contents[0].Text), nil
 }
 
+// readsAsManifests checks, for every skill of list, that skills/get
+// answers with files and that each file reads back with the size and
+// digest its manifest gives.
+func readsAsManifests(t *testing.T, cs *mcp.ClientSession, list []*skills.Entry) {
+	t.Helper()
+	for _, e := range list {
+		full, err := getSkill(cs, e.URI)
+		if err != nil {
+			t.Fatalf("skills/get %s: %v", e.URI, err)
+		}
+		if len(full.Files) == 0 {
+			t.Fatalf("skills/get %s: no files", e.URI)
+		}
+		for _, f := range full.Files {
+			b, err := readBytes(cs, f.URI)
+			if err != nil {
+				t.Fatalf("read %s: %v", f.URI, err)
+			}
+			if skills.Digest(b) != f.Digest || int64(len(b)) != f.Size {
+				t.Errorf("read %s: %d bytes %s, manifest %d %s", f.URI, len(b), skills.Digest(b), f.Size, f.Digest)
+			}
+		}
+	}
+}
+
 // searchSkillsTool calls search_tools and returns the skills it found.
 func searchSkillsTool(t *testing.T, cs *mcp.ClientSession, query, kind string) searchOutput {
 	t.Helper()
@@ -189,24 +214,7 @@ func TestSkillsTypeScriptServers(t *testing.T) {
 	}
 
 	// Every file of every skill reads back as its manifest says.
-	for _, e := range list {
-		full, err := getSkill(cs, e.URI)
-		if err != nil {
-			t.Fatalf("skills/get %s: %v", e.URI, err)
-		}
-		if len(full.Files) == 0 {
-			t.Fatalf("skills/get %s: no files", e.URI)
-		}
-		for _, f := range full.Files {
-			b, err := readBytes(cs, f.URI)
-			if err != nil {
-				t.Fatalf("read %s: %v", f.URI, err)
-			}
-			if skills.Digest(b) != f.Digest || int64(len(b)) != f.Size {
-				t.Errorf("read %s: %d bytes %s, manifest %d %s", f.URI, len(b), skills.Digest(b), f.Size, f.Digest)
-			}
-		}
-	}
+	readsAsManifests(t, cs, list)
 	beta, err := getSkill(cs, "skill://beta/pdf-forms/SKILL.md")
 	if err != nil || len(beta.Files) != 2 {
 		t.Fatalf("beta's pdf-forms: %+v, %v", beta, err)
