@@ -141,7 +141,7 @@ func (g *Gateway) sharedSessions() []*session {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]*session, 0, len(e.shared))
-	for _, k := range sortedKeysOf(e.shared) {
+	for _, k := range sortedKeys(e.shared) {
 		out = append(out, e.shared[k])
 	}
 	return out

@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -333,9 +332,4 @@ func (m *metrics) writeText(w io.Writer) {
 	if err := m.reg.WriteText(w); err != nil {
 		fmt.Fprintf(w, "# toolsearch: writing metrics: %v\n", err)
 	}
-}
-
-// sortedKeysOf returns the keys of m in order.
-func sortedKeysOf[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

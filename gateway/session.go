@@ -390,7 +390,7 @@ func (s *session) sync() {
 				m, reason = config.ExposureSearch, dynamicWhy
 			}
 			kept := make([]string, 0, len(s.tools))
-			for _, name := range append(s.fullNames(), sortedKeysOf(s.tools)...) {
+			for _, name := range append(s.fullNames(), sortedKeys(s.tools)...) {
 				if name == searchToolName || name == callToolName {
 					continue
 				}
