@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -51,6 +52,45 @@ type arrivals struct {
 	mu      sync.Mutex
 	pending []*arrival
 	leading bool
+	// turn is held by the one server listing and preparing its tools, at
+	// most lease.
+	turn  chan struct{}
+	lease time.Duration
+}
+
+// newArrivals returns arrivals with nothing waiting and the turn free.
+func newArrivals() arrivals {
+	return arrivals{turn: make(chan struct{}, 1), lease: turnLease}
+}
+
+// Before a list arrives it is prepared: the server's answer decoded,
+// each definition normalised and its tokens counted, all in proportion to
+// the server's own tools. A hundred servers answering together would do
+// that all at once, and a client's /healthz or tools/list would queue
+// behind a hundred busy goroutines; so servers list and prepare their
+// tools in turn, one at a time, and the gateway keeps a CPU free to
+// answer. A server slow to answer holds the turn at most turnLease: then
+// the next server goes on while it still waits.
+var turnLease = 25 * time.Millisecond
+
+// takeTurn waits for the turn to list and prepare a server's tools, until
+// ctx ends, and returns the function that gives it back (once; later calls
+// do nothing). The turn is given back by itself after the lease.
+func (a *arrivals) takeTurn(ctx context.Context) (giveBack func()) {
+	if a.turn == nil {
+		return func() {}
+	}
+	select {
+	case a.turn <- struct{}{}:
+	case <-ctx.Done():
+		return func() {}
+	}
+	give := sync.OnceFunc(func() { <-a.turn })
+	lease := time.AfterFunc(a.lease, give)
+	return func() {
+		lease.Stop()
+		give()
+	}
 }
 
 // arrive puts a into the view with the others waiting, and returns once it

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
@@ -82,7 +83,7 @@ func arriveAll(tb testing.TB, g *Gateway, ms []*manifest, check func(key string)
 		// Each publish keeps what it is given, as a server's listing does.
 		mm := &manifest{Key: m.Key, Tools: append(m.Tools[:0:0], m.Tools...)}
 		wg.Go(func() {
-			if err := g.publish(u, mm, true); err != nil {
+			if err := g.publish(tb.Context(), u, mm, true); err != nil {
 				tb.Error(err)
 				return
 			}
@@ -158,4 +159,84 @@ func BenchmarkFleetArrivals(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestTakeTurn holds servers' list preparation to one at a time: a second
+// server waits while the first holds the turn, goes on once it is given
+// back or its lease ends, and a giveBack after the lease ended does not
+// free the turn its next holder took; a wait whose context ends takes
+// nothing and gives nothing back.
+func TestTakeTurn(t *testing.T) {
+	t.Parallel()
+	t.Run("one at a time", func(t *testing.T) {
+		t.Parallel()
+		a := arrivals{turn: make(chan struct{}, 1), lease: time.Minute}
+		var mu sync.Mutex
+		active, most := 0, 0
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				giveBack := a.takeTurn(t.Context())
+				mu.Lock()
+				active++
+				most = max(most, active)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				active--
+				mu.Unlock()
+				giveBack()
+				giveBack() // a second call does nothing
+			})
+		}
+		wg.Wait()
+		if most != 1 {
+			t.Fatalf("%d servers held the turn at once, want 1", most)
+		}
+		if len(a.turn) != 0 {
+			t.Fatal("the turn is still held after every server gave it back")
+		}
+	})
+	t.Run("the lease passes it on", func(t *testing.T) {
+		t.Parallel()
+		a := arrivals{turn: make(chan struct{}, 1), lease: 20 * time.Millisecond}
+		slow := a.takeTurn(t.Context()) // a server slow to answer: not given back
+		a.lease = time.Minute           // the next holder keeps it until it gives it back
+		next := make(chan func())
+		go func() { next <- a.takeTurn(t.Context()) }()
+		var giveNext func()
+		select {
+		case giveNext = <-next:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the next server never got the turn while the first held it past its lease")
+		}
+		slow() // late: must not free the turn the next server holds
+		if len(a.turn) != 1 {
+			t.Fatal("a giveBack after the lease ended freed the turn the next server holds")
+		}
+		giveNext()
+		if len(a.turn) != 0 {
+			t.Fatal("the turn is still held after its holder gave it back")
+		}
+	})
+	t.Run("a wait cut short", func(t *testing.T) {
+		t.Parallel()
+		a := arrivals{turn: make(chan struct{}, 1), lease: time.Minute}
+		held := a.takeTurn(t.Context())
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		a.takeTurn(ctx)() // returns at once; gives back nothing
+		if len(a.turn) != 1 {
+			t.Fatal("a wait whose context ended freed the turn another server holds")
+		}
+		held()
+		if len(a.turn) != 0 {
+			t.Fatal("the turn is still held after its holder gave it back")
+		}
+	})
+	t.Run("no turn", func(t *testing.T) {
+		t.Parallel()
+		var a arrivals // a gateway not made by New
+		a.takeTurn(t.Context())()
+	})
 }

@@ -87,7 +87,7 @@ func FuzzUpstreamTool(f *testing.F) {
 		sdkReads := json.Unmarshal(raw, &sdkTool) == nil && normErr == nil
 
 		m := &manifest{Key: "up", Tools: []json.RawMessage{append(json.RawMessage(nil), raw...), good}}
-		if err := g.publish(u, m, true); err != nil {
+		if err := g.publish(t.Context(), u, m, true); err != nil {
 			t.Fatalf("publishing %q with an ordinary tool failed: %v", raw, err)
 		}
 		snap := g.Snapshot()

@@ -367,7 +367,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming, spawning: wire.NewSpawnSlots(0),
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
-		feed: opts.Feed, ui: opts.UI,
+		feed: opts.Feed, ui: opts.UI, arr: newArrivals(),
 	}
 	if g.version == "" {
 		g.version = "dev"
@@ -739,7 +739,9 @@ func normaliseTool(raw json.RawMessage) (json.RawMessage, bool, error) {
 // (with the others arriving at the same time: arrivals.go), tells the
 // sessions and saves the manifest. It returns once the server's tools can
 // be found.
-func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
+func (g *Gateway) publish(ctx context.Context, u *upstream, m *manifest, live bool) error {
+	giveBack := g.arr.takeTurn(ctx) // arrivals.go
+	defer giveBack()
 	srv, err := g.serverFrom(u.cfg, m.Tools)
 	if err != nil {
 		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
@@ -754,6 +756,7 @@ func (g *Gateway) publish(u *upstream, m *manifest, live bool) error {
 	m.SavedAt = time.Now().UTC()
 	u.listed.Store(m)
 	a := &arrival{u: u, srv: srv, m: m}
+	giveBack()
 	g.arrive(a)
 	if a.err != nil {
 		return a.err

@@ -158,7 +158,7 @@ func TestIndexSettles(t *testing.T) {
 	g.Start(ctx)
 	defer stopGateway(t, g, cancel)
 
-	if err := g.publish(g.ups()["codehost"], shorterManifest(t, state, "codehost"), true); err != nil {
+	if err := g.publish(t.Context(), g.ups()["codehost"], shorterManifest(t, state, "codehost"), true); err != nil {
 		t.Fatal(err)
 	}
 	split := g.cur.Load()

@@ -511,7 +511,9 @@ func (u *upstream) listAll(ctx context.Context) error {
 	}
 	now := time.Now()
 	if caps == nil || caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil) {
+		giveBack := u.g.arr.takeTurn(ctx) // arrivals.go
 		tools, hints, err := u.listTools(ctx, cs)
+		giveBack()
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
@@ -547,7 +549,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 		u.setListCache(listPrompts, hints.result(now))
 	}
 	m.Skills = u.listSkills(ctx, cs, caps) // skills.go
-	return u.g.publish(u, m, true)
+	return u.g.publish(ctx, u, m, true)
 }
 
 // listTools pages through tools/list, keeping each definition's bytes as
