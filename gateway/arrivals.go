@@ -235,8 +235,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 	g.cur.Store(nv)
 	g.mu.Unlock()
 	g.indexChanged()
-	g.enr.Kick() // background enrichment (package enrichment)
-	g.metrics.setTokens(g.visibleTokens(nv))
+	g.enr.Kick()        // background enrichment (package enrichment)
 	g.feedServers()     // feed.go
 	g.refreshBuiltins() // built-in tools (builtin.go)
 	g.syncSessions()

@@ -57,8 +57,7 @@ func (g *Gateway) initBuiltins(v *view) error {
 	if err != nil {
 		return fmt.Errorf("built-in tools: %w", err)
 	}
-	v.snap = snap
-	v.tokens[builtin.Key] = srv.Tokens()
+	v.snap = snap // its tokens are counted when first asked (visibleTokens)
 	return nil
 }
 
@@ -126,8 +125,7 @@ func (g *Gateway) refreshBuiltins() {
 		return
 	}
 	nv := &view{snap: snap, index: old.index.Update(snap, builtin.Key),
-		tokens: cloneMap(old.tokens), extras: old.extras, fromCache: old.fromCache}
-	nv.tokens[builtin.Key] = srv.Tokens()
+		tokens: old.tokens, extras: old.extras, fromCache: old.fromCache}
 	g.builtin.resources = want
 	g.nameView(nv)
 	g.cur.Store(nv)

@@ -351,6 +351,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// The token counter reads its vocabulary once, in tens of
+	// milliseconds: read it beside the start, not in the first answer
+	// that counts tokens (the built-in tools', visibleTokens).
+	go catalog.CountTokens("")
 	pol, err := compilePolicy(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -453,7 +457,6 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.nameView(v)
 	g.cur.Store(v)
-	g.metrics.setTokens(g.visibleTokens(v))
 	return g, nil
 }
 
@@ -782,11 +785,17 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-// visibleTokens sums the tokens of the tools policy lets clients see.
+// visibleTokens sums the tokens of the tools policy lets clients see: each
+// server's as its manifest counted them, the built-in tools' (which have no
+// manifest) from the catalog, counted the first time they are asked for.
 func (g *Gateway) visibleTokens(v *view) int {
 	total := 0
 	for _, s := range v.snap.Servers() {
-		total += v.tokens[s.Key]
+		n, counted := v.tokens[s.Key]
+		if !counted {
+			n = s.Tokens()
+		}
+		total += n
 	}
 	if v.names.pol.Empty() {
 		return total

@@ -58,10 +58,6 @@ type metrics struct {
 	skillGets       prom.CounterVec // outcome: ok, error
 	skillReads      prom.CounterVec // outcome: verified, refused, error
 
-	// catalogTokens is the catalog's tokens: serveMetrics sets catalogTok
-	// from it and works out the tokens held back with the same figure.
-	catalogTokens atomic.Int64
-
 	// Background enrichment (package enrichment): registered when it is on
 	// (enrichOn); the gauges are set on each scrape (setEnrich).
 	enrichOnce sync.Once
@@ -277,10 +273,6 @@ func (m *metrics) sessionRefused() { m.httpRefused.Inc() }
 
 func (m *metrics) sessionExpired(reason string) { m.httpExpired.With(reason).Inc() }
 
-func (m *metrics) setTokens(n int) {
-	m.catalogTokens.Store(int64(n)) // the gauge is set from it at each scrape (serveMetrics)
-}
-
 func (m *metrics) setSessions(n int) { m.sessions.Set(float64(n)) }
 
 // serveMetrics answers GET /metrics. The token gauges summed over sessions
@@ -292,7 +284,7 @@ func (m *metrics) setSessions(n int) { m.sessions.Set(float64(n)) }
 func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	g.metrics.scrapeMu.Lock()
 	defer g.metrics.scrapeMu.Unlock()
-	total := int(g.metrics.catalogTokens.Load())
+	total := g.visibleTokens(g.cur.Load())
 	g.metrics.catalogTok.Set(float64(total))
 	loaded, held := 0, 0
 	skillsLoaded, skillsHeld := 0, 0

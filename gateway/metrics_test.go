@@ -187,8 +187,14 @@ func TestMetricsScrape(t *testing.T) {
 			if _, ok := fams["toolsearch_calls_total"]; ok != (tc.calls+tc.unknown > 0) {
 				t.Errorf("toolsearch_calls_total present = %v with %d calls", ok, tc.calls+tc.unknown)
 			}
-			if tok, _ := sample(fams, "toolsearch_catalog_tokens", nil); tok <= 0 {
-				t.Errorf("toolsearch_catalog_tokens = %v with a tool in the catalog", tok)
+			// Every tool's tokens, the built-in tools' (counted when first
+			// asked for) with the server's.
+			want := 0
+			for _, s := range g.Snapshot().Servers() {
+				want += s.Tokens()
+			}
+			if tok, _ := sample(fams, "toolsearch_catalog_tokens", nil); tok <= 0 || tok != float64(want) {
+				t.Errorf("toolsearch_catalog_tokens = %v, want %d (every tool of the catalog)", tok, want)
 			}
 			loaded, _ := sample(fams, "toolsearch_tokens_loaded", nil)
 			held, _ := sample(fams, "toolsearch_tokens_held_back", nil)

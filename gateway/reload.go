@@ -273,7 +273,6 @@ func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
 	g.cur.Store(nv)
 	g.mu.Unlock()
 	g.indexChanged()
-	g.metrics.setTokens(g.visibleTokens(nv))
 	g.log.Info("configuration reloaded", "added", len(diff.Added), "removed", len(diff.Removed),
 		"restarted", len(diff.Changed), "unchanged", len(diff.Unchanged), "policy_changed", diff.Policy, "version", nv.snap.Version())
 	g.refreshBuiltins() // built-in tools (builtin.go)

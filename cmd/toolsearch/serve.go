@@ -256,6 +256,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer stopHup()
 	rl := &reloader{g: g, f: f, log: log, secrets: secrets, tokenFile: *tokenFile, shutdownTimeout: *shutdownTimeout}
 	go rl.watchReload(servers, hup)
+	var srv *http.Server
+	errc := make(chan error, 1)
+	if ln != nil {
+		// Answer from now on: what follows counts the built-in tools'
+		// tokens, which may wait for the token counter's vocabulary.
+		srv = g.HTTPServer(cfg.Gateway.Exposure)
+		if dash != nil {
+			// Its event streams end first: the HTTP server's shutdown
+			// does not wait for them.
+			defer dash.Close()
+			srv.RegisterOnShutdown(dash.Close)
+		}
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	mode, reason := g.Exposure()
 	log.Info("gateway started", "config", cfg.Path, "servers", len(cfg.Enabled()), "tools_cached", len(g.Snapshot().Tools()),
 		"exposure", cfg.Gateway.Exposure, "auto_would_pick", mode, "why", reason)
@@ -287,21 +301,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
-	srv := g.HTTPServer(cfg.Gateway.Exposure)
 	endpoints := append(g.Endpoints(cfg.Gateway.Exposure), "/healthz", "/metrics")
 	if dash != nil {
 		endpoints = append(endpoints, "/ui")
-		// Its event streams end first: the HTTP server's shutdown does
-		// not wait for them.
-		defer dash.Close()
-		srv.RegisterOnShutdown(dash.Close)
 	}
 	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", strings.Join(endpoints, " "),
 		"max_sessions", cfg.Gateway.Serve.MaxSessions,
 		"auth", cfg.Gateway.Serve.AuthToken != "", "allowed_origins", strings.Join(cfg.Gateway.Serve.AllowedOrigins, ","),
 		"rate_limit", rateText(cfg.Gateway.Serve.RateLimit), "session_rate_limit", rateText(cfg.Gateway.Serve.SessionRateLimit))
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 		// Keep serving while calls finish (new ones are refused), then
