@@ -57,7 +57,8 @@ func (g *Gateway) initBuiltins(v *view) error {
 	if err != nil {
 		return fmt.Errorf("built-in tools: %w", err)
 	}
-	v.snap = snap // its tokens are counted when first asked (visibleTokens)
+	v.snap = snap
+	v.tokens[builtin.Key] = srv.Tokens()
 	return nil
 }
 
@@ -125,7 +126,8 @@ func (g *Gateway) refreshBuiltins() {
 		return
 	}
 	nv := &view{snap: snap, index: old.index.Update(snap, builtin.Key),
-		tokens: old.tokens, extras: old.extras, fromCache: old.fromCache}
+		tokens: cloneMap(old.tokens), extras: old.extras, fromCache: old.fromCache}
+	nv.tokens[builtin.Key] = srv.Tokens()
 	g.builtin.resources = want
 	g.nameView(nv)
 	g.cur.Store(nv)

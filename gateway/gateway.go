@@ -351,10 +351,6 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	// The token counter reads its vocabulary once, in tens of
-	// milliseconds: read it beside the start, not in the first answer
-	// that counts tokens (the built-in tools', visibleTokens).
-	go catalog.CountTokens("")
 	pol, err := compilePolicy(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -785,17 +781,11 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-// visibleTokens sums the tokens of the tools policy lets clients see: each
-// server's as its manifest counted them, the built-in tools' (which have no
-// manifest) from the catalog, counted the first time they are asked for.
+// visibleTokens sums the tokens of the tools policy lets clients see.
 func (g *Gateway) visibleTokens(v *view) int {
 	total := 0
 	for _, s := range v.snap.Servers() {
-		n, counted := v.tokens[s.Key]
-		if !counted {
-			n = s.Tokens()
-		}
-		total += n
+		total += v.tokens[s.Key]
 	}
 	if v.names.pol.Empty() {
 		return total

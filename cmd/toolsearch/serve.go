@@ -192,17 +192,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		log.Warn("the config's "+cfg.ServersKey+" is empty: no MCP server will be served, only the built-in tools that are on",
 			"config", cfg.Path, "hint", "toolsearch add NAME -- COMMAND ARGS... adds one")
 	}
-	var ln net.Listener
-	if cfg.Gateway.Listen != "" {
-		// Listen before starting any server: a refused address starts
-		// nothing.
-		ln, err = listen(cfg, *insecure, log)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
-			return exitUsage
-		}
-		defer ln.Close()
-	}
 	opts := gateway.Options{Logger: log, Version: buildVersion()}
 	var shared *cluster.Cluster
 	if cfg.Gateway.Cluster.On() {
@@ -218,7 +207,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		opts.Cluster = shared
 	}
 	var dash *dashboard.Dashboard
-	if ln != nil && cfg.Gateway.Dashboard.Enabled {
+	if cfg.Gateway.Listen != "" && cfg.Gateway.Dashboard.Enabled {
 		// The live dashboard at /ui (docs/dashboard.md).
 		dash = dashboard.New(dashboard.FromConfig(cfg.Gateway.Dashboard))
 		opts.Feed, opts.UI = dash, dash
@@ -239,6 +228,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
 		return exitUsage
 	}
+	var ln net.Listener
+	if cfg.Gateway.Listen != "" {
+		// Listen once the gateway can answer (New has read the cached
+		// lists and counted the built-in tools' tokens, which reads the
+		// token counter's vocabulary), and before starting any server: a
+		// refused address starts nothing.
+		ln, err = listen(cfg, *insecure, log)
+		if err != nil {
+			g.Close()
+			fmt.Fprintf(stderr, "toolsearch serve: %v\n", err)
+			return exitUsage
+		}
+		defer ln.Close()
+	}
 	// servers is the life of the upstream and language servers, sessions
 	// that of the stdio client session: both outlive ctx (the signals) by
 	// the drain, and the servers stop first, so that a call cut short
@@ -256,20 +259,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer stopHup()
 	rl := &reloader{g: g, f: f, log: log, secrets: secrets, tokenFile: *tokenFile, shutdownTimeout: *shutdownTimeout}
 	go rl.watchReload(servers, hup)
-	var srv *http.Server
-	errc := make(chan error, 1)
-	if ln != nil {
-		// Answer from now on: what follows counts the built-in tools'
-		// tokens, which may wait for the token counter's vocabulary.
-		srv = g.HTTPServer(cfg.Gateway.Exposure)
-		if dash != nil {
-			// Its event streams end first: the HTTP server's shutdown
-			// does not wait for them.
-			defer dash.Close()
-			srv.RegisterOnShutdown(dash.Close)
-		}
-		go func() { errc <- srv.Serve(ln) }()
-	}
 	mode, reason := g.Exposure()
 	log.Info("gateway started", "config", cfg.Path, "servers", len(cfg.Enabled()), "tools_cached", len(g.Snapshot().Tools()),
 		"exposure", cfg.Gateway.Exposure, "auto_would_pick", mode, "why", reason)
@@ -301,14 +290,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
+	srv := g.HTTPServer(cfg.Gateway.Exposure)
 	endpoints := append(g.Endpoints(cfg.Gateway.Exposure), "/healthz", "/metrics")
 	if dash != nil {
 		endpoints = append(endpoints, "/ui")
+		// Its event streams end first: the HTTP server's shutdown does
+		// not wait for them.
+		defer dash.Close()
+		srv.RegisterOnShutdown(dash.Close)
 	}
 	log.Info("serving streamable HTTP", "addr", ln.Addr().String(), "endpoints", strings.Join(endpoints, " "),
 		"max_sessions", cfg.Gateway.Serve.MaxSessions,
 		"auth", cfg.Gateway.Serve.AuthToken != "", "allowed_origins", strings.Join(cfg.Gateway.Serve.AllowedOrigins, ","),
 		"rate_limit", rateText(cfg.Gateway.Serve.RateLimit), "session_rate_limit", rateText(cfg.Gateway.Serve.SessionRateLimit))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 		// Keep serving while calls finish (new ones are refused), then

@@ -114,6 +114,45 @@ func TestServeHTTPAccess(t *testing.T) {
 	}
 }
 
+// TestServeRefusedAddressStartsNothing: an address serve cannot take (in
+// use, or beyond loopback without a token) ends serve with a usage error
+// naming it, and no server of the config is started.
+func TestServeRefusedAddressStartsNothing(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() }) // after the parallel subtests
+	tests := []struct {
+		name, addr, refused string
+	}{
+		{"address in use", taken.Addr().String(), "listen on " + taken.Addr().String()},
+		{"beyond loopback without a token", "0.0.0.0:0", "beyond loopback"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			started := filepath.Join(dir, "started")
+			cfg := filepath.Join(dir, "ts.json")
+			os.WriteFile(cfg, []byte(`{"mcpServers": {"marker": {"command": "sh", "args": ["-c", "touch `+started+`; sleep 30"]}}}`), 0o600)
+			logs, exited, _ := startServe(t, "-c", cfg, "--state-dir", t.TempDir(), "--http", tc.addr)
+			select {
+			case code := <-exited:
+				if code != exitUsage || !strings.Contains(logs.String(), tc.refused) {
+					t.Errorf("exit %d, want %d with %q:\n%s", code, exitUsage, tc.refused, logs.String())
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("serve started, want it refused with %q:\n%s", tc.refused, logs.String())
+			}
+			if _, err := os.Stat(started); err == nil {
+				t.Error("a server of the config was started though the address was refused")
+			}
+		})
+	}
+}
+
 // TestServeAuthTokenFromEnv reads the token from $TOOLSEARCH_AUTH_TOKEN (not
 // parallel: it sets the variable).
 // The servers serve starts do not inherit the variable.

@@ -127,6 +127,9 @@ func NewIndex(refs []Ref) (*Index, error) {
 		servers = append(servers, srv)
 		i = j
 	}
+	if len(servers) == 0 {
+		return x, firstErr // nothing to search: Search finds nothing
+	}
 	snap, err := catalog.NewSnapshot(servers...)
 	if err != nil {
 		return x, err
