@@ -202,6 +202,19 @@ func TestReloadRefused(t *testing.T) {
 	}
 }
 
+// TestReloadAddsEmptySection: a reload that only adds an empty
+// "toolsearch" object to a file that had none changes nothing, and says
+// no setting waits for a restart.
+func TestReloadAddsEmptySection(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{"echo": roleServer(t, "echo")}
+	g := startGateway(t, writeConfig(t, servers, nil))
+	waitState(t, g, "echo", 20*time.Second, StateReady)
+	if d := reloadFrom(t, g, servers, map[string]any{}); !d.Empty() || len(d.Unapplied) != 0 {
+		t.Errorf("adding an empty toolsearch object: %+v (%s)", d, d.String())
+	}
+}
+
 // TestReloadUnapplied: settings read only at start are named in the diff
 // and keep their values; a reload that changes nothing says so.
 func TestReloadUnapplied(t *testing.T) {

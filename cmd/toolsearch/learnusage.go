@@ -36,7 +36,7 @@ func runUsage(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsearch usage: -n is %d; it must be 0 (all) or more\n", *n)
 		return exitUsage
 	}
-	lc := config.Learning{}
+	lc := config.DefaultLearning()
 	dir := *stateDir
 	if dest, exists := configPath(*path, false); exists {
 		cfg, err := config.Load(dest)

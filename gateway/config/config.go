@@ -392,6 +392,7 @@ func Default() *Config {
 			RestartCooldown: DefaultRestartCooldown, FirstListWait: DefaultFirstListWait},
 		Serve:     DefaultServe(),
 		Dashboard: DefaultDashboard(),
+		Learning:  DefaultLearning(),
 	}}
 }
 

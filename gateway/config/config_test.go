@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -362,5 +363,35 @@ func TestCommentsAndTrailingCommas(t *testing.T) {
 	if len(a.Servers) != 1 || a.Servers[0].Command != b.Servers[0].Command || !slices.Equal(a.Servers[0].Args, b.Servers[0].Args) ||
 		a.Gateway.Exposure != b.Gateway.Exposure {
 		t.Errorf("the commented config reads as %+v / %q, the plain one as %+v / %q", a.Servers[0], a.Gateway.Exposure, b.Servers[0], b.Gateway.Exposure)
+	}
+}
+
+// TestEmptySectionIsDefaults: a file without a "toolsearch" object and one
+// with an empty (or null) one configure the gateway alike, setting by
+// setting, and like Default: a reload that only adds the object changes
+// nothing (a difference would be reported as a setting not applied until
+// restart).
+func TestEmptySectionIsDefaults(t *testing.T) {
+	t.Parallel()
+	without, err := Parse("a.json", []byte(`{"mcpServers": {}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := Default().Gateway
+	for _, text := range []string{`{"mcpServers": {}, "toolsearch": {}}`, `{"mcpServers": {}, "toolsearch": null}`} {
+		with, err := Parse("a.json", []byte(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b, d := reflect.ValueOf(without.Gateway), reflect.ValueOf(with.Gateway), reflect.ValueOf(def)
+		for i := range a.NumField() {
+			name := a.Type().Field(i).Name
+			if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+				t.Errorf("%s: toolsearch.%s is %+v without the object, %+v with it", text, name, a.Field(i).Interface(), b.Field(i).Interface())
+			}
+			if name != "StateDir" && !reflect.DeepEqual(a.Field(i).Interface(), d.Field(i).Interface()) {
+				t.Errorf("toolsearch.%s is %+v in a file without the object, %+v in Default", name, a.Field(i).Interface(), d.Field(i).Interface())
+			}
+		}
 	}
 }

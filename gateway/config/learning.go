@@ -45,6 +45,12 @@ type Learning struct {
 	MaxEntries int
 }
 
+// DefaultLearning is learning as a configuration without
+// toolsearch.learning has it: off, with the default half-life and size.
+func DefaultLearning() Learning {
+	return Learning{HalfLife: DefaultLearningHalfLife, MaxEntries: DefaultLearningMaxEntries}
+}
+
 // rawLearningTop is the JSON shape of the learning settings, as they sit
 // in the "toolsearch" object.
 type rawLearningTop struct {
@@ -67,7 +73,7 @@ func parseLearning(g *Gateway, raw json.RawMessage) error {
 		}
 		return &Error{Field: "toolsearch", Err: fmt.Errorf("want an object: %w", err)}
 	}
-	l := Learning{HalfLife: DefaultLearningHalfLife, MaxEntries: DefaultLearningMaxEntries}
+	l := DefaultLearning()
 	if rl := rt.Learning; rl != nil {
 		l.Enabled = rl.Enabled
 		if len(rl.HalfLife) > 0 && string(rl.HalfLife) != "null" {
