@@ -652,7 +652,7 @@ func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream, ls liveS
 		g.relayHeld(h) // the retry may reach another replica (mrtrcluster.go)
 		return countAs("input_required", &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token})
 	case <-h.ended:
-		return callOutcome{res: toolError("the call to %s ended: its server's question was not answered in time", to.exposed)}
+		return countAs("timeout", toolError("the call to %s ended: its server's question was not answered in time", to.exposed))
 	case <-ctx.Done():
 		h.end(errors.New("the client cancelled its call"))
 		return countAs("cancelled", toolError("the call to %s was cancelled", to.exposed))
@@ -667,7 +667,7 @@ func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutco
 	a := h.pending
 	if a == nil {
 		h.mu.Unlock()
-		return callOutcome{res: toolError("the call to %s is not waiting for input", to.exposed)}
+		return countAs("refused", toolError("the call to %s is not waiting for input", to.exposed))
 	}
 	ans, ok := r.responses[a.key]
 	if err := answerFits(a.req, ans); !ok || err != nil {
@@ -675,7 +675,7 @@ func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutco
 		if !ok {
 			err = fmt.Errorf("inputResponses has no %q", a.key)
 		}
-		return callOutcome{res: toolError("this retry of %s does not answer its input request: %v", to.exposed, err)}
+		return countAs("invalid_arguments", toolError("this retry of %s does not answer its input request: %v", to.exposed, err))
 	}
 	h.pending = nil
 	if h.timer != nil {

@@ -183,18 +183,18 @@ func (g *Gateway) forwardHeld(ctx context.Context, req *mcp.CallToolRequest, to 
 		return callOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}, count: "refused"}
 	}
 	// answer is an outcome the metrics here do not count: the replica
-	// holding the call counts how it ends.
+	// holding the call counts how it ends, once the retry reached it.
 	answer := func(res *mcp.CallToolResult) callOutcome { return callOutcome{res: res} }
 	data, err := json.Marshal(heldRetry{Client: callClientKey(req), Server: to.server, Tool: to.name, Responses: r.responses})
 	if err != nil {
-		return answer(toolError("the retry of %s could not be passed on: %v", to.exposed, err))
+		return countAs("error", toolError("the retry of %s could not be passed on: %v", to.exposed, err))
 	}
 	actx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout+clusterTimeout)
 	defer cancel()
 	resp, ok, err := g.callRelay().Ask(actx, heldTopic, r.state, data)
 	switch {
-	case err != nil && !ok:
-		return answer(toolError("the call to %s waits on another replica, which cannot be reached now (%v); call it again without requestState and inputResponses", to.exposed, err))
+	case err != nil && !ok: // it never reached the replica: counted here
+		return countAs("unavailable", toolError("the call to %s waits on another replica, which cannot be reached now (%v); call it again without requestState and inputResponses", to.exposed, err))
 	case !ok:
 		return refused(errStateRefused(to.exposed).Error())
 	case err != nil:
