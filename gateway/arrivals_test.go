@@ -193,9 +193,7 @@ func TestTakeTurn(t *testing.T) {
 		if most != 1 {
 			t.Fatalf("%d servers held the turn at once, want 1", most)
 		}
-		if len(a.turn) != 0 {
-			t.Fatal("the turn is still held after every server gave it back")
-		}
+		wantHeld(t, &a, false, "after every server gave it back")
 	})
 	t.Run("the lease passes it on", func(t *testing.T) {
 		t.Parallel()
@@ -211,13 +209,9 @@ func TestTakeTurn(t *testing.T) {
 			t.Fatal("the next server never got the turn while the first held it past its lease")
 		}
 		slow() // late: must not free the turn the next server holds
-		if len(a.turn) != 1 {
-			t.Fatal("a giveBack after the lease ended freed the turn the next server holds")
-		}
+		wantHeld(t, &a, true, "after a giveBack that came once the lease had ended")
 		giveNext()
-		if len(a.turn) != 0 {
-			t.Fatal("the turn is still held after its holder gave it back")
-		}
+		wantHeld(t, &a, false, "after its holder gave it back")
 	})
 	t.Run("a wait cut short", func(t *testing.T) {
 		t.Parallel()
@@ -226,17 +220,21 @@ func TestTakeTurn(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		a.takeTurn(ctx)() // returns at once; gives back nothing
-		if len(a.turn) != 1 {
-			t.Fatal("a wait whose context ended freed the turn another server holds")
-		}
+		wantHeld(t, &a, true, "after a wait whose context ended")
 		held()
-		if len(a.turn) != 0 {
-			t.Fatal("the turn is still held after its holder gave it back")
-		}
+		wantHeld(t, &a, false, "after its holder gave it back")
 	})
 	t.Run("no turn", func(t *testing.T) {
 		t.Parallel()
 		var a arrivals // a gateway not made by New
 		a.takeTurn(t.Context())()
 	})
+}
+
+// wantHeld fails t unless the turn of a is held (or free) as held says.
+func wantHeld(t *testing.T, a *arrivals, held bool, when string) {
+	t.Helper()
+	if got := len(a.turn) == 1; got != held {
+		t.Fatalf("the turn is held: %v %s, want %v", got, when, held)
+	}
 }

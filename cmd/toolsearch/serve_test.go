@@ -37,6 +37,20 @@ func startServe(t *testing.T, args ...string) (*syncBuffer, <-chan int, context.
 	return logs, exited, cancel
 }
 
+// waitRefused waits for serve to end with a usage error whose text has
+// refused.
+func waitRefused(t *testing.T, logs *syncBuffer, exited <-chan int, refused string) {
+	t.Helper()
+	select {
+	case code := <-exited:
+		if code != exitUsage || !strings.Contains(logs.String(), refused) {
+			t.Errorf("exit %d, want %d with %q:\n%s", code, exitUsage, refused, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve started, want it refused with %q:\n%s", refused, logs.String())
+	}
+}
+
 // TestServeHTTPAccess: serve binds loopback for a bare port, refuses to
 // listen beyond loopback without a token unless told --insecure-no-auth,
 // and with a token answers 401 to requests without it.
@@ -81,14 +95,7 @@ func TestServeHTTPAccess(t *testing.T) {
 			}
 			logs, exited, _ := startServe(t, args...)
 			if tc.refused != "" {
-				select {
-				case code := <-exited:
-					if code != exitUsage || !strings.Contains(logs.String(), tc.refused) {
-						t.Errorf("exit %d, want %d with %q:\n%s", code, exitUsage, tc.refused, logs.String())
-					}
-				case <-time.After(30 * time.Second):
-					t.Fatalf("serve started, want it refused with %q:\n%s", tc.refused, logs.String())
-				}
+				waitRefused(t, logs, exited, tc.refused)
 				return
 			}
 			addr := waitAddr(t, logs, exited)
@@ -138,14 +145,7 @@ func TestServeRefusedAddressStartsNothing(t *testing.T) {
 			cfg := filepath.Join(dir, "ts.json")
 			os.WriteFile(cfg, []byte(`{"mcpServers": {"marker": {"command": "sh", "args": ["-c", "touch `+started+`; sleep 30"]}}}`), 0o600)
 			logs, exited, _ := startServe(t, "-c", cfg, "--state-dir", t.TempDir(), "--http", tc.addr)
-			select {
-			case code := <-exited:
-				if code != exitUsage || !strings.Contains(logs.String(), tc.refused) {
-					t.Errorf("exit %d, want %d with %q:\n%s", code, exitUsage, tc.refused, logs.String())
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatalf("serve started, want it refused with %q:\n%s", tc.refused, logs.String())
-			}
+			waitRefused(t, logs, exited, tc.refused)
 			if _, err := os.Stat(started); err == nil {
 				t.Error("a server of the config was started though the address was refused")
 			}
