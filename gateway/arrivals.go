@@ -71,7 +71,7 @@ func newArrivals() arrivals {
 // tools in turn, one at a time, and the gateway keeps a CPU free to
 // answer. A server slow to answer holds the turn at most turnLease: then
 // the next server goes on while it still waits.
-var turnLease = 25 * time.Millisecond
+const turnLease = 25 * time.Millisecond
 
 // takeTurn waits for the turn to list and prepare a server's tools, until
 // ctx ends, and returns the function that gives it back (once; later calls

@@ -187,8 +187,7 @@ func TestMetricsScrape(t *testing.T) {
 			if _, ok := fams["toolsearch_calls_total"]; ok != (tc.calls+tc.unknown > 0) {
 				t.Errorf("toolsearch_calls_total present = %v with %d calls", ok, tc.calls+tc.unknown)
 			}
-			// Every tool's tokens, the built-in tools' (counted when first
-			// asked for) with the server's.
+			// Every tool's tokens, the built-in tools' with the server's.
 			want := 0
 			for _, s := range g.Snapshot().Servers() {
 				want += s.Tokens()

@@ -389,7 +389,7 @@ func TestEmptySectionIsDefaults(t *testing.T) {
 			if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
 				t.Errorf("%s: toolsearch.%s is %+v without the object, %+v with it", text, name, a.Field(i).Interface(), b.Field(i).Interface())
 			}
-			if name != "StateDir" && !reflect.DeepEqual(a.Field(i).Interface(), d.Field(i).Interface()) {
+			if !reflect.DeepEqual(a.Field(i).Interface(), d.Field(i).Interface()) {
 				t.Errorf("toolsearch.%s is %+v in a file without the object, %+v in Default", name, a.Field(i).Interface(), d.Field(i).Interface())
 			}
 		}
