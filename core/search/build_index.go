@@ -95,9 +95,15 @@ func (ix *Index) rebuild(servers []*catalog.Server) {
 		}
 		hints += len(a.hints)
 	}
+	// Compounds are split by the words of the tools' definitions alone:
+	// how a tool's name is read never depends on other tools' hints.
+	known := df
+	if ix.phrased {
+		known = definitionDF(docs, len(df))
+	}
 	dfOf := func(term string) int32 {
 		if id := dict.lookup(term); id >= 0 {
-			return df[id]
+			return known[id]
 		}
 		return 0
 	}
@@ -219,4 +225,18 @@ func anyWritten(servers []*catalog.Server) bool {
 		}
 	}
 	return false
+}
+
+// definitionDF counts, per term number, the documents of docs that have
+// the term in a field other than their written hints.
+func definitionDF(docs []analysed, terms int) []int32 {
+	out := make([]int32, terms)
+	for i := range docs {
+		for _, tf := range docs[i].terms {
+			if tf.inDefinition() {
+				out[tf.id]++
+			}
+		}
+	}
+	return out
 }

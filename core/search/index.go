@@ -401,6 +401,17 @@ type termFreq struct {
 	tf [numFields]uint16
 }
 
+// inDefinition reports whether the term occurs in a field of the tool's
+// definition: any field but its written hints.
+func (t *termFreq) inDefinition() bool {
+	for f, n := range t.tf {
+		if n > 0 && Field(f) != FieldHints {
+			return true
+		}
+	}
+	return false
+}
+
 // maxMemoText is the longest text whose analysis is remembered.
 const maxMemoText = 4096
 
@@ -441,15 +452,45 @@ const minCompoundDF = 3
 // word of its own rather than a compound.
 const maxCompoundDF = 30
 
+// definitionDF is how many live tools have term in their definitions (a
+// field other than their written hints), counted up to maxCompoundDF:
+// the words decompound knows. An index without written hints counts
+// every field.
+func (ix *Index) definitionDF(term string) int32 {
+	if !ix.hinted() {
+		return ix.df[term]
+	}
+	var n int32
+	for _, seg := range ix.segs {
+		l := seg.post[term]
+		if l == nil {
+			continue
+		}
+		for _, p := range l.ps {
+			if seg.deadDoc != nil && seg.deadDoc[p.doc()] {
+				continue
+			}
+			if p.fields()&^(1<<FieldHints) != 0 {
+				if n++; n >= maxCompoundDF {
+					return n
+				}
+			}
+		}
+	}
+	return n
+}
+
 // decompound splits name parts that are two known words run together
 // ("worklog", "webhook", "screenshot") and adds both words to the name field,
 // so "work log" finds create_worklog. The compound itself stays. A word is
-// known when at least minCompoundDF tools use it; a name part that is itself
+// known when at least minCompoundDF tools use it in their definitions (a
+// word only hints use would let one tool's hints change how another's name
+// is read: "maintenance" into "main" and "ten"); a name part that is itself
 // a common word ("network", "performance") is left whole, and the first word
 // must have four letters or more, so stems do not split into fragments.
 //
-// df gives the number of tools using a word, and number the number of a
-// word added.
+// df gives the number of tools using a word in their definitions, and
+// number the number of a word added.
 func decompound(a *analysed, df func(string) int32, number func(string) int32) {
 	for _, term := range a.nameTerms {
 		if len(term) < 6 || !isAlpha(term) || df(term) >= maxCompoundDF {
@@ -628,7 +669,7 @@ func (ix *Index) Update(snap *catalog.Snapshot, servers ...string) *Index {
 			docs = append(docs, an.tool(t, info.terms))
 		}
 	}
-	df := func(term string) int32 { return next.df[term] }
+	df := func(term string) int32 { return next.definitionDF(term) }
 	for i := range docs {
 		decompound(&docs[i], df, an.dict.intern)
 	}

@@ -27,7 +27,7 @@ import (
 // analysisVersion changes whenever analysis (tokens, stemming, synonyms,
 // compounds) or the saved layout changes, so an index saved by an older
 // program is rebuilt rather than trusted.
-const analysisVersion = 6
+const analysisVersion = 7
 
 const savedMagic = "toolsearch index\n"
 

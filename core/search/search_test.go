@@ -828,3 +828,69 @@ func FuzzAnalyzeCached(f *testing.F) {
 		}
 	})
 }
+
+// TestCompoundsIgnoreOthersHints: whether a tool's name splits depends on
+// the words of the tools' definitions, never on hints written for other
+// tools, whether the index is built whole or the tool's server arrives by
+// Update. The control (the word in definitions) shows the split happens.
+func TestCompoundsIgnoreOthersHints(t *testing.T) {
+	t.Parallel()
+	board := func() *catalog.Server {
+		return fixtureServer(t, "board",
+			fixtureTool{name: "zorkplank_fetch", desc: "Fetch one entry."},
+			fixtureTool{name: "list_planks", desc: "List every plank."},
+			fixtureTool{name: "count_planks", desc: "Count the planks."},
+			fixtureTool{name: "sort_planks", desc: "Sort the planks by size."},
+		)
+	}
+	others := func(zorkIn string) *catalog.Server {
+		var tools []fixtureTool
+		for _, n := range []string{"alpha", "beta", "gamma"} {
+			desc := "Does a thing with planks."
+			if zorkIn == "description" {
+				desc = "Does a zork with planks."
+			}
+			tools = append(tools, fixtureTool{name: n + "_run", desc: desc})
+		}
+		srv := fixtureServer(t, "others", tools...)
+		for _, tl := range srv.Tools {
+			if zorkIn == "hints" {
+				tl.Hints = []string{"zork the records", "run a zork now"}
+			} else {
+				tl.Hints = []string{"run the records"}
+			}
+		}
+		return srv
+	}
+	splitParts := func(ix *Index) []string {
+		for _, seg := range ix.segs {
+			for i, d := range seg.docs {
+				if d.tool.Name == "zorkplank_fetch" && (seg.deadDoc == nil || !seg.deadDoc[i]) {
+					return d.extra
+				}
+			}
+		}
+		t.Fatal("zorkplank_fetch is not in the index")
+		return nil
+	}
+	for _, tc := range []struct {
+		zorkIn string
+		split  bool
+	}{{"hints", false}, {"description", true}} {
+		whole, err := catalog.NewSnapshot(board(), others(tc.zorkIn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		built := splitParts(Build(whole))
+		first, err := catalog.NewSnapshot(others(tc.zorkIn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated := splitParts(Build(first).Update(whole, "board"))
+		for how, parts := range map[string][]string{"Build": built, "Update": updated} {
+			if got := slices.Contains(parts, "zork"); got != tc.split {
+				t.Errorf("zork in other tools' %s, %s: zorkplank split into %v, want split %v", tc.zorkIn, how, parts, tc.split)
+			}
+		}
+	}
+}
