@@ -599,11 +599,16 @@ func (g *Gateway) Statuses() []Status {
 // included; use Visible to filter).
 func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
 
-// Visible reports whether policy lets clients see the tool. It is the one
-// place where policy is applied to listing, search and calls. (A tool
-// whose name impersonates another server's never reaches the catalog:
-// withoutImpostors, naming.go.)
-func (g *Gateway) Visible(t *catalog.Tool) bool { return g.policy().Visible(t) }
+// Visible reports whether policy lets clients see the tool: the policy of
+// the published view (its resolver, resolve.go), which listing, search
+// and calls all read, so that a reload changes what each of them shows at
+// the same moment. (A tool whose name impersonates another server's never
+// reaches the catalog: withoutImpostors, naming.go.)
+func (g *Gateway) Visible(t *catalog.Tool) bool { return g.cur.Load().names.visible(t) }
+
+// viewPolicy is the policy of the published view, which Visible and the
+// skills' decisions read.
+func (g *Gateway) viewPolicy() *policy.Policy { return g.cur.Load().names.pol }
 
 // EnrichStatus returns the state of background enrichment: with
 // Options.NoEnrich, as the state directory's record left it.

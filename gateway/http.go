@@ -319,9 +319,9 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		Enrich   *EnrichStatus  `json:"enrich,omitempty"`
 	}{Status: status, Uptime: time.Since(g.started).Round(time.Second).String(), Auto: mode, Why: reason, Static: g.static,
 		Servers: []healthServer{}}
-	snap := g.Snapshot()
-	for _, t := range snap.Tools() {
-		if g.Visible(t) {
+	v := g.cur.Load()
+	for _, t := range v.snap.Tools() {
+		if v.names.visible(t) {
 			out.Tools++
 		}
 	}

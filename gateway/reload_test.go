@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"runtime"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog/demo"
+	"github.com/toolsearch/toolsearch/core/policy"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -260,4 +263,61 @@ func TestReloadBeforeStart(t *testing.T) {
 	g.Start(ctx)
 	t.Cleanup(func() { stopGateway(t, g, cancel) })
 	waitState(t, g, "echo", 20*time.Second, StateReady)
+}
+
+// TestVisibleFollowsPublishedView: what a client may see is the policy of
+// the published view, read alike by Visible, search and /healthz. A reload
+// puts its policy in force and then publishes a view named by it; between
+// the two, every path still shows the old view, and after, every path the
+// new one.
+func TestVisibleFollowsPublishedView(t *testing.T) {
+	t.Parallel()
+	g, err := New(nil, Options{Static: demo.Snapshot()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := g.Snapshot().Tools()[0]
+	deny, err := policy.New(policy.Rules{Deny: []string{tool.Server + "/*"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHTTP(t, g.Handler("search"))
+	healthTools := func() int {
+		_, body := get(t, srv.URL, "/healthz")
+		var out struct {
+			Tools int `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("/healthz: %v: %s", err, body)
+		}
+		return out.Tools
+	}
+	found := func() bool {
+		res, err := g.Search(t.Context(), "select:"+tool.Name, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Tool == tool })
+	}
+	before := healthTools()
+	if !g.Visible(tool) || !found() || before != len(g.Snapshot().Tools()) {
+		t.Fatalf("before: visible %v, found %v, /healthz tools %d of %d", g.Visible(tool), found(), before, len(g.Snapshot().Tools()))
+	}
+
+	g.pol.Store(deny) // in force, not yet published
+	if !g.Visible(tool) || !found() || healthTools() != before {
+		t.Errorf("policy stored, view not renamed: visible %v, found %v, /healthz tools %d (want the old view's %d)",
+			g.Visible(tool), found(), healthTools(), before)
+	}
+
+	g.renameView()
+	denied := 0
+	for _, x := range g.Snapshot().Tools() {
+		if x.Server == tool.Server {
+			denied++
+		}
+	}
+	if g.Visible(tool) || found() || healthTools() != before-denied {
+		t.Errorf("view renamed: visible %v, found %v, /healthz tools %d (want %d)", g.Visible(tool), found(), healthTools(), before-denied)
+	}
 }

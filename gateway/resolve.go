@@ -279,8 +279,9 @@ func (r *resolver) ResolvePrompt(name string) (target, bool) {
 	return target{server: p.server, name: p.name, exposed: name, verdict: r.pol.DecidePrompt(p.server, p.name)}, true
 }
 
-// visible reports whether policy lets clients see t.
-func (r *resolver) visible(t *catalog.Tool) bool { return r.pol.Visible(t) }
+// visible reports whether policy lets clients see t. A view not named yet
+// (no resolver) shows nothing.
+func (r *resolver) visible(t *catalog.Tool) bool { return r != nil && r.pol.Visible(t) }
 
 // toolName is the name clients see for t: its bare name or server__tool.
 func (r *resolver) toolName(t *catalog.Tool) string {

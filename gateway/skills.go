@@ -220,7 +220,8 @@ type skillState struct {
 // skillView returns the skills view of the current catalog and policy,
 // building it when either changed.
 func (g *Gateway) skillView() *skillView {
-	v, pol := g.cur.Load(), g.policy()
+	v := g.cur.Load()
+	pol := v.names.pol
 	st := &g.skills
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -489,7 +490,7 @@ func (g *Gateway) fetchSkill(ctx context.Context, ss *mcp.ServerSession, server,
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	if v := g.policy().DecideSkill(server, path); v.Decision == policy.Deny {
+	if v := g.viewPolicy().DecideSkill(server, path); v.Decision == policy.Deny {
 		return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", path, server, v.Reason())
 	}
 	u := g.ups()[server]
@@ -581,13 +582,13 @@ func (g *Gateway) resourceAllowed(server, uri string) error {
 // inside a skill policy denies (by any URI a client may name it by: the
 // server's own, through the gateway's resource routes).
 func (g *Gateway) skillFileAllowed(server, uri string) error {
-	if g.policy().Empty() {
+	if g.viewPolicy().Empty() {
 		return nil
 	}
 	sv := g.skillView()
 	for _, e := range sv.denied[server] {
 		if uri == e.URI || strings.HasPrefix(uri, e.Root+"/") {
-			v := g.policy().DecideSkill(server, e.Path)
+			v := g.viewPolicy().DecideSkill(server, e.Path)
 			return fmt.Errorf("resource %s of server %q is a file of skill %s, which is not available: policy denies it (%s)", uri, server, e.Path, v.Reason())
 		}
 	}
@@ -611,7 +612,7 @@ func (g *Gateway) readSkillFile(ctx context.Context, ss *mcp.ServerSession, serv
 	if e == nil {
 		return nil, false, invalidParams("no skill of server %q holds %s: ask skills/list or skills/get for its skills", server, orig)
 	}
-	if v := g.policy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
+	if v := g.viewPolicy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
 		return nil, false, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
 	}
 	if !e.Dynamic {
@@ -1007,7 +1008,7 @@ func (g *Gateway) readDirectoryFor(ctx context.Context, ss *mcp.ServerSession, p
 	sv := g.skillView()
 	var children []*mcp.Resource
 	if e := g.heldSkill(sv, server, orig+"/"); e != nil {
-		if v := g.policy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
+		if v := g.viewPolicy().DecideSkill(server, e.Path); v.Decision == policy.Deny {
 			return nil, invalidParams("skill %s of server %q is not available: policy denies it (%s)", e.Path, server, v.Reason())
 		}
 		if e.Dynamic {
