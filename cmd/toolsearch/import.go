@@ -59,6 +59,7 @@ var clients = []clientConfig{
 	{"windsurf", func(string) []string {
 		return []string{homePath(".codeium", "windsurf", "mcp_config.json")}
 	}, "mcpServers"},
+	{"codex", codexPaths, "mcp_servers"}, // TOML: importcodex.go
 }
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -69,7 +70,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("import", "--from CLIENT|FILE [-o|--out FILE] [--merge | --force]", stderr)
 	from := fs.String("from", "", "the client to import from ("+strings.Join(names, ", ")+"), or a config `file`")
 	out := outFlag(fs, "gateway config `file` to write (default: "+config.DefaultPaths()[len(config.DefaultPaths())-1]+")")
-	project := fs.String("project", ".", "project `dir` for project-scoped configs (.mcp.json, .cursor/mcp.json, .vscode/mcp.json); "+
+	project := fs.String("project", ".", "project `dir` for project-scoped configs (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, .codex/config.toml); "+
 		"relative paths in a project's file are written absolute against its folder")
 	force := fs.Bool("force", false, "replace an existing output file")
 	merge := fs.Bool("merge", false, "add the servers to an existing output file, keeping everything in it (a server it already has stays as it is)")
@@ -107,6 +108,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				fmt.Fprintf(stderr, "toolsearch import: leaving out server \"toolsearch\" of %s: by its name it is this gateway\n", src)
 				skipped = append(skipped, k)
 				continue
+			}
+			if e.err != nil {
+				fmt.Fprintf(stderr, "toolsearch import: leaving out server %q of %s: %v\n", k, src, e.err)
+				skipped = append(skipped, k)
+				continue
+			}
+			for _, n := range e.notes {
+				fmt.Fprintf(stderr, "toolsearch import: server %q of %s: %s\n", k, src, n)
 			}
 			entry, err := importEntry(k, e)
 			var notes []string
@@ -195,11 +204,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else {
 		fmt.Fprintf(stderr, "Exposure %s: %s\n", exposure, why)
 	}
-	fmt.Fprintf(stderr, "Replace the servers in your %s config with this one entry:\n\n", client)
+	fmt.Fprintf(stderr, "Replace the servers in your %s config with this one entry:\n\n", clientTitle(client))
 	fmt.Fprintln(stdout, snippet(client, dest))
-	if client == "claude-code" {
-		exe := selfPath()
-		fmt.Fprintf(stderr, "\nor run: claude mcp add toolsearch -- %s serve -c %s\n", exe, dest)
+	switch client {
+	case "claude-code":
+		fmt.Fprintf(stderr, "\nor run: claude mcp add toolsearch -- %s serve -c %s\n", selfPath(), dest)
+	case "codex":
+		fmt.Fprintf(stderr, "\nor run: codex mcp add toolsearch -- %s serve -c %s\n", selfPath(), dest)
 	}
 	return exitOK
 }
@@ -218,6 +229,9 @@ func resolveSources(from, project string) (string, []string) {
 		}
 	}
 	client := "mcpServers"
+	if isCodexConfig(from) {
+		return "codex", []string{from}
+	}
 	// VS Code's files: .vscode/mcp.json of a folder, and the user's
 	// Code/User/mcp.json (Code - Insiders, VSCodium... alike).
 	if dir := filepath.Dir(from); strings.Contains(from, ".vscode") || (filepath.Base(from) == "mcp.json" && filepath.Base(dir) == "User") {
@@ -235,6 +249,10 @@ type clientEntry struct {
 	workspace string
 	// inputs are the descriptions of the file's VS Code inputs, by id.
 	inputs map[string]string
+	// notes say what of a Codex entry was left out (importcodex.go); err,
+	// when set, why the entry cannot be imported at all.
+	notes []string
+	err   error
 }
 
 // readServers reads the server entries of a client config, unexpanded:
@@ -242,6 +260,9 @@ type clientEntry struct {
 // trailing commas (VS Code's files have them). In ~/.claude.json it also
 // reads the project's entry.
 func readServers(path, project string) (map[string]clientEntry, error) {
+	if isCodexConfig(path) {
+		return readCodexServers(path)
+	}
 	data, err := safefile.ReadFile(path, maxClientConfigBytes)
 	if err != nil {
 		return nil, err
@@ -452,6 +473,10 @@ func outFlag(fs *flag.FlagSet, usage string) *string {
 
 // snippet is the client config entry that replaces the client's servers.
 func snippet(client, cfgPath string) string {
+	if client == "codex" {
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // a TOML basic string is a JSON string
+		return fmt.Sprintf("[mcp_servers.toolsearch]\ncommand = %s\nargs = [\"serve\", \"-c\", %s]", q(selfPath()), q(cfgPath))
+	}
 	entry := map[string]any{"command": selfPath(), "args": []string{"serve", "-c", cfgPath}}
 	key := "mcpServers"
 	if client == "vscode" {
@@ -460,6 +485,17 @@ func snippet(client, cfgPath string) string {
 	}
 	b, _ := json.MarshalIndent(map[string]any{key: map[string]any{"toolsearch": entry}}, "", "  ")
 	return string(b)
+}
+
+// clientTitle is how a client is named in a sentence.
+func clientTitle(client string) string {
+	switch client {
+	case "codex":
+		return "Codex"
+	case "vscode":
+		return "VS Code"
+	}
+	return client
 }
 
 func selfPath() string {

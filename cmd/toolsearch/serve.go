@@ -332,7 +332,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // noConfigHelp tells how to make a config, for the errors of serve.
 const noConfigHelp = "make one from your MCP client's settings with\n" +
-	"  toolsearch import --from claude-desktop|claude-code|cursor|vscode|windsurf|FILE\n" +
+	"  toolsearch import --from claude-desktop|claude-code|cursor|vscode|windsurf|codex|FILE\n" +
 	"or write a commented starter with\n" +
 	"  toolsearch init\n" +
 	"then run toolsearch serve (or toolsearch serve -c FILE)"
