@@ -320,8 +320,8 @@ func readServers(path, project string) (map[string]clientEntry, error) {
 }
 
 // workspaceOf is the folder a client config file belongs to: the project
-// of .vscode/mcp.json, .cursor/mcp.json or .mcp.json; "" for the others,
-// which are the user's, in no workspace.
+// of .vscode/mcp.json, .cursor/mcp.json, .codex/config.toml or .mcp.json;
+// "" for the others, which are the user's, in no workspace.
 func workspaceOf(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -334,6 +334,13 @@ func workspaceOf(path string) string {
 	case filepath.Base(dir) == ".vscode" || filepath.Base(dir) == ".cursor":
 		if home, err := os.UserHomeDir(); err == nil && filepath.Dir(dir) == home && filepath.Base(dir) == ".cursor" {
 			return "" // ~/.cursor/mcp.json is Cursor's user-wide file
+		}
+		return filepath.Dir(dir)
+	case filepath.Base(dir) == ".codex":
+		for _, home := range []string{os.Getenv("CODEX_HOME"), homePath(".codex")} {
+			if home != "" && filepath.Clean(home) == dir {
+				return "" // Codex's home holds the user-wide file
+			}
 		}
 		return filepath.Dir(dir)
 	}

@@ -82,7 +82,7 @@ func codexServers(data []byte, path string) (map[string]clientEntry, error) {
 	if _, err := toml.Decode(string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), &top); err != nil {
 		return nil, fmt.Errorf("%s: not valid TOML: %w", path, err)
 	}
-	ws := codexWorkspace(path)
+	ws := workspaceOf(path)
 	out := map[string]clientEntry{}
 	raw, ok := top["mcp_servers"]
 	if !ok {
@@ -110,25 +110,6 @@ func codexServers(data []byte, path string) (map[string]clientEntry, error) {
 		out[name] = clientEntry{raw: b, workspace: ws, notes: notes}
 	}
 	return out, nil
-}
-
-// codexWorkspace is the project a Codex config belongs to: the parent of
-// its .codex folder, unless that folder is the user's Codex home.
-func codexWorkspace(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	dir := filepath.Dir(abs)
-	if filepath.Base(dir) != ".codex" {
-		return ""
-	}
-	for _, home := range []string{os.Getenv("CODEX_HOME"), homePath(".codex")} {
-		if home != "" && filepath.Clean(home) == dir {
-			return ""
-		}
-	}
-	return filepath.Dir(dir)
 }
 
 // codexEntry writes one Codex server table as the gateway's entry.
