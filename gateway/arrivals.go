@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // Fresh tool lists arrive in batches. Putting one server's tools into the
@@ -32,9 +33,9 @@ var (
 
 // arrival is one server's fresh manifest waiting to be put in the view.
 type arrival struct {
-	u   *upstream
+	u   *upstream.Server
 	srv *catalog.Server
-	m   *manifest
+	m   *upstream.Manifest
 	// done is closed once the batch holding the arrival is applied and
 	// the sessions told; then applied says whether the server was still
 	// configured, err whether the catalog refused it, and added, removed
@@ -141,7 +142,7 @@ func (g *Gateway) gatherArrivals() {
 // finished its first start (ready, failed or idle).
 func (g *Gateway) othersStarting() bool {
 	g.arr.mu.Lock()
-	waiting := make(map[*upstream]bool, len(g.arr.pending))
+	waiting := make(map[*upstream.Server]bool, len(g.arr.pending))
 	for _, a := range g.arr.pending {
 		waiting[a.u] = true
 	}
@@ -151,7 +152,7 @@ func (g *Gateway) othersStarting() bool {
 			continue
 		}
 		select {
-		case <-u.settled:
+		case <-u.Settled():
 		default:
 			return true
 		}
@@ -174,7 +175,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 	for _, a := range batch {
 		// A server a reload removed or replaced, listing as it stopped,
 		// is left out.
-		if ups[a.u.cfg.Key] == a.u {
+		if ups[a.u.Config().Key] == a.u {
 			live = append(live, a)
 		}
 	}
@@ -199,7 +200,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 		for _, a := range live {
 			s, d, err := g.cat.Apply(catalog.Put(a.srv))
 			if err != nil {
-				a.err = fmt.Errorf("server %q: %w", a.u.cfg.Key, err)
+				a.err = fmt.Errorf("server %q: %w", a.u.Config().Key, err)
 				continue
 			}
 			a.applied, snap = true, s
@@ -211,7 +212,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 	var keys []string
 	for _, a := range live {
 		if a.applied {
-			keys = append(keys, a.u.cfg.Key)
+			keys = append(keys, a.u.Config().Key)
 		}
 	}
 	if len(keys) == 0 {
@@ -224,7 +225,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 		if !a.applied {
 			continue
 		}
-		k := a.u.cfg.Key
+		k := a.u.Config().Key
 		nv.tokens[k] = a.m.Tokens
 		nv.extras[k] = allowedExtras(g.policy(), k, a.m)
 		delete(nv.fromCache, k)

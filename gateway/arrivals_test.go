@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // arrivalWords are the words made-up tool descriptions are drawn from.
@@ -22,12 +23,12 @@ var arrivalWords = strings.Fields(`create update delete list get search find arc
 // fleetManifests makes, for each of n servers, a manifest of tools
 // made-up definitions, each with a description of a few dozen words and a
 // schema of three properties.
-func fleetManifests(n, tools int) []*manifest {
+func fleetManifests(n, tools int) []*upstream.Manifest {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	word := func() string { return arrivalWords[rnd.IntN(len(arrivalWords))] }
-	out := make([]*manifest, n)
+	out := make([]*upstream.Manifest, n)
 	for i := range out {
-		m := &manifest{Key: fmt.Sprintf("s%03d", i)}
+		m := &upstream.Manifest{Key: fmt.Sprintf("s%03d", i)}
 		for j := range tools {
 			desc := make([]string, 30+rnd.IntN(30))
 			for k := range desc {
@@ -56,7 +57,7 @@ func fleetManifests(n, tools int) []*manifest {
 // fleetGateway is a gateway configured with a server per manifest (never
 // started: their manifests are published as if they had listed them),
 // telling feed.
-func fleetGateway(tb testing.TB, ms []*manifest, feed Feed) *Gateway {
+func fleetGateway(tb testing.TB, ms []*upstream.Manifest, feed Feed) *Gateway {
 	tb.Helper()
 	servers := map[string]any{}
 	for _, m := range ms {
@@ -76,12 +77,12 @@ func fleetGateway(tb testing.TB, ms []*manifest, feed Feed) *Gateway {
 // arriveAll publishes every manifest at once, each from its own goroutine
 // as the servers' starts do, each server made ready once published; check,
 // when set, runs as each publish returns.
-func arriveAll(tb testing.TB, g *Gateway, ms []*manifest, check func(key string)) {
+func arriveAll(tb testing.TB, g *Gateway, ms []*upstream.Manifest, check func(key string)) {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		u := g.ups()[m.Key]
 		// Each publish keeps what it is given, as a server's listing does.
-		mm := &manifest{Key: m.Key, Tools: append(m.Tools[:0:0], m.Tools...)}
+		mm := &upstream.Manifest{Key: m.Key, Tools: append(m.Tools[:0:0], m.Tools...)}
 		wg.Go(func() {
 			if err := g.publish(tb.Context(), u, mm, true); err != nil {
 				tb.Error(err)
@@ -90,7 +91,7 @@ func arriveAll(tb testing.TB, g *Gateway, ms []*manifest, check func(key string)
 			if check != nil {
 				check(m.Key)
 			}
-			u.setState(StateReady, nil)
+			u.SetState(StateReady, nil)
 		})
 	}
 	wg.Wait()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // callTool calls call_tool (or, on a full session, the tool natively when
@@ -331,9 +332,9 @@ func TestUnsolicitedRequestsAreRefused(t *testing.T) {
 	phisher["env"].(map[string]string)[attackReportEnv] = reportFile
 	// Both ask with requests of their own, as servers of 2025-11-25 do (on
 	// 2026-07-28 their own SDK refuses to send them).
-	phisher["protocolVersion"] = legacyProtocol
+	phisher["protocolVersion"] = upstream.LegacyProtocol
 	fw := roleServer(t, "forwarder")
-	fw["protocolVersion"] = legacyProtocol // it asks as a 2025-11-25 server does
+	fw["protocolVersion"] = upstream.LegacyProtocol // it asks as a 2025-11-25 server does
 	g := startGateway(t, writeConfig(t, map[string]any{"ph": phisher, "fw": fw}, nil))
 	waitState(t, g, "ph", 20*time.Second, StateReady)
 	waitState(t, g, "fw", 20*time.Second, StateReady)

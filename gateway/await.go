@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // targetedServers returns the configured servers a query names outright:
@@ -74,17 +75,17 @@ func (g *Gateway) awaitTargets(ctx context.Context, query string) {
 		if _, known := g.cur.Load().snap.Server(key); known {
 			continue
 		}
-		u.awaitSettled(ctx, u.startTimeout()+time.Second)
+		awaitSettled(ctx, u, u.StartTimeout()+time.Second)
 	}
 }
 
-// awaitSettled waits until the server is no longer starting (ready,
+// awaitSettled waits until server u is no longer starting (ready,
 // failed, idle or stopped), for at most d or until ctx ends.
-func (u *upstream) awaitSettled(ctx context.Context, d time.Duration) {
+func awaitSettled(ctx context.Context, u *upstream.Server, d time.Duration) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
-		st, ch := u.stateNow()
+		st, ch := u.StateNow()
 		if st != StateStarting && st != StateRestarting {
 			return
 		}
@@ -117,7 +118,7 @@ func (g *Gateway) awaitResolve(ctx context.Context, name string, err error) (tar
 		if _, known := g.cur.Load().snap.Server(k); known {
 			continue
 		}
-		st := g.ups()[k].status()
+		st := g.ups()[k].Status()
 		if st.Error != "" {
 			return target{}, fmt.Errorf("cannot call %s: server %q is %s: %s", strings.TrimSpace(name), k, st.State, st.Error)
 		}
@@ -146,13 +147,13 @@ func wordsOf(s string) []string {
 // key and of its command's file name ("memory" for a server keyed
 // memory, or started by mcp-server-memory), less generic ones and words
 // of fewer than three letters.
-func (u *upstream) serverWords() []string {
+func serverWords(u *upstream.Server) []string {
 	var out []string
-	cmd := u.cfg.Command
+	cmd := u.Config().Command
 	if i := strings.LastIndexAny(cmd, `/\`); i >= 0 {
 		cmd = cmd[i+1:]
 	}
-	for _, w := range append(wordsOf(u.cfg.Key), wordsOf(cmd)...) {
+	for _, w := range append(wordsOf(u.Config().Key), wordsOf(cmd)...) {
 		if len(w) >= 3 && !genericWords[w] && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
@@ -172,7 +173,7 @@ func (g *Gateway) startingUnknown() []string {
 		if _, known := v.snap.Server(k); known {
 			continue
 		}
-		if st := g.ups()[k].status().State; st == StateStarting || st == StateRestarting {
+		if st := g.ups()[k].Status().State; st == StateStarting || st == StateRestarting {
 			out = append(out, k)
 		}
 	}
@@ -195,7 +196,7 @@ func (g *Gateway) wordTargets(query string) []string {
 	words := wordsOf(q)
 	var out []string
 	for _, k := range starting {
-		for _, w := range g.ups()[k].serverWords() {
+		for _, w := range serverWords(g.ups()[k]) {
 			if slices.Contains(words, w) {
 				out = append(out, k)
 				break
@@ -212,7 +213,7 @@ func (g *Gateway) awaitStarting(ctx context.Context) bool {
 	keys := g.startingUnknown()
 	for _, k := range keys {
 		u := g.ups()[k]
-		u.awaitSettled(ctx, time.Until(u.status().Since.Add(u.startTimeout()+time.Second)))
+		awaitSettled(ctx, u, time.Until(u.Status().Since.Add(u.StartTimeout()+time.Second)))
 	}
 	return len(keys) > 0
 }
@@ -228,8 +229,8 @@ func (g *Gateway) startingNote(keys []string) string {
 			continue
 		}
 		u := g.ups()[k]
-		st := u.status()
-		left := time.Until(st.Since.Add(u.startTimeout())).Round(time.Second)
+		st := u.Status()
+		left := time.Until(st.Since.Add(u.StartTimeout())).Round(time.Second)
 		if left < time.Second {
 			left = time.Second
 		}

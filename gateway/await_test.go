@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // TestServerWords: the words a free-word query names a starting server by.
@@ -23,8 +25,8 @@ func TestServerWords(t *testing.T) {
 		{"my-db", `C:\tools\postgres-mcp.exe`, []string{"postgres"}},
 		{"github", "docker", []string{"github"}},
 	} {
-		u := &upstream{cfg: &config.Server{Key: tc.key, Command: tc.command}}
-		if got := u.serverWords(); !slices.Equal(got, tc.want) {
+		u := upstream.New(&config.Server{Key: tc.key, Command: tc.command}, nil, slog.Default(), nil)
+		if got := serverWords(u); !slices.Equal(got, tc.want) {
 			t.Errorf("serverWords(%q, %q) = %v, want %v", tc.key, tc.command, got, tc.want)
 		}
 	}
@@ -33,7 +35,7 @@ func TestServerWords(t *testing.T) {
 // TestTargetedServers: which query forms name a server outright.
 func TestTargetedServers(t *testing.T) {
 	g := &Gateway{}
-	g.setServers(map[string]*upstream{"github": nil, "slack": nil, "my-db": nil})
+	g.setServers(map[string]*upstream.Server{"github": nil, "slack": nil, "my-db": nil})
 	for _, tc := range []struct {
 		query string
 		want  []string

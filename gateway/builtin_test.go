@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // workspace writes a small tree for the file tools.
@@ -355,15 +356,15 @@ func mustServer(t *testing.T, path, key string) *config.Server {
 // recorded counts as declaring resources when it lists some.
 func TestDeclaresResources(t *testing.T) {
 	for _, tc := range []struct {
-		m    *manifest
+		m    *upstream.Manifest
 		want bool
 	}{
 		{nil, false},
-		{&manifest{}, false},
-		{&manifest{Resources: []*mcp.Resource{{URI: "a://b"}}}, true},
-		{&manifest{Templates: []*mcp.ResourceTemplate{{URITemplate: "a://{b}"}}}, true},
-		{&manifest{Capabilities: &mcp.ServerCapabilities{}, Resources: []*mcp.Resource{{URI: "a://b"}}}, false},
-		{&manifest{Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}}, true},
+		{&upstream.Manifest{}, false},
+		{&upstream.Manifest{Resources: []*mcp.Resource{{URI: "a://b"}}}, true},
+		{&upstream.Manifest{Templates: []*mcp.ResourceTemplate{{URITemplate: "a://{b}"}}}, true},
+		{&upstream.Manifest{Capabilities: &mcp.ServerCapabilities{}, Resources: []*mcp.Resource{{URI: "a://b"}}}, false},
+		{&upstream.Manifest{Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}}, true},
 	} {
 		if got := declaresResources(tc.m); got != tc.want {
 			t.Errorf("declaresResources(%+v) = %v, want %v", tc.m, got, tc.want)

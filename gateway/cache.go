@@ -1,58 +1,18 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
-// A manifest is what one server last listed. Manifests are cached in the
-// state directory as <stateDir>/manifests/<server key>.json:
-//
-//	{"key": "github", "fingerprint": "…", "savedAt": "2026-…",
-//	 "tokens": 12345,                       // o200k tokens of the tools
-//	 "tools": [ … tools/list entries, byte for byte … ],
-//	 "resources": [ … ], "resourceTemplates": [ … ], "prompts": [ … ],
-//	 "capabilities": { … }}                 // what the server declared
-//
-// The fingerprint hashes how the server is started (transport, command,
-// args, url); a manifest whose fingerprint differs from the configuration is
-// ignored.
-type manifest struct {
-	Key         string                  `json:"key"`
-	Fingerprint string                  `json:"fingerprint"`
-	SavedAt     time.Time               `json:"savedAt"`
-	Tokens      int                     `json:"tokens"`
-	Tools       []json.RawMessage       `json:"tools"`
-	Resources   []*mcp.Resource         `json:"resources,omitempty"`
-	Templates   []*mcp.ResourceTemplate `json:"resourceTemplates,omitempty"`
-	Prompts     []*mcp.Prompt           `json:"prompts,omitempty"`
-	// Skills are the server's skills/list entries as it sent them
-	// (skills.go).
-	Skills []json.RawMessage `json:"skills,omitempty"`
-	// Capabilities are what the server declared in its initialize
-	// result; nil in a manifest cached before they were recorded.
-	Capabilities *mcp.ServerCapabilities `json:"capabilities,omitempty"`
-}
-
 // maxManifestBytes bounds a cached manifest read back.
 const maxManifestBytes = 256 << 20
-
-// fingerprint hashes what identifies a server's tool list.
-func fingerprint(s *config.Server) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", s.Transport, s.Command, strings.Join(s.Args, "\x00"), s.URL)
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
 
 func manifestPath(dir, key string) string {
 	return filepath.Join(dir, "manifests", key+".json")
@@ -60,7 +20,7 @@ func manifestPath(dir, key string) string {
 
 // loadManifest reads a cached manifest; it returns nil when there is none or
 // it does not match the server's configuration.
-func loadManifest(dir string, s *config.Server) (*manifest, error) {
+func loadManifest(dir string, s *config.Server) (*upstream.Manifest, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -71,18 +31,18 @@ func loadManifest(dir string, s *config.Server) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read cached manifest: %w", err)
 	}
-	var m manifest
+	var m upstream.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("cached manifest %s: %w", manifestPath(dir, s.Key), err)
 	}
-	if m.Key != s.Key || m.Fingerprint != fingerprint(s) {
+	if m.Key != s.Key || m.Fingerprint != upstream.Fingerprint(s) {
 		return nil, nil
 	}
 	return &m, nil
 }
 
 // saveManifest writes m atomically.
-func saveManifest(dir string, m *manifest) error {
+func saveManifest(dir string, m *upstream.Manifest) error {
 	if dir == "" {
 		return nil
 	}
@@ -117,7 +77,7 @@ func saveManifest(dir string, m *manifest) error {
 // declaresResources reports whether a server declared the resources
 // capability when it was last listed. A manifest cached before
 // capabilities were recorded counts when it lists resources.
-func declaresResources(m *manifest) bool {
+func declaresResources(m *upstream.Manifest) bool {
 	if m == nil {
 		return false
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/policy"
 
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
@@ -95,17 +96,17 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 	if u == nil {
 		return countAs("error", toolError("server %q is not configured", c.to.server))
 	}
-	ls, err := u.live(ctx)
+	ls, err := u.Live(ctx)
 	if err != nil {
 		return countAs("unavailable", toolError("cannot call %s: %v", c.to.exposed, err))
 	}
 	// The client's _meta goes along (upstreamMeta); its progress token is
 	// replaced by the gateway's own below.
-	params := &mcp.CallToolParams{Name: c.to.name, Arguments: args, Meta: upstreamMeta(c.req, modernSession(ls.cs), g.fwd.level())}
+	params := &mcp.CallToolParams{Name: c.to.name, Arguments: args, Meta: upstreamMeta(c.req, upstream.ModernSession(ls.Session), g.fwd.level())}
 	if again != nil {
 		params.InputResponses, params.RequestState = again.responses, again.state
 	}
-	if c.req != nil && clientModern(c.req.Session) && !modernSession(ls.cs) {
+	if c.req != nil && clientModern(c.req.Session) && !upstream.ModernSession(ls.Session) {
 		// A 2025 server's requests meanwhile cannot go to this client as
 		// requests: they become input_required results.
 		return g.callHeld(ctx, c.req, c.to, u, ls, params) // mrtr.go
@@ -117,11 +118,11 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 // result: the server's requests, logs and progress meanwhile go to the
 // client, and the logs and progress that came before the result go out
 // before it.
-func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls liveSession, params *mcp.CallToolParams) callOutcome {
+func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) callOutcome {
 	req := c.req
 	if req != nil {
 		defer g.track(c.to.server, ctx, req.Session)()
-		defer u.tap.AwaitLogs(2 * time.Second)
+		defer u.Tap().AwaitLogs(2 * time.Second)
 	}
 	if req != nil && req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -130,7 +131,7 @@ func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls
 			g.progress[id] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
 			g.progMu.Unlock()
 			defer func() {
-				u.tap.AwaitProgress(id, 2*time.Second)
+				u.Tap().AwaitProgress(id, 2*time.Second)
 				g.progMu.Lock()
 				delete(g.progress, id)
 				g.progMu.Unlock()
@@ -143,7 +144,7 @@ func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream, ls
 		// The session had ended before the call was made (the server died
 		// a moment ago and its restart has not begun): the server never saw
 		// the call, so it goes to the next session.
-		if next, nerr := u.liveAfter(ctx, ls.cs); nerr == nil {
+		if next, nerr := u.LiveAfter(ctx, ls.Session); nerr == nil {
 			ls = next
 			res, timedOut, err = g.callOnce(ctx, ls, params)
 		}

@@ -55,6 +55,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // Cluster is what the gateway shares with the other replicas of a
@@ -117,7 +118,7 @@ func (g *Gateway) sharesValues() bool {
 // tool list in the configuration (the same fingerprint as the state
 // directory's), with its key.
 func manifestDigest(s *config.Server) string {
-	sum := sha256.Sum256([]byte(s.Key + "\x00" + fingerprint(s)))
+	sum := sha256.Sum256([]byte(s.Key + "\x00" + upstream.Fingerprint(s)))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -129,7 +130,7 @@ func indexDigest(snap *catalog.Snapshot) string {
 
 // sharedManifest reads the manifest of s another replica shared, nil when
 // there is none (or no cluster).
-func (g *Gateway) sharedManifest(s *config.Server) *manifest {
+func (g *Gateway) sharedManifest(s *config.Server) *upstream.Manifest {
 	if !g.sharesValues() {
 		return nil
 	}
@@ -142,12 +143,12 @@ func (g *Gateway) sharedManifest(s *config.Server) *manifest {
 		}
 		return nil
 	}
-	var m manifest
+	var m upstream.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		g.log.Warn("ignoring a shared manifest that cannot be read", "server", s.Key, "err", err)
 		return nil
 	}
-	if m.Key != s.Key || m.Fingerprint != fingerprint(s) {
+	if m.Key != s.Key || m.Fingerprint != upstream.Fingerprint(s) {
 		g.log.Warn("ignoring a shared manifest made for another server", "server", s.Key)
 		return nil
 	}
@@ -247,7 +248,7 @@ func (g *Gateway) shareHints(set *hints.Set) bool {
 }
 
 // shareManifest writes m for the other replicas.
-func (g *Gateway) shareManifest(s *config.Server, m *manifest) {
+func (g *Gateway) shareManifest(s *config.Server, m *upstream.Manifest) {
 	if !g.sharesValues() {
 		return
 	}
@@ -311,12 +312,12 @@ func (g *Gateway) rejoined() {
 	g.log.Info("sharing this replica's manifests and index again")
 	for _, k := range g.keys() {
 		u := g.ups()[k]
-		m, err := loadManifest(g.cfg.Gateway.StateDir, u.cfg)
+		m, err := loadManifest(g.cfg.Gateway.StateDir, u.Config())
 		if err != nil || m == nil {
 			m = g.liveManifest(k)
 		}
 		if m != nil {
-			g.shareManifest(u.cfg, m)
+			g.shareManifest(u.Config(), m)
 		}
 	}
 	g.reshareIndex.Store(true)
@@ -326,14 +327,14 @@ func (g *Gateway) rejoined() {
 
 // liveManifest is the manifest of a server as the current view holds it
 // (for a gateway without a state directory).
-func (g *Gateway) liveManifest(key string) *manifest {
+func (g *Gateway) liveManifest(key string) *upstream.Manifest {
 	v := g.cur.Load()
 	srv, ok := v.snap.Server(key)
 	if !ok || v.fromCache[key] {
 		return nil
 	}
 	u := g.ups()[key]
-	m := &manifest{Key: key, Fingerprint: fingerprint(u.cfg), SavedAt: time.Now().UTC(), Tokens: v.tokens[key]}
+	m := &upstream.Manifest{Key: key, Fingerprint: upstream.Fingerprint(u.Config()), SavedAt: time.Now().UTC(), Tokens: v.tokens[key]}
 	for _, t := range srv.Tools {
 		m.Tools = append(m.Tools, t.Raw)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/core/usage"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -99,7 +100,7 @@ func TestClusterForgedValues(t *testing.T) {
 
 	// What the writer wants served: the manifest with a description
 	// rewritten, a false readOnlyHint, and one more tool.
-	var m manifest
+	var m upstream.Manifest
 	if err := json.Unmarshal(genuine[sharedManifest][sha256.Size:], &m); err != nil {
 		t.Fatal(err)
 	}

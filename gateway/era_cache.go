@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // Cache scopes of the MCP specification.
@@ -63,9 +65,9 @@ func aggregateCache(hints []cacheHint, private bool) mcp.Cacheable {
 
 // listKinds maps the list methods whose results carry cache fields to
 // the list an upstream keeps hints for (upstream_era.go).
-var listKinds = map[string]listKind{
-	"tools/list": listTools, "prompts/list": listPrompts,
-	"resources/list": listResources, "resources/templates/list": listTemplates,
+var listKinds = map[string]upstream.ListKind{
+	"tools/list": upstream.ListTools, "prompts/list": upstream.ListPrompts,
+	"resources/list": upstream.ListResources, "resources/templates/list": upstream.ListTemplates,
 }
 
 // hintsFor returns the upstreams' hints for a list method, as each
@@ -83,7 +85,7 @@ func (g *Gateway) hintsFor(method string) []cacheHint {
 		if u == nil {
 			continue
 		}
-		lc := u.listCache(kind)
+		lc := u.ListCache(kind)
 		if lc.ListedAt.IsZero() && !lc.Stale {
 			continue
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // strictUpstream is a 2026-07-28 server over stateless HTTP on loopback
@@ -292,8 +294,8 @@ func TestEraClientCapabilitiesRelayed(t *testing.T) {
 	}{
 		{"2026 without sampling", perRequestVersion, nil, false},
 		{"2026 with sampling", perRequestVersion, sampling, true},
-		{"2025 session without sampling", legacyProtocol, nil, false},
-		{"2025 session with sampling", legacyProtocol, sampling, true},
+		{"2025 session without sampling", upstream.LegacyProtocol, nil, false},
+		{"2025 session with sampling", upstream.LegacyProtocol, sampling, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // The two eras the tests pin the Go SDK's client to.
@@ -60,25 +62,24 @@ func TestAggregateCache(t *testing.T) {
 func TestCacheHintsStaleUntilRelisted(t *testing.T) {
 	t.Parallel()
 	g := &Gateway{}
-	g.setServers(map[string]*upstream{"a": {}, "b": {}, "c": {}})
+	g.setServers(map[string]*upstream.Server{"a": {}, "b": {}, "c": {}})
 	now := time.Now()
-	var a cacheHints // two pages of a's tools
-	a.add(mcp.Cacheable{TTLMs: 8000, CacheScope: "public"})
-	a.add(mcp.Cacheable{TTLMs: 4000, CacheScope: "public"})
-	g.ups()["a"].setListCache(listTools, a.result(now))
-	g.ups()["b"].setListCache(listTools, ListCache{TTL: 6 * time.Second, Scope: "public", ListedAt: now})
+	// Two pages of a's tools, 8000 and 4000 public, fold to 4000 public
+	// (upstream.TestCacheHintsFold).
+	g.ups()["a"].SetListCache(upstream.ListTools, ListCache{TTL: 4 * time.Second, Scope: "public", ListedAt: now})
+	g.ups()["b"].SetListCache(upstream.ListTools, ListCache{TTL: 6 * time.Second, Scope: "public", ListedAt: now})
 	// c was never listed: it gives no hint.
 	if got := aggregateCache(g.hintsFor("tools/list"), false); got != (mcp.Cacheable{TTLMs: 4000, CacheScope: "public"}) {
 		t.Fatalf("two servers, one with two pages: %+v, want 4000 public", got)
 	}
-	g.ups()["b"].markStale(listTools, listPrompts)
+	g.ups()["b"].MarkStale(upstream.ListTools, upstream.ListPrompts)
 	if got := aggregateCache(g.hintsFor("tools/list"), false); got.TTLMs != 0 {
 		t.Fatalf("ttl after b's list_changed: %d, want 0 (stale)", got.TTLMs)
 	}
 	if got := aggregateCache(g.hintsFor("prompts/list"), false); got.TTLMs != 0 {
 		t.Fatalf("prompts ttl after b's list_changed: %d, want 0", got.TTLMs)
 	}
-	g.ups()["b"].setListCache(listTools, ListCache{TTL: 2 * time.Second, Scope: "private", ListedAt: now})
+	g.ups()["b"].SetListCache(upstream.ListTools, ListCache{TTL: 2 * time.Second, Scope: "private", ListedAt: now})
 	if got := aggregateCache(g.hintsFor("tools/list"), false); got != (mcp.Cacheable{TTLMs: 2000, CacheScope: "private"}) {
 		t.Fatalf("after b was relisted: %+v, want 2000 private", got)
 	}

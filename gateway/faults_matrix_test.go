@@ -163,7 +163,7 @@ func faultRows() []faultRow {
 					t.Fatal(err)
 				}
 				waitFor(t, "the flood to start", 10*time.Second, func() bool {
-					return strings.Contains(fx.g.ups()["faulty"].stderr.String(), "flood: sent")
+					return strings.Contains(fx.g.ups()["faulty"].Stderr().String(), "flood: sent")
 				})
 			},
 			calls: func() []faultCall {
@@ -175,7 +175,7 @@ func faultRows() []faultRow {
 				return calls
 			}(),
 			after: func(t *testing.T, fx *faultFixture) {
-				tail := fx.g.ups()["faulty"].stderr.String()
+				tail := fx.g.ups()["faulty"].Stderr().String()
 				lines := strings.Split(tail, "\n")
 				t.Logf("flood: %s", lines[len(lines)-1])
 				fx.c.mu.Lock()

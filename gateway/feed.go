@@ -16,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
 )
 
@@ -495,8 +496,8 @@ func (g *Gateway) tellServers() {
 	for _, st := range g.Statuses() {
 		sv := ServerView{Status: st}
 		u := ups[st.Key]
-		if u != nil && u.stderr != nil {
-			lines := strings.Split(u.stderr.String(), "\n")
+		if u != nil && u.Stderr() != nil {
+			lines := strings.Split(u.Stderr().String(), "\n")
 			if len(lines) > stderrLines {
 				lines = lines[len(lines)-stderrLines:]
 			}
@@ -533,12 +534,12 @@ func (g *Gateway) tellServers() {
 
 // deferralOf says whether a server's tools are deferred, and why, under
 // the configured exposure as a client without a rule of its own gets it.
-func deferralOf(u *upstream, v *view, mode, why string) (string, string) {
-	if u != nil && u.cfg.AlwaysLoad {
+func deferralOf(u *upstream.Server, v *view, mode, why string) (string, string) {
+	if u != nil && u.Config().AlwaysLoad {
 		return "always loaded", "the server is configured with alwaysLoad: its tools are in every tool list"
 	}
 	if u != nil {
-		if srv, ok := v.snap.Server(u.cfg.Key); ok && len(srv.Tools) > 0 && allAlwaysLoad(srv.Tools) {
+		if srv, ok := v.snap.Server(u.Config().Key); ok && len(srv.Tools) > 0 && allAlwaysLoad(srv.Tools) {
 			return "always loaded", "every tool of the server asks to be always loaded (" + catalog.MetaAlwaysLoad + ")"
 		}
 	}

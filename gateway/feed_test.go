@@ -171,9 +171,9 @@ func TestFeedServersCoalesced(t *testing.T) {
 		u := g.ups()[k]
 		wg.Go(func() {
 			for i := range changes {
-				u.setState([]State{StateStarting, StateRestarting}[i%2], nil)
+				u.SetState([]State{StateStarting, StateRestarting}[i%2], nil)
 			}
-			u.setState(StateReady, nil)
+			u.SetState(StateReady, nil)
 		})
 	}
 	wg.Wait()
@@ -201,9 +201,9 @@ func TestFeedServersChangeWhileTelling(t *testing.T) {
 	feed := &serversFeed{hold: make(chan struct{}), entered: make(chan struct{})}
 	g := feedGateway(t, 2, feed)
 	first, second := g.ups()["s0"], g.ups()["s1"]
-	first.setState(StateReady, nil)
+	first.SetState(StateReady, nil)
 	<-feed.entered
-	if !bounded(t, "a change while another is told", 10*time.Second, func() { second.setState(StateFailed, nil) }) {
+	if !bounded(t, "a change while another is told", 10*time.Second, func() { second.SetState(StateFailed, nil) }) {
 		return
 	}
 	close(feed.hold)

@@ -27,6 +27,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // origin is a client request the gateway is serving by talking to an
@@ -359,17 +361,17 @@ var rootsPlaceholder = &mcp.Root{URI: "toolsearch://roots", Name: "the roots of 
 func (g *Gateway) rootsChanged() {
 	for _, k := range g.keys() {
 		u := g.ups()[k]
-		if _, c := u.readySession(); c != nil {
+		if _, c := u.ReadySession(); c != nil {
 			//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
 			c.AddRoots(rootsPlaceholder)
 		}
 	}
 }
 
-// upstreamClient makes the MCP client of one upstream start: every
+// upstreamClient makes the MCP client of one start of u: every
 // request and notification a server may send is passed on.
-func (u *upstream) upstreamClient() *mcp.Client {
-	g, key := u.g, u.cfg.Key
+func (g *Gateway) upstreamClient(u *upstream.Server) *mcp.Client {
+	key := u.Key()
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: g.version}, &mcp.ClientOptions{
 		// Roots are answered from the clients (relayRoots); sampling and
 		// elicitation are inferred from their handlers.
@@ -383,25 +385,25 @@ func (u *upstream) upstreamClient() *mcp.Client {
 		// the notifications on its own. Each is passed on to the clients
 		// (listchanged.go).
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.listChanged(listTools)
+			u.ListChanged(upstream.ListTools)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			u.listChanged(listResources, listTemplates)
+			u.ListChanged(upstream.ListResources, upstream.ListTemplates)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			u.listChanged(listPrompts)
+			u.ListChanged(upstream.ListPrompts)
 		},
 		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(key, req.Params)
-			u.tap.LogHandled()
+			u.Tap().LogHandled()
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params == nil {
 				return
 			}
 			g.forwardProgress(req.Params)
-			u.tap.ProgressHandled(req.Params.ProgressToken)
+			u.Tap().ProgressHandled(req.Params.ProgressToken)
 		},
 		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
 		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -484,17 +486,17 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
 	if u == nil {
 		return fmt.Errorf("server %q is not configured", key.server)
 	}
-	ls, err := u.live(ctx)
+	ls, err := u.Live(ctx)
 	if err != nil {
 		return fmt.Errorf("subscribing to %s: %w", key.uri, err)
 	}
-	if caps := ls.cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+	if caps := ls.Session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("server %s does not support resource subscriptions", key.server)}
 	}
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	if err := ls.cs.Subscribe(cctx, &mcp.SubscribeParams{URI: key.uri}); err != nil {
+	if err := ls.Session.Subscribe(cctx, &mcp.SubscribeParams{URI: key.uri}); err != nil {
 		return fmt.Errorf("subscribing to %s on %s: %w", key.uri, key.server, err)
 	}
 	return nil
@@ -531,7 +533,7 @@ func (g *Gateway) unsubscribeUpstream(ctx context.Context, key subKey) {
 	if u == nil {
 		return
 	}
-	cs, _ := u.readySession()
+	cs, _ := u.ReadySession()
 	if cs == nil {
 		return
 	}
@@ -648,11 +650,11 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if u == nil {
 		return nil, fmt.Errorf("server %q is not configured", server)
 	}
-	ls, err := u.live(ctx)
+	ls, err := u.Live(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("completion: %w", err)
 	}
-	if caps := ls.cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
+	if caps := ls.Session.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
 	done := g.track(server, ctx, req.Session)
@@ -661,7 +663,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	defer cancel()
 	out := *p
 	out.Ref = &ref
-	res, err := ls.cs.Complete(cctx, &out)
+	res, err := ls.Session.Complete(cctx, &out)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {

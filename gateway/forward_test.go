@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // forwarderServer is a Go SDK server that uses everything a server may
@@ -292,7 +294,7 @@ func TestForwardingBothWays(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			up := roleServer(t, "forwarder")
-			up["protocolVersion"] = legacyProtocol
+			up["protocolVersion"] = upstream.LegacyProtocol
 			if transport == "http" {
 				s := forwarderServer()
 				srv := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
@@ -442,10 +444,10 @@ func TestForwardingBothWays(t *testing.T) {
 				if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://r"}); err != nil {
 					t.Fatal(err)
 				}
-				restarts := g.ups()["fw"].status().Restarts
+				restarts := g.ups()["fw"].Status().Restarts
 				c.call(t, "exit")
 				waitFor(t, "the server to be restarted", 20*time.Second, func() bool {
-					st := g.ups()["fw"].status()
+					st := g.ups()["fw"].Status()
 					return st.Restarts > restarts && st.State == StateReady
 				})
 				if got, _ := c.call(t, "counters"); !strings.Contains(got, "subs=1") {
@@ -481,7 +483,7 @@ func TestForwardingBothWays(t *testing.T) {
 func TestForwardingWithoutCapableClient(t *testing.T) {
 	t.Parallel()
 	up := roleServer(t, "forwarder")
-	up["protocolVersion"] = legacyProtocol // it asks as a 2025-11-25 server does
+	up["protocolVersion"] = upstream.LegacyProtocol // it asks as a 2025-11-25 server does
 	g := startGateway(t, writeConfig(t, map[string]any{"fw": up}, nil))
 	waitState(t, g, "fw", 20*time.Second, StateReady)
 	gw := serveHTTP(t, g.Handler("full"))

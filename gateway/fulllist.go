@@ -338,14 +338,14 @@ func (g *Gateway) awaitFirstList(ctx context.Context, bound time.Duration) (late
 	defer timer.Stop()
 	for i, k := range pending {
 		select {
-		case <-g.ups()[k].settled:
+		case <-g.ups()[k].Settled():
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
 		}
 		for _, k := range pending[i:] {
 			select {
-			case <-g.ups()[k].settled:
+			case <-g.ups()[k].Settled():
 			default:
 				late = append(late, k)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // plainToolName is the form of tool name that every query form can name
@@ -86,7 +87,7 @@ func FuzzUpstreamTool(f *testing.F) {
 		var sdkTool mcp.Tool
 		sdkReads := json.Unmarshal(raw, &sdkTool) == nil && normErr == nil
 
-		m := &manifest{Key: "up", Tools: []json.RawMessage{append(json.RawMessage(nil), raw...), good}}
+		m := &upstream.Manifest{Key: "up", Tools: []json.RawMessage{append(json.RawMessage(nil), raw...), good}}
 		if err := g.publish(t.Context(), u, m, true); err != nil {
 			t.Fatalf("publishing %q with an ordinary tool failed: %v", raw, err)
 		}

@@ -63,7 +63,7 @@
 // httpsessions.go) is the transport's record of a 2025-11-25 session over
 // streamable HTTP, its id and its timeouts; a shared session (SessionStore,
 // sessionshare.go) is an HTTP session's state kept in the cluster, so that
-// another replica can take it over; an upstream session (liveSession,
+// another replica can take it over; an upstream session (upstream.Conn,
 // upstream.go) is the gateway's own connection to one server. An era is a
 // family of protocol versions: modern is MCP 2026-07-28 (no sessions, the
 // version rides in each request), legacy the 2025 versions (initialize,
@@ -99,6 +99,7 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
@@ -176,12 +177,12 @@ type Status struct {
 // pool is the set of upstream servers: never changed once published, a
 // reload publishes a new one.
 type pool struct {
-	ups  map[string]*upstream
+	ups  map[string]*upstream.Server
 	keys []string // sorted
 }
 
 // ups returns the upstream servers by key. The map must not be changed.
-func (g *Gateway) ups() map[string]*upstream {
+func (g *Gateway) ups() map[string]*upstream.Server {
 	if p := g.servers.Load(); p != nil {
 		return p.ups
 	}
@@ -198,7 +199,7 @@ func (g *Gateway) keys() []string {
 }
 
 // setServers publishes a new set of upstream servers.
-func (g *Gateway) setServers(ups map[string]*upstream) {
+func (g *Gateway) setServers(ups map[string]*upstream.Server) {
 	keys := make([]string, 0, len(ups))
 	for k := range ups {
 		keys = append(keys, k)
@@ -217,7 +218,7 @@ type view struct {
 	// tokens per server key (o200k), from a manifest or counted.
 	tokens map[string]int
 	// extras per server key: resources, templates, prompts.
-	extras map[string]*manifest
+	extras map[string]*upstream.Manifest
 	// fromCache marks servers whose tools came from a cached manifest and
 	// have not been listed live yet.
 	fromCache map[string]bool
@@ -376,13 +377,13 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	g.enr = g.newEnricher(opts.NoEnrich) // below
 	g.tracer = g.newTracer(opts)         // tracing.go
 	g.pol.Store(pol)
-	ups := map[string]*upstream{}
+	ups := map[string]*upstream.Server{}
 	if opts.Static == nil {
 		if err := g.loadHints(); err != nil { // hints.go
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
-	v := &view{tokens: map[string]int{}, extras: map[string]*manifest{}, fromCache: map[string]bool{}}
+	v := &view{tokens: map[string]int{}, extras: map[string]*upstream.Manifest{}, fromCache: map[string]bool{}}
 	var servers []*catalog.Server
 	if opts.Static != nil {
 		v.snap = opts.Static
@@ -392,13 +393,13 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	} else {
 		enabled := cfg.Enabled()
 		for _, s := range enabled {
-			ups[s.Key] = newUpstream(g, s)
+			ups[s.Key] = g.newUpstream(s)
 		}
 		g.setServers(ups) // withoutImpostors reads them
 		// Read the cached manifests in parallel: with a hundred servers this
 		// is most of the time to the first search.
 		type loaded struct {
-			m   *manifest
+			m   *upstream.Manifest
 			srv *catalog.Server
 		}
 		results := make([]loaded, len(enabled))
@@ -429,7 +430,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			v.tokens[s.Key] = r.m.Tokens
 			v.extras[s.Key] = allowedExtras(g.policy(), s.Key, r.m)
 			v.fromCache[s.Key] = true
-			ups[s.Key].noteCached(r.m, g.cacheFresh)
+			ups[s.Key].NoteCached(r.m, g.cacheFresh)
 		}
 		v.snap, err = catalog.NewSnapshot(servers...)
 		if err != nil {
@@ -460,7 +461,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // directory (else another replica's, through the cluster) and builds its
 // catalog server; nil when there is none, or it is for another
 // configuration of the server, or it cannot be read (which is logged).
-func (g *Gateway) cachedServer(s *config.Server) (*manifest, *catalog.Server) {
+func (g *Gateway) cachedServer(s *config.Server) (*upstream.Manifest, *catalog.Server) {
 	m, err := loadManifest(g.cfg.Gateway.StateDir, s)
 	if err != nil {
 		g.log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
@@ -528,16 +529,8 @@ func (g *Gateway) Start(ctx context.Context) {
 
 // launch runs u under its own context, a child of ctx, so that a reload
 // can stop it alone.
-func (g *Gateway) launch(ctx context.Context, u *upstream) {
-	uctx, stop := context.WithCancel(ctx)
-	u.stop, u.done = stop, make(chan struct{})
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		defer close(u.done)
-		defer stop()
-		u.run(uctx, u.cached)
-	}()
+func (g *Gateway) launch(ctx context.Context, u *upstream.Server) {
+	u.Launch(ctx, &g.wg)
 }
 
 // Close waits for the upstream servers to stop after Start's context was
@@ -561,8 +554,8 @@ func (g *Gateway) Close() {
 	}()
 	select {
 	case <-done:
-	case <-time.After(closeTimeout):
-		g.log.Warn("client sessions did not close in time", "timeout", closeTimeout)
+	case <-time.After(upstream.CloseTimeout):
+		g.log.Warn("client sessions did not close in time", "timeout", upstream.CloseTimeout)
 	}
 }
 
@@ -571,7 +564,7 @@ func (g *Gateway) Close() {
 func (g *Gateway) WaitSettled(ctx context.Context) error {
 	for _, k := range g.keys() {
 		select {
-		case <-g.ups()[k].settled:
+		case <-g.ups()[k].Settled():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -584,7 +577,7 @@ func (g *Gateway) Statuses() []Status {
 	v := g.cur.Load()
 	out := make([]Status, 0, len(g.keys()))
 	for _, k := range g.keys() {
-		st := g.ups()[k].status()
+		st := upstreamStatus(g.ups()[k])
 		if srv, ok := v.snap.Server(k); ok {
 			st.Tools = len(srv.Tools)
 		}
@@ -743,12 +736,12 @@ func normaliseTool(raw json.RawMessage) (json.RawMessage, bool, error) {
 // (with the others arriving at the same time: arrivals.go), tells the
 // sessions and saves the manifest. It returns once the server's tools can
 // be found.
-func (g *Gateway) publish(ctx context.Context, u *upstream, m *manifest, live bool) error {
+func (g *Gateway) publish(ctx context.Context, u *upstream.Server, m *upstream.Manifest, live bool) error {
 	giveBack := g.arr.takeTurn(ctx) // arrivals.go
 	defer giveBack()
-	srv, err := g.serverFrom(u.cfg, m.Tools)
+	srv, err := g.serverFrom(u.Config(), m.Tools)
 	if err != nil {
-		return fmt.Errorf("server %q: %w", u.cfg.Key, err)
+		return fmt.Errorf("server %q: %w", u.Config().Key, err)
 	}
 	// The manifest keeps the normalised definitions (unchanged ones byte for
 	// byte), so that loading it needs no second pass.
@@ -758,7 +751,7 @@ func (g *Gateway) publish(ctx context.Context, u *upstream, m *manifest, live bo
 	}
 	m.Tokens = srv.Tokens()
 	m.SavedAt = time.Now().UTC()
-	u.listed.Store(m)
+	u.SetListed(m)
 	a := &arrival{u: u, srv: srv, m: m}
 	giveBack()
 	g.arrive(a)
@@ -769,11 +762,11 @@ func (g *Gateway) publish(ctx context.Context, u *upstream, m *manifest, live bo
 		return nil
 	}
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
-		g.log.Warn("could not cache the manifest", "server", u.cfg.Key, "err", err)
+		g.log.Warn("could not cache the manifest", "server", u.Config().Key, "err", err)
 	}
-	g.shareManifest(u.cfg, m) // for the other replicas (cluster.go)
+	g.shareManifest(u.Config(), m) // for the other replicas (cluster.go)
 	if a.added+a.removed+a.change > 0 {
-		g.log.Info("tools changed", "server", u.cfg.Key, "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
+		g.log.Info("tools changed", "server", u.Config().Key, "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
 	}
 	return nil
 }
@@ -1020,11 +1013,11 @@ func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
 	g.fwd.setLogLevel(level)
 	for _, k := range g.keys() {
 		u := g.ups()[k]
-		cs, _ := u.readySession()
+		cs, _ := u.ReadySession()
 		if cs == nil {
 			continue
 		}
-		if !sendsLogs(cs) || modernSession(cs) {
+		if !sendsLogs(cs) || upstream.ModernSession(cs) {
 			continue
 		}
 		go func() {

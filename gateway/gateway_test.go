@@ -502,7 +502,7 @@ func TestCacheAndLazy(t *testing.T) {
 	if hits := c.search(t, "select:echo"); !slices.Equal(hits, []string{"echo"}) {
 		t.Errorf("select:echo from the cache = %v", hits)
 	}
-	if st := g.ups()["echo"].status(); st.State != StateIdle {
+	if st := g.ups()["echo"].Status(); st.State != StateIdle {
 		t.Fatalf("the lazy server started before any call: %s", st.State)
 	}
 	if text, isErr := c.call(t, callToolName, map[string]any{"name": "echo__echo", "arguments": map[string]any{"text": "lazy"}}); isErr || text != "lazy" {
@@ -565,7 +565,7 @@ func TestResourcesPromptsProgressLogs(t *testing.T) {
 		t.Errorf("cancelled call took %v", time.Since(start))
 	}
 	waitFor(t, "the upstream to see the cancellation", 5*time.Second, func() bool {
-		return strings.Contains(g.ups()["echo"].stderr.String(), "slow: cancelled")
+		return strings.Contains(g.ups()["echo"].Stderr().String(), "slow: cancelled")
 	})
 	// Logging passes through once the client sets a level.
 	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them

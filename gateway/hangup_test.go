@@ -19,7 +19,7 @@ const cancelBound = 5 * time.Second
 // slowCancelled counts the calls of echo's slow tool that saw their
 // context end.
 func slowCancelled(g *Gateway) int {
-	return strings.Count(g.ups()["echo"].stderr.String(), "slow: cancelled")
+	return strings.Count(g.ups()["echo"].Stderr().String(), "slow: cancelled")
 }
 
 // awaitSlowCancelled waits until echo's slow tool has seen one more

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 const attackRoleEnv = "TOOLSEARCH_ATTACK_ROLE"
@@ -54,7 +56,7 @@ func runAttackRole(role string) int {
 		return serveBloat()
 	case "flood":
 		// More tools than the gateway takes from one server.
-		names := make([]string, maxServerTools+1)
+		names := make([]string, upstream.MaxServerTools+1)
 		for i := range names {
 			names[i] = fmt.Sprintf("tool_%d", i)
 		}

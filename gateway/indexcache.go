@@ -122,7 +122,7 @@ func (g *Gateway) releaseStartMemory() {
 	}
 	for _, k := range g.keys() {
 		select {
-		case <-g.ups()[k].settled:
+		case <-g.ups()[k].Settled():
 		default:
 			return // more arrivals to come: the next settle releases
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog/demo"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // demoCache writes a config of the demo catalog's servers (lazy, so none
@@ -32,7 +33,7 @@ func demoCache(t *testing.T) (cfgPath, state string) {
 	}
 	for _, cs := range cfg.Servers {
 		srv, _ := snap.Server(cs.Key)
-		m := &manifest{Key: cs.Key, Fingerprint: fingerprint(cs), SavedAt: time.Now(), Tokens: srv.Tokens()}
+		m := &upstream.Manifest{Key: cs.Key, Fingerprint: upstream.Fingerprint(cs), SavedAt: time.Now(), Tokens: srv.Tokens()}
 		for _, tl := range srv.Tools {
 			m.Tools = append(m.Tools, tl.Raw)
 		}
@@ -124,13 +125,13 @@ func TestSavedIndex(t *testing.T) {
 
 // shorterManifest returns the manifest cached in state for server key,
 // without its first tool.
-func shorterManifest(t *testing.T, state, key string) *manifest {
+func shorterManifest(t *testing.T, state, key string) *upstream.Manifest {
 	t.Helper()
 	data, err := os.ReadFile(manifestPath(state, key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m manifest
+	var m upstream.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ package gateway
 //
 // What is passed on, and what is not:
 //   - One announcement per burst: the server is listed again once it has
-//     been quiet for relistQuiet, or relistMaxDelay after the burst began
-//     if it never goes quiet, so a storm of notifications costs one listing
-//     per relistMaxDelay and gives each client one list_changed; the
+//     been quiet for a moment, or a second after the burst began if it
+//     never goes quiet (package upstream), so a storm of notifications
+//     costs one listing a second and gives each client one list_changed; the
 //     library coalesces the gateway's own change announcements of the same
 //     moment with it.
 //   - Only to clients whose list holds an item of the server: a server whose
@@ -33,106 +33,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
-
-const (
-	// relistQuiet is how long a server must be quiet after a list_changed
-	// before it is listed again.
-	relistQuiet = 50 * time.Millisecond
-	// relistMaxDelay bounds the wait for quiet: a server that announces
-	// changes without pause is listed again this long after the first.
-	relistMaxDelay = time.Second
-)
-
-// kindSet is a set of listKinds.
-type kindSet uint8
-
-func (k kindSet) with(kinds ...listKind) kindSet {
-	for _, kind := range kinds {
-		k |= 1 << kind
-	}
-	return k
-}
-
-func (k kindSet) has(kind listKind) bool { return k&(1<<kind) != 0 }
-
-// listChanged is told that the server sent a list_changed of kinds: the
-// lists are stale until listed again, the kinds are noted for passing on,
-// and a listing is asked for (waitEnd debounces it).
-func (u *upstream) listChanged(kinds ...listKind) {
-	u.markStale(kinds...)
-	u.mu.Lock()
-	u.announced = u.announced.with(kinds...)
-	u.mu.Unlock()
-	select {
-	case u.relist <- struct{}{}:
-	default:
-	}
-}
-
-// takeAnnounced returns the kinds announced since the last call, and
-// forgets them.
-func (u *upstream) takeAnnounced() kindSet {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	k := u.announced
-	u.announced = 0
-	return k
-}
-
-// relistDebounce says when a listing asked for by list_changed is due: a
-// burst of requests gives one listing, relistQuiet after the last of them
-// and at most relistMaxDelay after the first.
-type relistDebounce struct {
-	timer *time.Timer
-	first time.Time
-	armed bool
-}
-
-// request notes one more request at now and returns the channel that fires
-// when the listing is due.
-func (d *relistDebounce) request(now time.Time) <-chan time.Time {
-	if !d.armed {
-		d.first, d.armed = now, true
-	}
-	wait := max(min(relistQuiet, relistMaxDelay-now.Sub(d.first)), 0)
-	if d.timer == nil {
-		d.timer = time.NewTimer(wait)
-	} else {
-		d.timer.Reset(wait)
-	}
-	return d.timer.C
-}
-
-// fired is told the listing is being done: the next request begins a new
-// burst.
-func (d *relistDebounce) fired() { d.armed = false }
-
-func (d *relistDebounce) stop() {
-	if d.timer != nil {
-		d.timer.Stop()
-	}
-}
-
-// relistAnnounced lists the server again after its list_changed and passes
-// the announcement on to the clients.
-func (u *upstream) relistAnnounced(ctx context.Context) {
-	kinds := u.takeAnnounced()
-	lctx, cancel := context.WithTimeout(ctx, u.startTimeout())
-	defer cancel()
-	if err := u.listAll(lctx); err != nil {
-		u.log.Warn("re-listing after list_changed failed", "err", err)
-		return
-	}
-	u.g.passOnChanged(u.cfg.Key, kinds)
-}
 
 // passOnChanged tells the clients whose lists hold items of server that
 // its lists of kinds changed.
-func (g *Gateway) passOnChanged(server string, kinds kindSet) {
+func (g *Gateway) passOnChanged(server string, kinds upstream.KindSet) {
 	if kinds == 0 {
 		return
 	}
@@ -146,10 +54,10 @@ func (g *Gateway) passOnChanged(server string, kinds kindSet) {
 }
 
 // kindNames names the kinds of a set, for logs.
-func kindNames(k kindSet) string {
+func kindNames(k upstream.KindSet) string {
 	var names []string
-	for kind, name := range map[listKind]string{listTools: "tools", listPrompts: "prompts", listResources: "resources", listTemplates: "resource templates"} {
-		if k.has(kind) {
+	for kind, name := range map[upstream.ListKind]string{upstream.ListTools: "tools", upstream.ListPrompts: "prompts", upstream.ListResources: "resources", upstream.ListTemplates: "resource templates"} {
+		if k.Has(kind) {
 			names = append(names, name)
 		}
 	}
@@ -162,11 +70,11 @@ func kindNames(k kindSet) string {
 // list_changed for every registration (the library does not compare
 // definitions); a session in full exposure registers its placeholder again
 // (fulllist.go).
-func (s *session) passOn(server string, kinds kindSet) bool {
+func (s *session) passOn(server string, kinds upstream.KindSet) bool {
 	v := s.g.cur.Load()
 	s.mu.Lock()
 	resync, told := false, false
-	if kinds.has(listTools) {
+	if kinds.Has(upstream.ListTools) {
 		if s.full != nil {
 			if s.full.servers[server] {
 				s.announceFull()
@@ -181,7 +89,7 @@ func (s *session) passOn(server string, kinds kindSet) bool {
 			}
 		}
 	}
-	if kinds.has(listPrompts) {
+	if kinds.Has(upstream.ListPrompts) {
 		for name := range s.prompts {
 			if tg, ok := v.names.ResolvePrompt(name); ok && tg.server == server {
 				delete(s.prompts, name)
@@ -190,7 +98,7 @@ func (s *session) passOn(server string, kinds kindSet) bool {
 		}
 	}
 	prefix := server + "\x00" // resources' signatures begin with their server (syncExtras)
-	if kinds.has(listResources) {
+	if kinds.Has(upstream.ListResources) {
 		for uri, sig := range s.resources {
 			if strings.HasPrefix(sig, prefix) {
 				delete(s.resources, uri)
@@ -198,7 +106,7 @@ func (s *session) passOn(server string, kinds kindSet) bool {
 			}
 		}
 	}
-	if kinds.has(listTemplates) {
+	if kinds.Has(upstream.ListTemplates) {
 		for uri, sig := range s.templates {
 			if strings.HasPrefix(sig, prefix) {
 				delete(s.templates, uri)

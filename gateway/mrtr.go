@@ -43,6 +43,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 const (
@@ -124,7 +126,7 @@ func clientModern(ss *mcp.ServerSession) bool {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && isModern(ip.ProtocolVersion)
+	return ip != nil && upstream.IsModern(ip.ProtocolVersion)
 }
 
 // bindState remembers that client got state from server's tool.
@@ -313,7 +315,7 @@ func relayedCaps(cc *mcp.ClientCapabilities) map[string]any {
 // it goes out as it came (its state bound to the client and the tool); for
 // any other client the gateway asks the questions itself and calls again
 // (fulfil). A complete result passes.
-func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to target, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to target, ls upstream.Conn, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
 	m := g.fwd.mrtr
 	client := callClientKey(req)
 	if params.RequestState != "" {
@@ -342,7 +344,7 @@ func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to 
 // client): each question goes to the client as the request it stands for,
 // and the call is made again with the answers, until the server's result is
 // complete, at most maxRounds times.
-func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, to target, ls liveSession, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
+func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, to target, ls upstream.Conn, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
 	var ss *mcp.ServerSession
 	if req != nil {
 		ss = req.Session
@@ -590,7 +592,7 @@ func (h *heldCall) ask(ctx context.Context, kind string, r mcp.InputRequest) (mc
 
 // callHeld makes a call to a 2025 server for a 2026 client: the server's
 // requests meanwhile become input_required results (see waitHeld).
-func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to target, u *upstream, ls liveSession, params *mcp.CallToolParams) callOutcome {
+func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to target, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) callOutcome {
 	m := g.fwd.mrtr
 	h := m.newHeld(to.server, to.name, callClientKey(req))
 	// The server's call outlives the client's first request: it ends when
@@ -618,7 +620,7 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to tar
 	if progID != "" {
 		if o.res.RequestState == "" {
 			// The progress that came before the result goes out before it.
-			u.tap.AwaitProgress(progID, 2*time.Second)
+			u.Tap().AwaitProgress(progID, 2*time.Second)
 		}
 		g.progMu.Lock()
 		delete(g.progress, progID)
@@ -630,7 +632,7 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to tar
 // waitHeld waits, for the client's request ctx, for the held call's next
 // step: the server's result, which ends the call, or a request of the
 // server, which goes to the client as input_required.
-func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream, ls liveSession, h *heldCall) callOutcome {
+func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream.Server, ls upstream.Conn, h *heldCall) callOutcome {
 	select {
 	case o := <-h.done:
 		h.end(errors.New("the call ended"))
@@ -684,9 +686,9 @@ func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutco
 	h.mu.Unlock()
 	a.reply <- heldReply{res: ans}
 	u := g.ups()[to.server]
-	ls, err := u.live(ctx)
+	ls, err := u.Live(ctx)
 	if err != nil {
-		ls = liveSession{}
+		ls = upstream.Conn{}
 	}
 	return g.waitHeld(ctx, to, u, ls, h)
 }

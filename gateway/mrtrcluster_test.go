@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -68,7 +69,7 @@ func isRefusedState(err error) bool {
 // gateway.
 func TestClusterHeldCallRetryOnAnotherReplica(t *testing.T) {
 	t.Parallel()
-	f := newShareFixtureWith(t, "held", func(fwd map[string]any) { fwd["protocolVersion"] = legacyProtocol })
+	f := newShareFixtureWith(t, "held", func(fwd map[string]any) { fwd["protocolVersion"] = upstream.LegacyProtocol })
 	var retries atomic.Int64
 	rt := retriesTo(f.hostA, f.hostB, &retries)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -30,7 +30,7 @@ func (g *Gateway) wantsBare(key string) bool {
 	if u == nil {
 		return false
 	}
-	switch u.cfg.Naming {
+	switch u.Config().Naming {
 	case config.NamingBare:
 		return true
 	case config.NamingPrefixed:

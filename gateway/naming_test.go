@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // logBuffer collects a gateway's log lines.
@@ -53,7 +54,7 @@ func newGatewayLogged(t *testing.T, servers map[string]any, gw map[string]any) (
 func viewOf(t *testing.T, tools map[string][]string, prompts map[string][]string) *view {
 	t.Helper()
 	var servers []*catalog.Server
-	v := &view{extras: map[string]*manifest{}}
+	v := &view{extras: map[string]*upstream.Manifest{}}
 	for _, k := range sortedKeys(tools) {
 		var raws []json.RawMessage
 		for _, n := range tools[k] {
@@ -64,7 +65,7 @@ func viewOf(t *testing.T, tools map[string][]string, prompts map[string][]string
 			t.Fatal(err)
 		}
 		servers = append(servers, srv)
-		m := &manifest{Key: k}
+		m := &upstream.Manifest{Key: k}
 		for _, p := range prompts[k] {
 			m.Prompts = append(m.Prompts, &mcp.Prompt{Name: p})
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
@@ -47,7 +48,7 @@ func countAs(count string, res *mcp.CallToolResult) callOutcome {
 
 // upstreamOutcome is the outcome of a call of to that was made to u on ls: its
 // result, or why it failed.
-func (g *Gateway) upstreamOutcome(ctx context.Context, to target, u *upstream, ls liveSession, res *mcp.CallToolResult, timedOut bool, err error) callOutcome {
+func (g *Gateway) upstreamOutcome(ctx context.Context, to target, u *upstream.Server, ls upstream.Conn, res *mcp.CallToolResult, timedOut bool, err error) callOutcome {
 	if je := relayed(err); je != nil {
 		return callOutcome{err: je, count: "error"}
 	}
@@ -77,13 +78,13 @@ func relayed(err error) *jsonrpc.Error {
 }
 
 // callFailed is the tool error of a call that failed, saying why.
-func (g *Gateway) callFailed(ctx context.Context, to target, u *upstream, ls liveSession, err error, timedOut bool) callOutcome {
-	u.callLost(err)
+func (g *Gateway) callFailed(ctx context.Context, to target, u *upstream.Server, ls upstream.Conn, err error, timedOut bool) callOutcome {
+	u.CallLost(err)
 	switch {
 	case ctx.Err() != nil:
 		return countAs("cancelled", toolError("the call to %s was cancelled", to.exposed))
-	case (ls.life != nil && ls.life.Err() != nil) || serverWentAway(ls.proc, err):
-		return countAs("server_stopped", toolError("server %q stopped while the call to %s was running (%v); it is being restarted", to.server, to.exposed, u.withTail(err)))
+	case (ls.Life != nil && ls.Life.Err() != nil) || serverWentAway(ls.Proc, err):
+		return countAs("server_stopped", toolError("server %q stopped while the call to %s was running (%v); it is being restarted", to.server, to.exposed, u.WithTail(err)))
 	case timedOut:
 		return countAs("timeout", toolError("the call to %s timed out after %v", to.exposed, g.cfg.Gateway.Limits.CallTimeout))
 	}

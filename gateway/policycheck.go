@@ -69,7 +69,7 @@ func (g *Gateway) warnUnmatchedPolicy(ctx context.Context) {
 	if p := g.servers.Load(); p != nil {
 		for _, k := range p.keys { // this pool's, whatever a reload does meanwhile
 			select {
-			case <-p.ups[k].settled:
+			case <-p.ups[k].Settled():
 			case <-ctx.Done():
 				return
 			}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
@@ -81,9 +82,9 @@ func (d Diff) String() string {
 }
 
 // reloadStopTimeout bounds waiting for a removed or changed server to
-// stop: closing a session waits at most closeTimeout, stopping a process
+// stop: closing a session waits at most upstream.CloseTimeout, stopping a process
 // a few seconds more.
-const reloadStopTimeout = closeTimeout + 10*time.Second
+const reloadStopTimeout = upstream.CloseTimeout + 10*time.Second
 
 // Reload applies cfg, a new reading of the configuration, to the running
 // gateway: servers added are started, servers removed are stopped,
@@ -113,20 +114,20 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (Diff, error) 
 	old := g.ups()
 	diff := Diff{Unapplied: unappliedSettings(g.cfg.Gateway, cfg.Gateway),
 		Policy: !reflect.DeepEqual(g.policyRules(), cfg.Gateway.Policy)}
-	next := make(map[string]*upstream, len(cfg.Servers))
-	var stopping []*upstream // old upstreams of removed and changed servers
+	next := make(map[string]*upstream.Server, len(cfg.Servers))
+	var stopping []*upstream.Server // old upstreams of removed and changed servers
 	for _, s := range cfg.Enabled() {
 		u, ok := old[s.Key]
 		switch {
 		case !ok:
 			diff.Added = append(diff.Added, s.Key)
-			next[s.Key] = newUpstream(g, s)
-		case sameServer(u.cfg, s):
+			next[s.Key] = g.newUpstream(s)
+		case sameServer(u.Config(), s):
 			diff.Unchanged = append(diff.Unchanged, s.Key)
 			next[s.Key] = u
 		default:
 			diff.Changed = append(diff.Changed, s.Key)
-			next[s.Key] = newUpstream(g, s)
+			next[s.Key] = g.newUpstream(s)
 			stopping = append(stopping, u)
 		}
 	}
@@ -184,22 +185,21 @@ func (g *Gateway) renameView() {
 
 // stopAll stops the upstreams and waits until each has stopped, ctx ends
 // or reloadStopTimeout passes.
-func stopAll(ctx context.Context, ups []*upstream) error {
+func stopAll(ctx context.Context, ups []*upstream.Server) error {
 	ctx, cancel := context.WithTimeout(ctx, reloadStopTimeout)
 	defer cancel()
 	for _, u := range ups {
-		if u.stop != nil {
-			u.stop()
-		}
+		u.Stop()
 	}
 	for _, u := range ups {
-		if u.done == nil {
+		done := u.Done()
+		if done == nil {
 			continue // never started
 		}
 		select {
-		case <-u.done:
+		case <-done:
 		case <-ctx.Done():
-			return fmt.Errorf("server %q: %w", u.cfg.Key, ctx.Err())
+			return fmt.Errorf("server %q: %w", u.Config().Key, ctx.Err())
 		}
 	}
 	return nil
@@ -211,7 +211,7 @@ func stopAll(ctx context.Context, ups []*upstream) error {
 // or with none; an added one starts from its cached manifest. With the
 // policy changed, every server's prompts and resources are filtered
 // again. The sessions are then told.
-func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
+func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream.Server) {
 	g.mu.Lock()
 	cur := g.cur.Load()
 	nv := &view{snap: cur.snap, index: cur.index, tokens: cloneMap(cur.tokens),
@@ -232,11 +232,11 @@ func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
 	}
 	for _, k := range append(slices.Clone(diff.Added), diff.Changed...) {
 		u := next[k]
-		if prev, ok := old[k]; ok && fingerprint(prev.cfg) == fingerprint(u.cfg) {
-			if m := prev.listed.Load(); m != nil {
-				if srv, err := g.serverFrom(u.cfg, m.Tools); err == nil {
+		if prev, ok := old[k]; ok && upstream.Fingerprint(prev.Config()) == upstream.Fingerprint(u.Config()) {
+			if m := prev.Listed(); m != nil {
+				if srv, err := g.serverFrom(u.Config(), m.Tools); err == nil {
 					// The same program: its tools stay until it lists again.
-					u.noteCached(m, g.cacheFresh)
+					u.NoteCached(m, g.cacheFresh)
 					changes = append(changes, catalog.Put(srv))
 					touched = append(touched, k)
 					nv.tokens[k], nv.fromCache[k] = m.Tokens, true
@@ -244,8 +244,8 @@ func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
 				}
 			}
 		}
-		if m, srv := g.cachedServer(u.cfg); m != nil {
-			u.noteCached(m, g.cacheFresh)
+		if m, srv := g.cachedServer(u.Config()); m != nil {
+			u.NoteCached(m, g.cacheFresh)
 			changes = append(changes, catalog.Put(srv))
 			touched = append(touched, k)
 			nv.tokens[k], nv.fromCache[k] = m.Tokens, true
@@ -264,7 +264,7 @@ func (g *Gateway) applyReload(diff Diff, old, next map[string]*upstream) {
 	}
 	for k, u := range next {
 		if diff.Policy || slices.Contains(touched, k) {
-			if m := u.listed.Load(); m != nil {
+			if m := u.Listed(); m != nil {
 				nv.extras[k] = allowedExtras(g.policy(), k, m)
 			}
 		}

@@ -64,13 +64,11 @@ func TestReload(t *testing.T) {
 		t.Fatalf("before the reload the list is %v", names)
 	}
 	keep := g.ups()["keep"]
-	keep.mu.Lock()
-	keepSession, keepPid := keep.cs, keep.proc.Pid()
-	keep.mu.Unlock()
+	keepSession, keepProc := keep.Connection()
+	keepPid := keepProc.Pid()
 	gone := g.ups()["gone"]
-	gone.mu.Lock()
-	gonePid := gone.proc.Pid()
-	gone.mu.Unlock()
+	_, goneProc := gone.Connection()
+	gonePid := goneProc.Pid()
 	changedBefore := old.changed.Load()
 	for len(modern.changed) > 0 { // notifications of the servers' first starts
 		<-modern.changed
@@ -97,14 +95,13 @@ func TestReload(t *testing.T) {
 	if !slices.Equal(keys, []string{"edit", "fresh", "keep"}) {
 		t.Errorf("statuses of %v after the reload", keys)
 	}
-	keep.mu.Lock()
-	sameSession := keep.cs == keepSession && keep.proc != nil && keep.proc.Pid() == keepPid
-	keep.mu.Unlock()
-	if g.ups()["keep"] != keep || !sameSession || keep.status().Restarts != 0 {
+	keepNow, keepProcNow := keep.Connection()
+	sameSession := keepNow == keepSession && keepProcNow != nil && keepProcNow.Pid() == keepPid
+	if g.ups()["keep"] != keep || !sameSession || keep.Status().Restarts != 0 {
 		t.Error("the unchanged server was restarted")
 	}
 	select {
-	case <-gone.done:
+	case <-gone.Done():
 	default:
 		t.Error("the removed server still runs")
 	}

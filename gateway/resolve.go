@@ -45,6 +45,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/policy"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // Names of the gateway's own tools.
@@ -72,7 +73,7 @@ type nameRules struct {
 // name. It is built once (newResolver) and never changed.
 type resolver struct {
 	snap   *catalog.Snapshot
-	extras map[string]*manifest // per server, as policy allows them
+	extras map[string]*upstream.Manifest // per server, as policy allows them
 	pol    *policy.Policy
 	bare   map[string]bool // see nameRules
 	static bool
@@ -115,7 +116,7 @@ type target struct {
 // newResolver works out what clients may see of snap and extras under
 // rules, and by what names. notes are what it found worth a warning: bare
 // names refused, aliases given.
-func newResolver(snap *catalog.Snapshot, extras map[string]*manifest, rules nameRules) (r *resolver, notes []nameNote) {
+func newResolver(snap *catalog.Snapshot, extras map[string]*upstream.Manifest, rules nameRules) (r *resolver, notes []nameNote) {
 	r = &resolver{snap: snap, extras: extras, pol: rules.pol, bare: rules.bare, static: rules.static,
 		tools: map[*catalog.Tool]string{}, byName: map[string]*catalog.Tool{},
 		prompts: map[string]promptRoute{}, promptNames: map[string]string{}, aliases: map[string]*catalog.Tool{}}
@@ -433,7 +434,7 @@ func (r *resolver) promptAllowed(server, name string) error {
 // allowedExtras returns m with the prompts, resources and templates pol
 // denies left out; m itself when it denies none. m is not changed: it is
 // what the server listed, and what the state directory caches.
-func allowedExtras(pol *policy.Policy, key string, m *manifest) *manifest {
+func allowedExtras(pol *policy.Policy, key string, m *upstream.Manifest) *upstream.Manifest {
 	if m == nil || pol.Empty() {
 		return m
 	}

@@ -7,27 +7,6 @@ import (
 	"time"
 )
 
-func TestCooldown(t *testing.T) {
-	for _, tc := range []struct {
-		base time.Duration
-		n    int
-		want time.Duration
-	}{
-		{5 * time.Minute, 0, 5 * time.Minute},
-		{5 * time.Minute, 1, 10 * time.Minute},
-		{5 * time.Minute, 3, 40 * time.Minute},
-		{5 * time.Minute, 4, time.Hour},
-		{5 * time.Minute, 50, time.Hour},
-		{2 * time.Hour, 3, 2 * time.Hour},
-		{0, 0, 5 * time.Minute},
-		{300 * time.Millisecond, 1, 600 * time.Millisecond},
-	} {
-		if got := cooldown(tc.base, tc.n); got != tc.want {
-			t.Errorf("cooldown(%v, %d) = %v, want %v", tc.base, tc.n, got, tc.want)
-		}
-	}
-}
-
 // TestRetryAfterGivingUp: a server that used up its restarts is failed,
 // says when it will be tried again, and is tried again then; it comes up
 // once it works.
@@ -64,9 +43,7 @@ func TestCallRightAfterSessionEnded(t *testing.T) {
 	srv := serveHTTP(t, g.Handler("full"))
 	c := connectHTTP(t, srv.URL+"/mcp", nil)
 	u := g.ups()["echo"]
-	u.mu.Lock()
-	cs := u.cs
-	u.mu.Unlock()
+	cs, _ := u.Connection()
 	_ = cs.Close() // the session is over; the state still says ready
 	text, isErr := c.call(t, "echo", map[string]any{"text": "again"})
 	if isErr || text != "again" {

@@ -708,7 +708,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 		out.More = append(out.More, searchToolOut{Name: v.names.toolName(t), Description: firstSentence(t.Description)})
 	}
 	for _, k := range g.keys() {
-		if st := g.ups()[k].status().State; (st == StateStarting || st == StateRestarting) && !v.fromCache[k] {
+		if st := g.ups()[k].Status().State; (st == StateStarting || st == StateRestarting) && !v.fromCache[k] {
 			if _, ok := v.snap.Server(k); !ok {
 				out.Starting = append(out.Starting, k)
 			}
@@ -741,7 +741,7 @@ func (s *session) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	told := map[string]bool{}
 	for _, q := range append([]string{args.Query}, args.Queries...) {
 		for _, k := range g.targetedServers(q) {
-			if st := g.ups()[k].status(); st.State == StateFailed && !told[k] {
+			if st := g.ups()[k].Status(); st.State == StateFailed && !told[k] {
 				if _, ok := v.snap.Server(k); !ok {
 					told[k] = true
 					out.Note += fmt.Sprintf(" Server %s could not start: %s", k, st.Error)

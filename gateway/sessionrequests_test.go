@@ -17,6 +17,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/redistest"
 )
 
@@ -48,7 +49,7 @@ func isAnswer(body string) bool {
 func TestClusterAnswersReachTheAsker(t *testing.T) {
 	t.Parallel()
 	// The forwarder asks within its calls as a 2025-11-25 server does.
-	f := newShareFixtureWith(t, "ask", func(fwd map[string]any) { fwd["protocolVersion"] = legacyProtocol })
+	f := newShareFixtureWith(t, "ask", func(fwd map[string]any) { fwd["protocolVersion"] = upstream.LegacyProtocol })
 	rt := &router{}
 	var crossed atomic.Int64
 	rt.route(func(r *http.Request) string {

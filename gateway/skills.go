@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"slices"
 	"sort"
@@ -44,6 +45,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // The extension's methods.
@@ -115,13 +117,13 @@ func declaresSkills(caps *mcp.ServerCapabilities) bool {
 	return ok
 }
 
-// listSkills pages through the server's skills/list when it declares the
+// listSkills pages through a server's skills/list on cs when it declares the
 // extension, keeping each valid entry as the server sent it. Invalid
 // entries (which the extension says must not be loaded), a URI listed
 // twice, pages past maxSkillPages and skills past maxSkillsPerServer are
 // left out and logged; a failed page ends the listing with what came
 // before it.
-func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) []json.RawMessage {
+func listSkills(ctx context.Context, log *slog.Logger, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) []json.RawMessage {
 	if !declaresSkills(caps) {
 		return nil
 	}
@@ -133,19 +135,19 @@ func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *
 	)
 	for page := 0; ; page++ {
 		if page == maxSkillPages {
-			u.log.Warn("skills/list has more pages than the gateway reads; the rest are left out", "pages", maxSkillPages)
+			log.Warn("skills/list has more pages than the gateway reads; the rest are left out", "pages", maxSkillPages)
 			break
 		}
 		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](ctx, cs, methodSkillsList, &skillsListParams{Cursor: cursor})
 		if err != nil {
-			u.log.Warn("skills/list failed", "err", err, "kept", len(out))
+			log.Warn("skills/list failed", "err", err, "kept", len(out))
 			break
 		}
 		for _, raw := range res.Skills {
 			e, err := skills.Parse(raw)
 			if err != nil {
 				if invalid < 5 {
-					u.log.Warn("a skill entry is invalid and left out", "err", err)
+					log.Warn("a skill entry is invalid and left out", "err", err)
 				}
 				invalid++
 				continue
@@ -156,7 +158,7 @@ func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *
 			seen[e.URI] = true
 			out = append(out, raw)
 			if len(out) == maxSkillsPerServer {
-				u.log.Warn("the server lists more skills than the gateway keeps; the rest are left out", "kept", maxSkillsPerServer)
+				log.Warn("the server lists more skills than the gateway keeps; the rest are left out", "kept", maxSkillsPerServer)
 				return out
 			}
 		}
@@ -166,7 +168,7 @@ func (u *upstream) listSkills(ctx context.Context, cs *mcp.ClientSession, caps *
 		cursor = res.NextCursor
 	}
 	if invalid > 0 {
-		u.log.Warn("invalid skill entries left out", "count", invalid)
+		log.Warn("invalid skill entries left out", "count", invalid)
 	}
 	return out
 }
@@ -256,7 +258,7 @@ func (g *Gateway) skillView() *skillView {
 			}
 			sv.list = append(sv.list, r)
 			sv.byURI[r.URI] = r
-			if u := g.ups()[k]; u != nil && u.cfg.AlwaysLoad {
+			if u := g.ups()[k]; u != nil && u.Config().AlwaysLoad {
 				sv.always = append(sv.always, r)
 			}
 		}
@@ -879,7 +881,7 @@ func (sv *skillView) inSkill(server, uri string) bool {
 
 // servesURI reports whether m lists uri as a resource or has a template
 // it expands.
-func servesURI(m *manifest, uri string) bool {
+func servesURI(m *upstream.Manifest, uri string) bool {
 	if m == nil {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // sharedCatalog returns the real catalog's path, or skips.
@@ -42,7 +43,7 @@ func cachedFixture(t testing.TB) (cfgPath string, snap *catalog.Snapshot) {
 	}
 	for _, cs := range cfg.Servers {
 		srv, _ := snap.Server(cs.Key)
-		m := &manifest{Key: cs.Key, Fingerprint: fingerprint(cs), SavedAt: time.Now(), Tokens: srv.Tokens()}
+		m := &upstream.Manifest{Key: cs.Key, Fingerprint: upstream.Fingerprint(cs), SavedAt: time.Now(), Tokens: srv.Tokens()}
 		for _, tl := range srv.Tools {
 			m.Tools = append(m.Tools, tl.Raw)
 		}
@@ -223,7 +224,7 @@ func overheadPair(t testing.TB) (direct, via *mcp.ClientSession) {
 	gw := serveHTTP(t, g.Handler("full"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	opts := &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol}
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: upstream.LegacyProtocol}
 	var err error
 	direct, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upURL}, opts)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
@@ -16,18 +17,18 @@ import (
 // request, at the call timeout, or when the upstream session is closed (a
 // restart, the gateway stopping), whichever comes first; timedOut says it
 // was the timeout.
-func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
+func (g *Gateway) callOnce(ctx context.Context, ls upstream.Conn, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	// The call's span; its trace context goes to the server in _meta
 	// (tracing.go).
-	cctx, span, meta := g.tracer.StartCall(cctx, ls.key, params.Name, false, params.Meta)
+	cctx, span, meta := g.tracer.StartCall(cctx, ls.Key, params.Name, false, params.Meta)
 	params.Meta = meta
-	if params.GetProgressToken() != nil || sendsLogs(ls.cs) {
+	if params.GetProgressToken() != nil || sendsLogs(ls.Session) {
 		// The tap sees the call's stream: its progress and logs.
 		cctx = wire.TapContext(cctx)
 	}
-	res, err = ls.cs.CallTool(cctx, params)
+	res, err = ls.Session.CallTool(cctx, params)
 	timedOut = err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if span != nil {
 		errType := errorType(err)
@@ -41,9 +42,9 @@ func (g *Gateway) callOnce(ctx context.Context, ls liveSession, params *mcp.Call
 
 // upstreamContext bounds a request to an upstream: it ends with ctx, at the
 // call timeout, or when the upstream session is closed.
-func (g *Gateway) upstreamContext(ctx context.Context, ls liveSession) (context.Context, context.CancelFunc) {
+func (g *Gateway) upstreamContext(ctx context.Context, ls upstream.Conn) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-	stop := context.AfterFunc(ls.life, cancel)
+	stop := context.AfterFunc(ls.Life, cancel)
 	return ctx, func() {
 		stop()
 		cancel()
@@ -53,16 +54,16 @@ func (g *Gateway) upstreamContext(ctx context.Context, ls liveSession) (context.
 // onUpstream makes one request to u's live session on behalf of the client
 // session ss (nil for none): the request counts as in flight for the
 // server (track) and is bounded by upstreamContext.
-func onUpstream[R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, u *upstream, call func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
-	ls, err := u.live(ctx)
+func onUpstream[R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, u *upstream.Server, call func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+	ls, err := u.Live(ctx)
 	if err != nil {
 		var none R
 		return none, err
 	}
-	defer g.track(u.cfg.Key, ctx, ss)()
+	defer g.track(u.Config().Key, ctx, ss)()
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	return call(cctx, ls.cs)
+	return call(cctx, ls.Session)
 }
 
 // sendsLogs reports whether a server declared that it sends log messages.

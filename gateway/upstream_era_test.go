@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // TestUpstreamNegotiation: each server ends up at the newest version both
@@ -28,23 +30,23 @@ func TestUpstreamNegotiation(t *testing.T) {
 	stateful := modernServer()
 	statefulURL := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stateful }, nil)).URL
 	pinned := roleServer(t, "modern")
-	pinned["protocolVersion"] = legacyProtocol
+	pinned["protocolVersion"] = upstream.LegacyProtocol
 	cases := []struct {
 		name   string
 		server func(t *testing.T) map[string]any
 		want   string
 		tool   string // a tool to call, with no arguments needed
 	}{
-		{"go stdio", func(t *testing.T) map[string]any { return roleServer(t, "modern") }, latestProtocol, "touch"},
-		{"go stateless http", func(*testing.T) map[string]any { return map[string]any{"type": "http", "url": modernURL} }, latestProtocol, "touch"},
-		{"go stateful http", func(*testing.T) map[string]any { return map[string]any{"type": "http", "url": statefulURL} }, legacyProtocol, "touch"},
-		{"go stdio pinned", func(*testing.T) map[string]any { return pinned }, legacyProtocol, "touch"},
+		{"go stdio", func(t *testing.T) map[string]any { return roleServer(t, "modern") }, upstream.LatestProtocol, "touch"},
+		{"go stateless http", func(*testing.T) map[string]any { return map[string]any{"type": "http", "url": modernURL} }, upstream.LatestProtocol, "touch"},
+		{"go stateful http", func(*testing.T) map[string]any { return map[string]any{"type": "http", "url": statefulURL} }, upstream.LegacyProtocol, "touch"},
+		{"go stdio pinned", func(*testing.T) map[string]any { return pinned }, upstream.LegacyProtocol, "touch"},
 		{"npm memory", func(t *testing.T) map[string]any {
 			return map[string]any{"command": npmBin(t, "mcp-server-memory"), "env": map[string]string{"MEMORY_FILE_PATH": t.TempDir() + "/m.jsonl"}}
-		}, legacyProtocol, "read_graph"},
+		}, upstream.LegacyProtocol, "read_graph"},
 		{"npm everything", func(t *testing.T) map[string]any {
 			return map[string]any{"command": npmBin(t, "mcp-server-everything")}
-		}, legacyProtocol, "get-sum"},
+		}, upstream.LegacyProtocol, "get-sum"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,17 +82,17 @@ func TestUpstreamNegotiation(t *testing.T) {
 func TestUpstreamDeafToDiscover(t *testing.T) {
 	t.Parallel()
 	pinned := roleServer(t, "deaf-to-discover")
-	pinned["protocolVersion"] = legacyProtocol
+	pinned["protocolVersion"] = upstream.LegacyProtocol
 	deaf := roleServer(t, "deaf-to-discover")
 	deaf["startTimeout"] = "5s"
 	g := startGateway(t, writeConfig(t, map[string]any{"deaf": deaf, "pinned": pinned}, nil))
-	if st := waitState(t, g, "pinned", 30*time.Second, StateReady); st.Protocol != legacyProtocol || st.Restarts != 0 {
+	if st := waitState(t, g, "pinned", 30*time.Second, StateReady); st.Protocol != upstream.LegacyProtocol || st.Restarts != 0 {
 		t.Errorf("pinned: %+v", st)
 	}
 	waitState(t, g, "deaf", 30*time.Second, StateFailed, StateRestarting)
 	st := waitState(t, g, "deaf", 60*time.Second, StateReady)
-	if st.Protocol != legacyProtocol || st.Restarts != 1 {
-		t.Errorf("deaf: protocol %q after %d restarts, want %s after 1", st.Protocol, st.Restarts, legacyProtocol)
+	if st.Protocol != upstream.LegacyProtocol || st.Restarts != 1 {
+		t.Errorf("deaf: protocol %q after %d restarts, want %s after 1", st.Protocol, st.Restarts, upstream.LegacyProtocol)
 	}
 	if res := g.call(context.Background(), nil, "deaf__hello", nil); res.IsError || resultText(res) != "hello" {
 		t.Errorf("deaf__hello = %q", resultText(res))
@@ -105,7 +107,7 @@ func TestUpstreamDeafToDiscover(t *testing.T) {
 func TestUpstreamCacheHints(t *testing.T) {
 	t.Parallel()
 	pinned := roleServer(t, "modern")
-	pinned["protocolVersion"] = legacyProtocol
+	pinned["protocolVersion"] = upstream.LegacyProtocol
 	servers := map[string]any{"modern": roleServer(t, "modern"), "pinned": pinned}
 	haveNPM := npmPresent(t, "mcp-server-everything")
 	if haveNPM {
@@ -151,7 +153,7 @@ func TestUpstreamCacheHints(t *testing.T) {
 	// list_changed: stale at once, listed again soon after.
 	u := g.ups()["modern"]
 	before := m.Tools.ListedAt
-	u.markStale(listTools)
+	u.MarkStale(upstream.ListTools)
 	if c, _ := g.UpstreamCache("modern"); !c.Tools.Stale || c.Tools.Fresh(time.Now()) || c.Prompts.Stale {
 		t.Errorf("after list_changed: tools %+v, prompts %+v", c.Tools, c.Prompts)
 	}
@@ -179,7 +181,7 @@ func TestUpstreamListen(t *testing.T) {
 				up = map[string]any{"type": "http", "url": u}
 			}
 			g := startGateway(t, writeConfig(t, map[string]any{"m": up}, nil))
-			if st := waitState(t, g, "m", 20*time.Second, StateReady); st.Protocol != latestProtocol {
+			if st := waitState(t, g, "m", 20*time.Second, StateReady); st.Protocol != upstream.LatestProtocol {
 				t.Fatalf("protocol %s", st.Protocol)
 			}
 			gw := serveHTTP(t, g.Handler("full"))
@@ -218,10 +220,10 @@ func TestUpstreamListen(t *testing.T) {
 			touched()
 
 			if transport == "stdio" {
-				restarts := g.ups()["m"].status().Restarts
+				restarts := g.ups()["m"].Status().Restarts
 				c.call(t, "exit")
 				waitFor(t, "the server to be restarted", 20*time.Second, func() bool {
-					st := g.ups()["m"].status()
+					st := g.ups()["m"].Status()
 					return st.Restarts > restarts && st.State == StateReady
 				})
 				grown("frob_two")
@@ -527,7 +529,7 @@ func TestEraTranslation2025Client(t *testing.T) {
 func TestEraTranslation2026Client(t *testing.T) {
 	t.Parallel()
 	fw := roleServer(t, "forwarder")
-	fw["protocolVersion"] = legacyProtocol
+	fw["protocolVersion"] = upstream.LegacyProtocol
 	g := startGateway(t, writeConfig(t, map[string]any{"fw": fw}, nil))
 	waitState(t, g, "fw", 20*time.Second, StateReady)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -790,14 +792,14 @@ func TestUpstreamHTTPGone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.ups()["m"].probeEvery = time.Hour // only a failed call tells
+			g.ups()["m"].SetProbeInterval(time.Hour) // only a failed call tells
 			if idle {
-				g.ups()["m"].probeEvery = 200 * time.Millisecond
+				g.ups()["m"].SetProbeInterval(200 * time.Millisecond)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			g.Start(ctx)
 			t.Cleanup(func() { stopGateway(t, g, cancel) })
-			if st := waitState(t, g, "m", 10*time.Second, StateReady); st.Protocol != latestProtocol {
+			if st := waitState(t, g, "m", 10*time.Second, StateReady); st.Protocol != upstream.LatestProtocol {
 				t.Fatalf("protocol %s", st.Protocol)
 			}
 			_ = srv.Close()

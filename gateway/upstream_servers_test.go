@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 // modernServer is a Go SDK server written for 2026-07-28: it asks for
@@ -305,8 +307,8 @@ func connectModern(t testing.TB, g *Gateway, opts *mcp.ClientOptions) *mcp.Clien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeSession(t, cs) })
-	if v := cs.InitializeResult().ProtocolVersion; v != latestProtocol {
-		t.Fatalf("the test client negotiated %s, want %s", v, latestProtocol)
+	if v := cs.InitializeResult().ProtocolVersion; v != upstream.LatestProtocol {
+		t.Fatalf("the test client negotiated %s, want %s", v, upstream.LatestProtocol)
 	}
 	return cs
 }

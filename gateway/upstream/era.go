@@ -1,6 +1,6 @@
-package gateway
+package upstream
 
-// The protocol era of each upstream server: the version the gateway asked
+// The protocol era of an upstream server: the version the gateway asked
 // for and the one the server took, and what its list results said about
 // caching them (ttlMs, cacheScope; 2026-07-28 and later).
 //
@@ -22,45 +22,44 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
 // Protocol versions the gateway asks its upstream servers for.
 const (
-	// latestProtocol is the newest version: no initialize handshake,
+	// LatestProtocol is the newest version: no initialize handshake,
 	// per-request _meta, input_required results, subscriptions/listen.
-	latestProtocol = "2026-07-28"
-	// legacyProtocol is the newest version with the initialize handshake,
+	LatestProtocol = "2026-07-28"
+	// LegacyProtocol is the newest version with the initialize handshake,
 	// which every server answers.
-	legacyProtocol = "2025-11-25"
+	LegacyProtocol = "2025-11-25"
 )
 
-// isModern reports whether a negotiated version is 2026-07-28 or later
+// IsModern reports whether a negotiated version is 2026-07-28 or later
 // (versions are dates, so they compare as strings).
-func isModern(version string) bool { return version >= latestProtocol }
+func IsModern(version string) bool { return version >= LatestProtocol }
 
 // wantedProtocol is the version the next start asks the server for.
-func (u *upstream) wantedProtocol() string {
+func (u *Server) wantedProtocol() string {
 	switch {
 	case u.cfg.ProtocolVersion != "":
 		return u.cfg.ProtocolVersion
 	case u.cfg.Transport == config.TransportSSE:
-		return legacyProtocol
+		return LegacyProtocol
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.legacyOnly {
-		return legacyProtocol
+		return LegacyProtocol
 	}
-	return latestProtocol
+	return LatestProtocol
 }
 
 // noteStartTimeout is told that a start asking for version timed out: a
 // server that may not answer server/discover is asked for the legacy
 // version next time (unless it is pinned).
-func (u *upstream) noteStartTimeout(version string) {
-	if !isModern(version) || u.cfg.ProtocolVersion != "" {
+func (u *Server) noteStartTimeout(version string) {
+	if !IsModern(version) || u.cfg.ProtocolVersion != "" {
 		return
 	}
 	u.mu.Lock()
@@ -68,17 +67,17 @@ func (u *upstream) noteStartTimeout(version string) {
 	u.legacyOnly = true
 	u.mu.Unlock()
 	if first {
-		u.log.Warn("the server did not answer in time when asked for " + version + "; asking for " + legacyProtocol + " from now on")
+		u.log.Warn("the server did not answer in time when asked for " + version + "; asking for " + LegacyProtocol + " from now on")
 	}
 }
 
-// modern reports whether the live session cs speaks 2026-07-28 or later.
-func modernSession(cs *mcp.ClientSession) bool {
+// ModernSession reports whether the live session cs speaks 2026-07-28 or later.
+func ModernSession(cs *mcp.ClientSession) bool {
 	if cs == nil {
 		return false
 	}
 	ir := cs.InitializeResult()
-	return ir != nil && isModern(ir.ProtocolVersion)
+	return ir != nil && IsModern(ir.ProtocolVersion)
 }
 
 // ListCache is what a server said about caching one of its lists, as of
@@ -101,9 +100,9 @@ func (c ListCache) Fresh(now time.Time) bool {
 	return !c.Stale && !c.ListedAt.IsZero() && now.Before(c.ListedAt.Add(c.TTL))
 }
 
-// UpstreamCache holds the caching hints of one server's lists, with the
-// protocol version they were listed at.
-type UpstreamCache struct {
+// Cache holds the caching hints of one server's lists, with the protocol
+// version they were listed at.
+type Cache struct {
 	Protocol  string
 	Tools     ListCache
 	Resources ListCache
@@ -111,14 +110,14 @@ type UpstreamCache struct {
 	Prompts   ListCache
 }
 
-// listKind names one of a server's lists.
-type listKind int
+// ListKind names one of a server's lists.
+type ListKind int
 
 const (
-	listTools listKind = iota
-	listResources
-	listTemplates
-	listPrompts
+	ListTools ListKind = iota
+	ListResources
+	ListTemplates
+	ListPrompts
 )
 
 // cacheHints folds the hints of a list's pages, page by page.
@@ -156,15 +155,15 @@ func (h *cacheHints) result(now time.Time) ListCache {
 	return c
 }
 
-// setListCache records a list's hints after a listing.
-func (u *upstream) setListCache(kind listKind, c ListCache) {
+// SetListCache records a list's hints after a listing.
+func (u *Server) SetListCache(kind ListKind, c ListCache) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	*u.cacheSlot(kind) = c
 }
 
-// markStale marks lists stale after a list_changed.
-func (u *upstream) markStale(kinds ...listKind) {
+// MarkStale marks lists stale after a list_changed.
+func (u *Server) MarkStale(kinds ...ListKind) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, k := range kinds {
@@ -172,49 +171,35 @@ func (u *upstream) markStale(kinds ...listKind) {
 	}
 }
 
-// listCache is a copy of the hints kept of one list.
-func (u *upstream) listCache(kind listKind) ListCache {
+// ListCache is a copy of the hints kept of one list.
+func (u *Server) ListCache(kind ListKind) ListCache {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return *u.cacheSlot(kind)
 }
 
+// Caches returns the caching hints of the server's lists as of its last
+// listing, with the protocol version of its session. A list never listed
+// has a zero ListCache.
+func (u *Server) Caches() Cache {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c := u.caches
+	c.Protocol = u.negotiated
+	return c
+}
+
 // cacheSlot is where a list's hints are kept; u.mu is held.
-func (u *upstream) cacheSlot(kind listKind) *ListCache {
+func (u *Server) cacheSlot(kind ListKind) *ListCache {
 	switch kind {
-	case listResources:
+	case ListResources:
 		return &u.caches.Resources
-	case listTemplates:
+	case ListTemplates:
 		return &u.caches.Templates
-	case listPrompts:
+	case ListPrompts:
 		return &u.caches.Prompts
 	}
 	return &u.caches.Tools
-}
-
-// UpstreamCache returns the caching hints of a configured server's lists
-// as of its last listing (ok is false for a server that is not
-// configured). A list never listed has a zero ListCache.
-func (g *Gateway) UpstreamCache(server string) (c UpstreamCache, ok bool) {
-	u := g.ups()[server]
-	if u == nil {
-		return UpstreamCache{}, false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	c = u.caches
-	c.Protocol = u.negotiated
-	return c, true
-}
-
-// UpstreamCaches returns the caching hints of every configured server,
-// by server key.
-func (g *Gateway) UpstreamCaches() map[string]UpstreamCache {
-	out := make(map[string]UpstreamCache, len(g.keys()))
-	for _, k := range g.keys() {
-		out[k], _ = g.UpstreamCache(k)
-	}
-	return out
 }
 
 // listPages pages through one list with its SDK method, folding the
@@ -244,37 +229,6 @@ func listPages[P any, R any, T any](ctx context.Context, list func(context.Conte
 	}
 }
 
-// upstreamExtensions is the union of the extensions capabilities the
-// servers declared when last listed (MCP Apps' io.modelcontextprotocol/ui
-// among them), for the gateway's own capabilities: each extension's
-// settings as the first server, in key order, declared them. Nil when none
-// declared any.
-func (g *Gateway) upstreamExtensions() map[string]any {
-	v := g.cur.Load()
-	if v == nil {
-		return nil
-	}
-	var out map[string]any
-	for _, k := range sortedKeys(v.extras) {
-		m := v.extras[k]
-		if m == nil || m.Capabilities == nil {
-			continue
-		}
-		for name, settings := range m.Capabilities.Extensions {
-			if out == nil {
-				out = map[string]any{}
-			}
-			if _, ok := out[name]; !ok {
-				out[name] = settings
-			}
-			if name == skills.ExtensionID {
-				out[name] = skillsExtensionSettings() // the gateway's own (skills.go)
-			}
-		}
-	}
-	return out
-}
-
 // modernProbeEvery is how often a 2026-07-28 server over HTTP is checked.
 const modernProbeEvery = 15 * time.Second
 
@@ -283,20 +237,20 @@ const modernProbeEvery = 15 * time.Second
 // standalone event stream): any HTTP answer to a ping, a refusal included
 // (2026-07-28 has no ping), means it is there; a failure to connect means
 // it is gone, and the session ends so that the server is restarted.
-func (u *upstream) reachable(ctx context.Context, cs *mcp.ClientSession) error {
+func (u *Server) reachable(ctx context.Context, cs *mcp.ClientSession) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	err := cs.Ping(pctx, nil)
 	var ne net.Error
 	if err != nil && errors.As(err, &ne) && ctx.Err() == nil {
-		return u.withTail(fmt.Errorf("server unreachable: %w", err))
+		return u.WithTail(fmt.Errorf("server unreachable: %w", err))
 	}
 	return nil
 }
 
-// callLost is told that a call failed: when it failed to reach a 2026-07-28
+// CallLost is told that a call failed: when it failed to reach a 2026-07-28
 // server over HTTP, the server is checked at once.
-func (u *upstream) callLost(err error) {
+func (u *Server) CallLost(err error) {
 	var ne net.Error
 	if u == nil || u.cfg.Transport != config.TransportHTTP || !errors.As(err, &ne) {
 		return

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
-	"github.com/toolsearch/toolsearch/internal/utf8cut"
 
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
@@ -41,10 +41,13 @@ const (
 // errTooManyPages ends a listing that does not end.
 var errTooManyPages = errors.New("more than 1000 pages")
 
-// upstream is one configured server and its connection.
-type upstream struct {
-	g      *Gateway
+// Server is one configured upstream server and its connection: it starts
+// the server, restarts it when it stops, lists what it offers and hands
+// each listing to its Owner.
+type Server struct {
+	owner  Owner
 	cfg    *config.Server
+	gw     *config.Gateway // the gateway's settings: limits, lazy starts
 	log    *slog.Logger
 	stderr *wire.Tail
 	wake   chan struct{} // lazy start
@@ -58,7 +61,7 @@ type upstream struct {
 	state State
 	err   error
 	cs    *mcp.ClientSession
-	// client is the MCP client of the current start (forward.go).
+	// client is the MCP client of the current start (Owner.NewClient).
 	client *mcp.Client
 	proc   *wire.Process
 	// life ends when the session is closed: calls in flight end with it,
@@ -80,38 +83,38 @@ type upstream struct {
 	lastOversizeAt time.Time
 	// negotiated is the protocol version of the current (or last) session;
 	// legacyOnly is set once a start asking for 2026-07-28 ran out of time
-	// (upstream_era.go).
+	// (era.go).
 	negotiated string
 	legacyOnly bool
 	// caches holds the caching hints of the server's lists.
-	caches UpstreamCache
+	caches Cache
 	// announced are the lists the server said changed since it was last
 	// listed again for it (listchanged.go).
-	announced kindSet
+	announced KindSet
 	// probeEvery is how often a 2026-07-28 server over HTTP is checked for
-	// being reachable; probeNow asks for a check at once (upstream_era.go).
+	// being reachable; probeNow asks for a check at once (era.go).
 	probeEvery time.Duration
 	probeNow   chan struct{}
 
-	// cached says the gateway started from a cached manifest of the
-	// server, saved at cachedAt (guarded by mu); fresh leaves the server
-	// idle until its first call (Options.CacheFresh). All three are set
-	// before run.
+	// cached says the server starts from a cached manifest, saved at
+	// cachedAt (guarded by mu); fresh leaves the server idle until its
+	// first call. All three are set before run.
 	cached   bool
 	cachedAt time.Time
 	fresh    bool
-	// stop ends run; done is closed once run has returned (launch).
+	// stop ends run; done is closed once run has returned (Launch).
 	stop context.CancelFunc
 	done chan struct{}
-	// listed is the manifest published last, every item in it (policy
-	// filters a view's copy): a reload that changes policy filters it
-	// again (reload.go).
-	listed atomic.Pointer[manifest]
+	// listed is the manifest published last, every item in it.
+	listed atomic.Pointer[Manifest]
 }
 
-func newUpstream(g *Gateway, cfg *config.Server) *upstream {
-	u := &upstream{
-		g: g, cfg: cfg, log: g.log.With("server", cfg.Key), stderr: wire.NewTail(4096),
+// New makes the server of cfg, not started yet: gw are the gateway's
+// settings it reads its limits from, log its logger (every line says the
+// server's key) and owner what it hands its listings and changes to.
+func New(cfg *config.Server, gw *config.Gateway, log *slog.Logger, owner Owner) *Server {
+	u := &Server{
+		owner: owner, cfg: cfg, gw: gw, log: log.With("server", cfg.Key), stderr: wire.NewTail(4096),
 		wake: make(chan struct{}, 1), relist: make(chan struct{}, 1), tap: wire.NewTap(),
 		probeEvery: modernProbeEvery, probeNow: make(chan struct{}, 1),
 		state: StateStarting, changed: make(chan struct{}), settled: make(chan struct{}), since: time.Now(),
@@ -122,9 +125,9 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	return u
 }
 
-// noteCached records that the server starts from the cached manifest m;
+// NoteCached records that the server starts from the cached manifest m;
 // one younger than fresh leaves the server idle until its first call.
-func (u *upstream) noteCached(m *manifest, fresh time.Duration) {
+func (u *Server) NoteCached(m *Manifest, fresh time.Duration) {
 	u.cached = true
 	u.fresh = fresh > 0 && time.Since(m.SavedAt) < fresh
 	u.listed.Store(m)
@@ -136,8 +139,86 @@ func (u *upstream) noteCached(m *manifest, fresh time.Duration) {
 	u.mu.Unlock()
 }
 
-func (u *upstream) setState(s State, err error) {
-	err = u.g.redactErr(err) // no secrets in states (drain.go)
+// Cached reports whether the server starts from a cached manifest
+// (NoteCached).
+func (u *Server) Cached() bool { return u.cached }
+
+// Launch runs the server under its own context, a child of ctx, in a
+// goroutine counted in wg, until ctx ends or Stop is called.
+func (u *Server) Launch(ctx context.Context, wg *sync.WaitGroup) {
+	uctx, stop := context.WithCancel(ctx)
+	u.stop, u.done = stop, make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(u.done)
+		defer stop()
+		u.run(uctx, u.cached)
+	}()
+}
+
+// Stop ends the run Launch began; it does not wait (Done).
+func (u *Server) Stop() {
+	if u.stop != nil {
+		u.stop()
+	}
+}
+
+// Done is closed once the run Launch began has returned; nil when the
+// server was never launched.
+func (u *Server) Done() <-chan struct{} { return u.done }
+
+// Config is the server's configuration entry.
+func (u *Server) Config() *config.Server { return u.cfg }
+
+// Key is the server's key.
+func (u *Server) Key() string { return u.cfg.Key }
+
+// Log is the server's logger.
+func (u *Server) Log() *slog.Logger { return u.log }
+
+// Stderr holds the last lines the server's process wrote to stderr.
+func (u *Server) Stderr() *wire.Tail { return u.stderr }
+
+// Tap is the tap on the server's messages: it sees the raw messages and
+// waits for logs and progress to be passed on.
+func (u *Server) Tap() *wire.Tap { return u.tap }
+
+// Listed is the manifest published last (SetListed), or the cached one
+// the server started from; nil when there is none.
+func (u *Server) Listed() *Manifest { return u.listed.Load() }
+
+// SetListed records m as the manifest published last, every item in it.
+func (u *Server) SetListed(m *Manifest) { u.listed.Store(m) }
+
+// Settled is closed once the first start has ended: ready, failed, idle
+// or stopped.
+func (u *Server) Settled() <-chan struct{} { return u.settled }
+
+// SetState moves the server to state s, with err as its reason: the
+// change is logged and the owner told (Owner.StateChanged), and those
+// waiting on a change are woken.
+func (u *Server) SetState(s State, err error) { u.setState(s, err) }
+
+// SetProbeInterval sets how often a 2026-07-28 server over HTTP is
+// checked for being reachable, from its next session on.
+func (u *Server) SetProbeInterval(d time.Duration) {
+	u.mu.Lock()
+	u.probeEvery = d
+	u.mu.Unlock()
+}
+
+// Connection is the session and process of the current start, whatever
+// its state; nils between starts (proc is nil for remote servers).
+func (u *Server) Connection() (*mcp.ClientSession, *wire.Process) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cs, u.proc
+}
+
+// setState records a state change (SetState).
+func (u *Server) setState(s State, err error) {
+	err = u.owner.Redact(err) // no secrets in states
 	u.mu.Lock()
 	u.state, u.err, u.since = s, err, time.Now()
 	close(u.changed)
@@ -148,27 +229,29 @@ func (u *upstream) setState(s State, err error) {
 	} else {
 		u.log.Info("upstream " + string(s))
 	}
-	u.g.metrics.setState(u.cfg.Key, string(s))
-	u.g.feedServers() // feed.go
+	u.owner.StateChanged(u.cfg.Key, s)
 	if s == StateReady || s == StateFailed || s == StateIdle || s == StateStopped {
 		u.settleOne.Do(func() { close(u.settled) })
 	}
 }
 
-func (u *upstream) startTimeout() time.Duration {
+// StartTimeout is how long a start of the server may take: its own
+// setting, else the gateway's.
+func (u *Server) StartTimeout() time.Duration {
 	if u.cfg.StartTimeout > 0 {
 		return u.cfg.StartTimeout
 	}
-	return u.g.cfg.Gateway.Limits.StartTimeout
+	return u.gw.Limits.StartTimeout
 }
 
-func (u *upstream) lazy() bool {
-	return u.fresh || u.cfg.Transport == config.TransportStdio && (u.cfg.Lazy || u.g.cfg.Gateway.Lazy)
+// lazy reports whether the server waits for its first call to start.
+func (u *Server) lazy() bool {
+	return u.fresh || u.cfg.Transport == config.TransportStdio && (u.cfg.Lazy || u.gw.Lazy)
 }
 
 // run keeps the server connected until ctx ends: start, wait for the end of
 // the session, restart with backoff.
-func (u *upstream) run(ctx context.Context, haveCache bool) {
+func (u *Server) run(ctx context.Context, haveCache bool) {
 	if u.cfg.Problem != nil {
 		// A configuration problem (an unset variable) does not go away
 		// by waiting: no retry.
@@ -188,7 +271,7 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 		}
 	}
 	failures, givenUp := 0, 0
-	maxRestarts := u.g.cfg.Gateway.Limits.MaxRestarts
+	maxRestarts := u.gw.Limits.MaxRestarts
 	for {
 		if failures == 0 && u.restarts == 0 {
 			u.setState(StateStarting, nil)
@@ -220,7 +303,7 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 			// Used up its restarts: rest for a longer while, then start
 			// over, rather than stay failed for ever (a network that came
 			// back, a token that was renewed).
-			rest := cooldown(u.g.cfg.Gateway.Limits.RestartCooldown, givenUp)
+			rest := cooldown(u.gw.Limits.RestartCooldown, givenUp)
 			givenUp++
 			retryAt := time.Now().Add(rest)
 			u.mu.Lock()
@@ -228,7 +311,7 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 			u.mu.Unlock()
 			u.setState(StateFailed, fmt.Errorf("%w (gave up after %d attempts; next try at %s, in %v)",
 				err, failures, retryAt.Format(time.TimeOnly), rest.Round(time.Second)))
-			u.g.metrics.restart(u.cfg.Key)
+			u.owner.Restarted(u.cfg.Key)
 			select {
 			case <-time.After(rest):
 			case <-ctx.Done():
@@ -242,7 +325,7 @@ func (u *upstream) run(ctx context.Context, haveCache bool) {
 			continue
 		}
 		u.setState(StateFailed, err)
-		u.g.metrics.restart(u.cfg.Key)
+		u.owner.Restarted(u.cfg.Key)
 		delay := backoff(failures)
 		select {
 		case <-time.After(delay):
@@ -266,6 +349,8 @@ func cooldown(base time.Duration, n int) time.Duration {
 	return max(base, min(d, time.Hour))
 }
 
+// backoff is the wait before the n-th restart in a row (from 1): 200ms,
+// doubling each time, at most 30s.
 func backoff(n int) time.Duration {
 	d := 200 * time.Millisecond
 	for i := 1; i < n && d < 30*time.Second; i++ {
@@ -274,15 +359,16 @@ func backoff(n int) time.Duration {
 	return min(d, 30*time.Second)
 }
 
-func (u *upstream) lastErr() error {
+// lastErr is the error of the last state change.
+func (u *Server) lastErr() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.err
 }
 
-// withTail appends what the server's stderr says went wrong to err
+// WithTail appends what the server's stderr says went wrong to err
 // (wire.StderrSummary).
-func (u *upstream) withTail(err error) error {
+func (u *Server) WithTail(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -293,10 +379,10 @@ func (u *upstream) withTail(err error) error {
 }
 
 // start connects and lists everything within the start timeout.
-func (u *upstream) start(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, u.startTimeout())
+func (u *Server) start(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, u.StartTimeout())
 	defer cancel()
-	client := u.upstreamClient()
+	client := u.owner.NewClient(u)
 	u.tap.Reset()
 	var transport mcp.Transport
 	var proc *wire.Process
@@ -307,9 +393,9 @@ func (u *upstream) start(ctx context.Context) error {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Env = wire.Environ(u.cfg.EnvPassthrough, u.cfg.Env)
 		cmd.Dir = u.cfg.Cwd
-		release, err := u.g.spawning.Take(sctx)
+		release, err := u.owner.SpawnSlot(sctx)
 		if err != nil {
-			return fmt.Errorf("start %s: waited %v for other servers to start: %w", u.cfg.Command, u.startTimeout(), err)
+			return fmt.Errorf("start %s: waited %v for other servers to start: %w", u.cfg.Command, u.StartTimeout(), err)
 		}
 		spawned = release
 		p, err := wire.StartProcess(cmd, u.stderr, u.log, u.noteOversized)
@@ -372,11 +458,11 @@ func (u *upstream) start(ctx context.Context) error {
 		switch {
 		case errors.Is(sctx.Err(), context.DeadlineExceeded):
 			u.noteStartTimeout(wanted)
-			return u.withTail(fmt.Errorf("did not answer initialize within %v", u.startTimeout()))
+			return u.WithTail(fmt.Errorf("did not answer initialize within %v", u.StartTimeout()))
 		case proc != nil && proc.ExitErr() != nil:
-			return u.withTail(fmt.Errorf("exited during initialize (%v)", proc.ExitErr()))
+			return u.WithTail(fmt.Errorf("exited during initialize (%v)", proc.ExitErr()))
 		}
-		return u.withTail(fmt.Errorf("initialize: %w", res.err))
+		return u.WithTail(fmt.Errorf("initialize: %w", res.err))
 	}
 	life, endLife := context.WithCancel(context.Background())
 	negotiated := ""
@@ -390,17 +476,17 @@ func (u *upstream) start(ctx context.Context) error {
 	u.log.Debug("connected", "protocol", negotiated, "asked", wanted)
 	if err := u.listAll(sctx); err != nil {
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("did not list its tools within %v", u.startTimeout())
+			err = fmt.Errorf("did not list its tools within %v", u.StartTimeout())
 		}
-		return u.withTail(err)
+		return u.WithTail(err)
 	}
-	u.g.resubscribe(sctx, u.cfg.Key, res.cs)
+	u.owner.Resubscribe(sctx, u.cfg.Key, res.cs)
 	return nil
 }
 
 // waitEnd blocks until the session ends, re-listing on list_changed once
 // the server is quiet (listchanged.go).
-func (u *upstream) waitEnd(ctx context.Context) error {
+func (u *Server) waitEnd(ctx context.Context) error {
 	u.mu.Lock()
 	cs, proc := u.cs, u.proc
 	u.mu.Unlock()
@@ -409,7 +495,7 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 	// A 2026-07-28 session over HTTP has no stream of its own whose end
 	// says the server is gone: it is checked now and then (probe).
 	var probe <-chan time.Time
-	if u.cfg.Transport == config.TransportHTTP && modernSession(cs) {
+	if u.cfg.Transport == config.TransportHTTP && ModernSession(cs) {
 		u.mu.Lock()
 		every := u.probeEvery
 		u.mu.Unlock()
@@ -445,13 +531,13 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 				case <-time.After(time.Second):
 				}
 				if e := proc.ExitErr(); e != nil {
-					return u.withTail(fmt.Errorf("exited (%v)", e))
+					return u.WithTail(fmt.Errorf("exited (%v)", e))
 				}
 			}
 			if err == nil {
 				err = errors.New("connection closed")
 			}
-			return u.withTail(fmt.Errorf("session ended: %w", err))
+			return u.WithTail(fmt.Errorf("session ended: %w", err))
 		case <-u.relist:
 			relistDue = debounce.request(time.Now())
 		case <-relistDue:
@@ -462,13 +548,13 @@ func (u *upstream) waitEnd(ctx context.Context) error {
 	}
 }
 
-// closeTimeout bounds closing an upstream session: the SDK's Close waits
+// CloseTimeout bounds closing an upstream session: the SDK's Close waits
 // for the messages in flight, which a stuck server may never answer.
-const closeTimeout = 5 * time.Second
+const CloseTimeout = 5 * time.Second
 
 // close ends the session: calls in flight are cancelled, the session is
-// closed (waiting at most closeTimeout) and the process stopped.
-func (u *upstream) close() {
+// closed (waiting at most CloseTimeout) and the process stopped.
+func (u *Server) close() {
 	u.mu.Lock()
 	cs, proc, endLife := u.cs, u.proc, u.endLife
 	u.cs, u.client, u.proc, u.life, u.endLife = nil, nil, nil, nil, nil
@@ -484,8 +570,8 @@ func (u *upstream) close() {
 		}()
 		select {
 		case <-closed:
-		case <-time.After(closeTimeout):
-			u.log.Warn("closing the session took too long; going on", "timeout", closeTimeout)
+		case <-time.After(CloseTimeout):
+			u.log.Warn("closing the session took too long; going on", "timeout", CloseTimeout)
 		}
 	}
 	if proc != nil {
@@ -495,7 +581,7 @@ func (u *upstream) close() {
 
 // listAll lists tools, resources, resource templates and prompts, and
 // publishes them.
-func (u *upstream) listAll(ctx context.Context) error {
+func (u *Server) listAll(ctx context.Context) error {
 	u.listMu.Lock()
 	defer u.listMu.Unlock()
 	u.mu.Lock()
@@ -505,20 +591,20 @@ func (u *upstream) listAll(ctx context.Context) error {
 		return errors.New("not connected")
 	}
 	caps := cs.InitializeResult().Capabilities
-	m := &manifest{Key: u.cfg.Key, Fingerprint: fingerprint(u.cfg), Capabilities: caps}
+	m := &Manifest{Key: u.cfg.Key, Fingerprint: Fingerprint(u.cfg), Capabilities: caps}
 	if caps == nil {
 		m.Capabilities = &mcp.ServerCapabilities{}
 	}
 	now := time.Now()
 	if caps == nil || caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil) {
-		giveBack := u.g.arr.takeTurn(ctx) // arrivals.go
+		giveBack := u.owner.TakeTurn(ctx)
 		tools, hints, err := u.listTools(ctx, cs)
 		giveBack()
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
 		m.Tools = tools
-		u.setListCache(listTools, hints.result(now))
+		u.SetListCache(ListTools, hints.result(now))
 	}
 	if caps != nil && caps.Resources != nil {
 		rs, hints, err := listPages(ctx, cs.ListResources, func(c string) *mcp.ListResourcesParams { return &mcp.ListResourcesParams{Cursor: c} },
@@ -528,7 +614,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 			u.log.Warn("resources/list failed", "err", err)
 		}
 		m.Resources = rs
-		u.setListCache(listResources, hints.result(now))
+		u.SetListCache(ListResources, hints.result(now))
 		ts, hints, err := listPages(ctx, cs.ListResourceTemplates, func(c string) *mcp.ListResourceTemplatesParams { return &mcp.ListResourceTemplatesParams{Cursor: c} },
 			func(r *mcp.ListResourceTemplatesResult) []*mcp.ResourceTemplate { return r.ResourceTemplates },
 			func(r *mcp.ListResourceTemplatesResult) (mcp.Cacheable, string) { return r.Cacheable, r.NextCursor })
@@ -536,7 +622,7 @@ func (u *upstream) listAll(ctx context.Context) error {
 			u.log.Debug("resources/templates/list failed", "err", err)
 		}
 		m.Templates = ts
-		u.setListCache(listTemplates, hints.result(now))
+		u.SetListCache(ListTemplates, hints.result(now))
 	}
 	if caps != nil && caps.Prompts != nil {
 		ps, hints, err := listPages(ctx, cs.ListPrompts, func(c string) *mcp.ListPromptsParams { return &mcp.ListPromptsParams{Cursor: c} },
@@ -546,16 +632,16 @@ func (u *upstream) listAll(ctx context.Context) error {
 			u.log.Warn("prompts/list failed", "err", err)
 		}
 		m.Prompts = ps
-		u.setListCache(listPrompts, hints.result(now))
+		u.SetListCache(ListPrompts, hints.result(now))
 	}
-	m.Skills = u.listSkills(ctx, cs, caps) // skills.go
-	return u.g.publish(ctx, u, m, true)
+	m.Skills = u.owner.ListSkills(ctx, u, cs, caps)
+	return u.owner.Publish(ctx, u, m)
 }
 
 // listTools pages through tools/list, keeping each definition's bytes as
 // the server sent them (seen by the wire tap); the SDK's decoded tools are
 // the fallback when the raw pages cannot be matched with them.
-func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json.RawMessage, cacheHints, error) {
+func (u *Server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json.RawMessage, cacheHints, error) {
 	var (
 		capMu    sync.Mutex
 		captured []json.RawMessage
@@ -615,8 +701,8 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 			}
 			listed += keptSize(b)
 		}
-		if len(tools) > maxServerTools {
-			return nil, hints, fmt.Errorf("the server lists more than %d tools, the most the gateway takes from one server", maxServerTools)
+		if len(tools) > MaxServerTools {
+			return nil, hints, fmt.Errorf("the server lists more than %d tools, the most the gateway takes from one server", MaxServerTools)
 		}
 		if listed > maxServerListBytes {
 			return nil, hints, fmt.Errorf("the server's tool definitions pass %d MiB, the most the gateway takes from one server", maxServerListBytes>>20)
@@ -643,118 +729,19 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]json
 	return boundDefinitions(raws, func(msg string, args ...any) { u.log.Warn(msg, args...) }), hints, nil
 }
 
-// Bounds on what one upstream server's tools/list may make the gateway
-// hold. Every definition is kept several times over (as sent, decoded, in
-// the search index, in the lists served), so these bound the gateway's
-// memory in proportion to what a server sends. The real servers measured
-// stay far below them: their longest description is about 34 KB, their
-// largest definition about 80 KB and their largest list about 1 MB of
-// 401 tools.
-const (
-	// maxServerTools is the most tools taken from one server.
-	maxServerTools = 10_000
-	// maxServerListBytes is the most bytes of tool definitions taken from
-	// one server.
-	maxServerListBytes = 8 << 20
-	// maxDescriptionBytes is the longest description kept whole; a longer
-	// one is cut at a character boundary and marked as cut.
-	maxDescriptionBytes = 64 << 10
-	// maxToolBytes is the largest definition kept, once its description
-	// is cut; a larger one (its schema, say) is left out.
-	maxToolBytes = 1 << 20
-)
-
-// descriptionCut ends a description cut at maxDescriptionBytes.
-const descriptionCut = " [cut by toolsearch: the description was longer than 64 KiB]"
-
-// boundDefinitions returns raws with every description longer than
-// maxDescriptionBytes cut, and without any definition still larger than
-// maxToolBytes; warn says what was done to which tool. raws itself is
-// returned when nothing needs doing.
-func boundDefinitions(raws []json.RawMessage, warn func(msg string, args ...any)) []json.RawMessage {
-	out := raws
-	copied := false
-	drop := func(i int) {
-		if !copied {
-			out = append([]json.RawMessage(nil), raws[:i]...)
-			copied = true
-		}
-	}
-	for i, raw := range raws {
-		if len(raw) <= maxDescriptionBytes {
-			if copied {
-				out = append(out, raw)
-			}
-			continue
-		}
-		cut, name, err := cutDescription(raw)
-		switch {
-		case err != nil:
-			// Not an object the catalog could take either: it says why.
-		case len(cut) > maxToolBytes:
-			drop(i)
-			warn("leaving out a tool whose definition is over 1 MiB", "tool", quoteShort(name), "bytes", len(cut))
-			continue
-		case len(cut) != len(raw):
-			drop(i)
-			warn("cutting a tool's description to 64 KiB", "tool", quoteShort(name), "bytes", len(raw))
-			out = append(out, cut)
-			continue
-		}
-		if copied {
-			out = append(out, raw)
-		}
-	}
-	return out
+// Conn is a ready session with what goes with it.
+type Conn struct {
+	Key     string // the server's
+	Session *mcp.ClientSession
+	Proc    *wire.Process   // nil for remote servers
+	Life    context.Context // done once the session is closed
 }
 
-// keptSize is how many bytes of raw boundDefinitions keeps.
-func keptSize(raw json.RawMessage) int {
-	if len(raw) <= maxDescriptionBytes {
-		return len(raw)
-	}
-	cut, _, err := cutDescription(raw)
-	if err != nil || len(cut) > maxToolBytes {
-		return 0
-	}
-	return len(cut)
-}
-
-// cutDescription returns raw with its description cut to
-// maxDescriptionBytes, and the tool's name; raw itself when the
-// description is short enough.
-func cutDescription(raw json.RawMessage) (json.RawMessage, string, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, "", err
-	}
-	var name, desc string
-	_ = json.Unmarshal(obj["name"], &name)
-	if err := json.Unmarshal(obj["description"], &desc); err != nil || len(desc) <= maxDescriptionBytes {
-		return raw, name, nil
-	}
-	b, err := json.Marshal(utf8cut.Prefix(desc, maxDescriptionBytes) + descriptionCut)
-	if err != nil {
-		return nil, name, err
-	}
-	obj["description"] = b
-	cut, err := json.Marshal(obj)
-	return cut, name, err
-}
-
-// liveSession is a ready session with what goes with it.
-type liveSession struct {
-	key  string // the server's
-	cs   *mcp.ClientSession
-	proc *wire.Process   // nil for remote servers
-	life context.Context // done once the session is closed
-}
-
-// live is session, with the process behind the session and its life.
-func (u *upstream) live(ctx context.Context) (liveSession, error) {
+// Live is session, with the process behind the session and its life.
+func (u *Server) Live(ctx context.Context) (Conn, error) {
 	cs, err := u.session(ctx)
 	if err != nil {
-		return liveSession{}, err
+		return Conn{}, err
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -762,36 +749,36 @@ func (u *upstream) live(ctx context.Context) (liveSession, error) {
 		// Closed meanwhile: the call will fail as the session is closed.
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
-		return liveSession{key: u.cfg.Key, cs: cs, life: done}, nil
+		return Conn{Key: u.cfg.Key, Session: cs, Life: done}, nil
 	}
-	return liveSession{key: u.cfg.Key, cs: cs, proc: u.proc, life: u.life}, nil
+	return Conn{Key: u.cfg.Key, Session: cs, Proc: u.proc, Life: u.life}, nil
 }
 
-// liveAfter is live, for a session other than old: it waits, up to the
+// LiveAfter is live, for a session other than old: it waits, up to the
 // start timeout, for the server to be restarted.
-func (u *upstream) liveAfter(ctx context.Context, old *mcp.ClientSession) (liveSession, error) {
-	deadline := time.NewTimer(u.startTimeout() + time.Second)
+func (u *Server) LiveAfter(ctx context.Context, old *mcp.ClientSession) (Conn, error) {
+	deadline := time.NewTimer(u.StartTimeout() + time.Second)
 	defer deadline.Stop()
 	for {
 		u.mu.Lock()
 		st, cs, ch := u.state, u.cs, u.changed
 		u.mu.Unlock()
 		if cs != old && (st == StateReady || st == StateFailed || st == StateStopped) {
-			return u.live(ctx)
+			return u.Live(ctx)
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return liveSession{}, ctx.Err()
+			return Conn{}, ctx.Err()
 		case <-deadline.C:
-			return liveSession{}, fmt.Errorf("server %q was not restarted within %v", u.cfg.Key, u.startTimeout())
+			return Conn{}, fmt.Errorf("server %q was not restarted within %v", u.cfg.Key, u.StartTimeout())
 		}
 	}
 }
 
 // session returns the live session, waiting up to the start timeout for a
 // server that is starting (and starting a lazy one).
-func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+func (u *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	cs, ready := u.cs, u.state == StateReady
 	u.mu.Unlock()
@@ -802,7 +789,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	case u.wake <- struct{}{}:
 	default:
 	}
-	deadline := time.NewTimer(u.startTimeout() + time.Second)
+	deadline := time.NewTimer(u.StartTimeout() + time.Second)
 	defer deadline.Stop()
 	for {
 		u.mu.Lock()
@@ -829,8 +816,34 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 }
 
-// status reports the upstream's visible state.
-func (u *upstream) status() Status {
+// Status is what an upstream server's state looks like from outside.
+type Status struct {
+	Key       string
+	Transport string
+	State     State
+	// Error is why the server failed or is restarting (empty otherwise).
+	Error    string
+	Restarts int
+	Since    time.Time
+	// RetryAt is when a server that used up its restarts is tried again
+	// (zero when it has not given up).
+	RetryAt time.Time
+	// Oversized counts the messages over the size limit the server sent
+	// (package wire); LastOversize says what the last one was and what
+	// was done, at LastOversizeAt.
+	Oversized      int
+	LastOversize   string
+	LastOversizeAt time.Time
+	// Protocol is the MCP version the server's session negotiated (empty
+	// before its first connection).
+	Protocol string
+	// CachedAt is when the cached manifest the server started from was
+	// saved (zero when it started without one).
+	CachedAt time.Time
+}
+
+// Status reports the server's visible state.
+func (u *Server) Status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := Status{Key: u.cfg.Key, Transport: u.cfg.Transport, State: u.state, Restarts: u.restarts, Since: u.since, RetryAt: u.retryAt,
@@ -842,10 +855,10 @@ func (u *upstream) status() Status {
 	return s
 }
 
-// readySession is the server's session and MCP client while it is ready,
+// ReadySession is the server's session and MCP client while it is ready,
 // or nils: what the rest of the gateway may use of its connection, read
 // under its lock.
-func (u *upstream) readySession() (*mcp.ClientSession, *mcp.Client) {
+func (u *Server) ReadySession() (*mcp.ClientSession, *mcp.Client) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.state != StateReady {
@@ -854,8 +867,8 @@ func (u *upstream) readySession() (*mcp.ClientSession, *mcp.Client) {
 	return u.cs, u.client
 }
 
-// stateNow is the server's state and a channel closed at its next change.
-func (u *upstream) stateNow() (State, <-chan struct{}) {
+// StateNow is the server's state and a channel closed at its next change.
+func (u *Server) StateNow() (State, <-chan struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state, u.changed
@@ -863,10 +876,19 @@ func (u *upstream) stateNow() (State, <-chan struct{}) {
 
 // noteOversized records a message over the size limit (package wire): the
 // count and the last one for status, the metric.
-func (u *upstream) noteOversized(ev wire.OversizeEvent) {
+func (u *Server) noteOversized(ev wire.OversizeEvent) {
 	u.mu.Lock()
 	u.oversized++
 	u.lastOversize, u.lastOversizeAt = ev.Describe(), time.Now()
 	u.mu.Unlock()
-	u.g.metrics.oversize(u.cfg.Key, ev.Action)
+	u.owner.Oversized(u.cfg.Key, ev.Action)
+}
+
+// quoteShort bounds a name a server sent, for messages: at most 100
+// bytes, valid UTF-8.
+func quoteShort(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
 }
