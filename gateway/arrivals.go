@@ -175,7 +175,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 	for _, a := range batch {
 		// A server a reload removed or replaced, listing as it stopped,
 		// is left out.
-		if ups[a.u.Config().Key] == a.u {
+		if ups[a.u.Key()] == a.u {
 			live = append(live, a)
 		}
 	}
@@ -200,7 +200,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 		for _, a := range live {
 			s, d, err := g.cat.Apply(catalog.Put(a.srv))
 			if err != nil {
-				a.err = fmt.Errorf("server %q: %w", a.u.Config().Key, err)
+				a.err = fmt.Errorf("server %q: %w", a.u.Key(), err)
 				continue
 			}
 			a.applied, snap = true, s
@@ -212,7 +212,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 	var keys []string
 	for _, a := range live {
 		if a.applied {
-			keys = append(keys, a.u.Config().Key)
+			keys = append(keys, a.u.Key())
 		}
 	}
 	if len(keys) == 0 {
@@ -225,7 +225,7 @@ func (g *Gateway) applyArrivals(batch []*arrival) {
 		if !a.applied {
 			continue
 		}
-		k := a.u.Config().Key
+		k := a.u.Key()
 		nv.tokens[k] = a.m.Tokens
 		nv.extras[k] = allowedExtras(g.policy(), k, a.m)
 		delete(nv.fromCache, k)

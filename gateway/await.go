@@ -153,7 +153,7 @@ func serverWords(u *upstream.Server) []string {
 	if i := strings.LastIndexAny(cmd, `/\`); i >= 0 {
 		cmd = cmd[i+1:]
 	}
-	for _, w := range append(wordsOf(u.Config().Key), wordsOf(cmd)...) {
+	for _, w := range append(wordsOf(u.Key()), wordsOf(cmd)...) {
 		if len(w) >= 3 && !genericWords[w] && !slices.Contains(out, w) {
 			out = append(out, w)
 		}

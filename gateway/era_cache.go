@@ -64,7 +64,7 @@ func aggregateCache(hints []cacheHint, private bool) mcp.Cacheable {
 }
 
 // listKinds maps the list methods whose results carry cache fields to
-// the list an upstream keeps hints for (upstream_era.go).
+// the list an upstream keeps hints for (package upstream, era.go).
 var listKinds = map[string]upstream.ListKind{
 	"tools/list": upstream.ListTools, "prompts/list": upstream.ListPrompts,
 	"resources/list": upstream.ListResources, "resources/templates/list": upstream.ListTemplates,
@@ -72,8 +72,8 @@ var listKinds = map[string]upstream.ListKind{
 
 // hintsFor returns the upstreams' hints for a list method, as each
 // upstream last listed it: the smallest ttl of its pages, its scope, and
-// whether a list_changed has made it stale since (upstream_era.go). A list
-// never listed, and not announced changed, gives no hint.
+// whether a list_changed has made it stale since (package upstream,
+// era.go). A list never listed, and not announced changed, gives no hint.
 func (g *Gateway) hintsFor(method string) []cacheHint {
 	kind, ok := listKinds[method]
 	if !ok {

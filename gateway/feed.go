@@ -539,7 +539,7 @@ func deferralOf(u *upstream.Server, v *view, mode, why string) (string, string) 
 		return "always loaded", "the server is configured with alwaysLoad: its tools are in every tool list"
 	}
 	if u != nil {
-		if srv, ok := v.snap.Server(u.Config().Key); ok && len(srv.Tools) > 0 && allAlwaysLoad(srv.Tools) {
+		if srv, ok := v.snap.Server(u.Key()); ok && len(srv.Tools) > 0 && allAlwaysLoad(srv.Tools) {
 			return "always loaded", "every tool of the server asks to be always loaded (" + catalog.MetaAlwaysLoad + ")"
 		}
 	}

@@ -64,7 +64,7 @@
 // streamable HTTP, its id and its timeouts; a shared session (SessionStore,
 // sessionshare.go) is an HTTP session's state kept in the cluster, so that
 // another replica can take it over; an upstream session (upstream.Conn,
-// upstream.go) is the gateway's own connection to one server. An era is a
+// package upstream) is the gateway's own connection to one server. An era is a
 // family of protocol versions: modern is MCP 2026-07-28 (no sessions, the
 // version rides in each request), legacy the 2025 versions (initialize,
 // then a session). A view is one published state of the catalog (its
@@ -741,7 +741,7 @@ func (g *Gateway) publish(ctx context.Context, u *upstream.Server, m *upstream.M
 	defer giveBack()
 	srv, err := g.serverFrom(u.Config(), m.Tools)
 	if err != nil {
-		return fmt.Errorf("server %q: %w", u.Config().Key, err)
+		return fmt.Errorf("server %q: %w", u.Key(), err)
 	}
 	// The manifest keeps the normalised definitions (unchanged ones byte for
 	// byte), so that loading it needs no second pass.
@@ -762,11 +762,11 @@ func (g *Gateway) publish(ctx context.Context, u *upstream.Server, m *upstream.M
 		return nil
 	}
 	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
-		g.log.Warn("could not cache the manifest", "server", u.Config().Key, "err", err)
+		g.log.Warn("could not cache the manifest", "server", u.Key(), "err", err)
 	}
 	g.shareManifest(u.Config(), m) // for the other replicas (cluster.go)
 	if a.added+a.removed+a.change > 0 {
-		g.log.Info("tools changed", "server", u.Config().Key, "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
+		g.log.Info("tools changed", "server", u.Key(), "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
 	}
 	return nil
 }

@@ -199,7 +199,7 @@ func stopAll(ctx context.Context, ups []*upstream.Server) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return fmt.Errorf("server %q: %w", u.Config().Key, ctx.Err())
+			return fmt.Errorf("server %q: %w", u.Key(), ctx.Err())
 		}
 	}
 	return nil

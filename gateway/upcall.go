@@ -60,7 +60,7 @@ func onUpstream[R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, u
 		var none R
 		return none, err
 	}
-	defer g.track(u.Config().Key, ctx, ss)()
+	defer g.track(u.Key(), ctx, ss)()
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	return call(cctx, ls.Session)
