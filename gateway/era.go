@@ -332,7 +332,7 @@ func (s *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		}
-		s.g.metrics.clientRequest(version)
+		s.g.metrics.ClientRequest(version)
 		if method == "subscriptions/listen" {
 			return s.listen(ctx, method, req, next)
 		}
@@ -450,7 +450,7 @@ func (s *session) listen(ctx context.Context, method string, req mcp.Request, ne
 		hs := g.httpSessionTable()
 		lease, ok := hs.reserve(ctx)
 		if !ok {
-			g.metrics.sessionRefused()
+			g.metrics.SessionRefused()
 			return nil, &jsonrpc.Error{Code: -32000, Message: fmt.Sprintf(
 				"toolsearch has %d MCP sessions and subscription streams open, the most it serves at once (toolsearch.http.maxSessions); close one or try again later", hs.max)}
 		}

@@ -152,7 +152,7 @@ func (fl *fullList) without(off map[string]bool) *fullList {
 // library refuses (its checks run on a scratch server) is left out and
 // logged, once per view.
 func (fl *fullList) build(g *Gateway, v *view) {
-	g.metrics.fullListBuilt()
+	g.metrics.FullListBuilt()
 	scratch := mcp.NewServer(&mcp.Implementation{Name: "toolsearch"}, nil)
 	fl.has, fl.servers = map[string]bool{}, map[string]bool{}
 	for _, t := range v.snap.Tools() {

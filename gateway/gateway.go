@@ -99,6 +99,7 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 
+	"github.com/toolsearch/toolsearch/gateway/metrics"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
@@ -271,7 +272,7 @@ type Gateway struct {
 	progress map[string]progressTarget
 	progSeq  atomic.Int64
 
-	metrics *metrics
+	metrics *metrics.Set
 	wg      sync.WaitGroup
 	started time.Time
 	builtin *builtinTools // the built-in tools (builtin.go)
@@ -364,7 +365,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	g := &Gateway{
 		cfg: cfg, log: log, version: opts.Version, static: opts.Static != nil, cacheFresh: opts.CacheFresh,
 		sessions: map[*session]struct{}{},
-		progress: map[string]progressTarget{}, metrics: newMetrics(), started: time.Now(),
+		progress: map[string]progressTarget{}, metrics: metrics.New(downstreamVersions, upstreamStates), started: time.Now(),
 		collisions: map[string]bool{}, fwd: newForwarding(),
 		indexDirty: make(chan struct{}, 1), enrichTiming: enrichment.DefaultTiming, spawning: wire.NewSpawnSlots(0),
 		cluster: opts.Cluster, indexQuiet: indexSaveQuiet,
@@ -621,7 +622,7 @@ func (g *Gateway) newEnricher(noEnrich bool) *enrichment.Enricher {
 	}
 	opts := enrichment.Options{Config: cfg, StateDir: g.cfg.Gateway.StateDir, HintsPath: g.stateHintsPath(), Check: noEnrich,
 		Coordinator: g.enrichCoordinator(), Sampler: &samplingProvider{g: g, model: cfg.Model}, Logger: g.log,
-		Counted: g.metrics.enrichCounted} // metrics.go
+		Counted: g.metrics.EnrichCounted}
 	if f, ok := g.feed.(EnrichFeed); ok {
 		opts.Feed = f.EnrichChanged
 	}
@@ -632,7 +633,7 @@ func (g *Gateway) newEnricher(noEnrich bool) *enrichment.Enricher {
 // can run. It is called by Start.
 func (g *Gateway) startEnrich(ctx context.Context) {
 	if g.enr.On() {
-		g.metrics.enrichOn() // metrics.go
+		g.metrics.EnrichOn(enrichStates)
 	}
 	if loop := g.enr.Start(g.enrichTiming); loop != nil {
 		g.wg.Go(func() { loop(ctx) })
@@ -873,7 +874,7 @@ func (g *Gateway) searchMany(ctx context.Context, query string, queries []string
 		v = g.cur.Load()
 		res, err = search.SearchEach(ctx, req, queries, one)
 	}
-	g.metrics.search(time.Since(start), len(res.Hits), err)
+	g.metrics.Search(time.Since(start), len(res.Hits), err)
 	return res, err
 }
 

@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/metrics"
 )
 
 // Why a session was closed by the gateway.
 const (
-	expiredUninitialized = "uninitialized"
-	expiredIdle          = "idle"
+	expiredUninitialized = metrics.ExpiredUninitialized
+	expiredIdle          = metrics.ExpiredIdle
 )
 
 // httpSessions is the gateway's table of HTTP sessions.
@@ -103,7 +104,7 @@ func (t *httpSessions) reserveFor(ctx context.Context, id string) (lease func(),
 		return nil, false
 	}
 	t.open++
-	t.g.metrics.setHTTPSessions(t.open)
+	t.g.metrics.SetHTTPSessions(t.open)
 	return lease, true
 }
 
@@ -119,12 +120,12 @@ func (t *httpSessions) release() {
 	t.open--
 	n := t.open
 	t.mu.Unlock()
-	t.g.metrics.setHTTPSessions(n)
+	t.g.metrics.SetHTTPSessions(n)
 }
 
 // refuse answers a request for a session beyond the cap.
 func (t *httpSessions) refuse(w http.ResponseWriter) {
-	t.g.metrics.sessionRefused()
+	t.g.metrics.SessionRefused()
 	// One log line per ten seconds at most, with the count.
 	t.mu.Lock()
 	t.refused++
@@ -265,7 +266,7 @@ func (hs *httpSession) check() {
 }
 
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
-	t.g.metrics.sessionExpired(reason)
+	t.g.metrics.SessionExpired(reason)
 	t.g.log.Debug("closing an MCP session", "why", why)
 	_ = hs.s.closeClient(hs.ss, errSessionExpired) // forward.go
 }

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/toolsearch/toolsearch/gateway/metrics"
 )
 
 // scrape fetches base/metrics over loopback and parses it as the
@@ -207,8 +208,8 @@ func TestMetricsScrape(t *testing.T) {
 						bounds = append(bounds, b.GetUpperBound())
 					}
 				}
-				if !slices.Equal(bounds, latencyBounds) {
-					t.Errorf("toolsearch_search_seconds has buckets %v, want %v", bounds, latencyBounds)
+				if !slices.Equal(bounds, metrics.LatencyBounds()) {
+					t.Errorf("toolsearch_search_seconds has buckets %v, want %v", bounds, metrics.LatencyBounds())
 				}
 			}
 			for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_start_time_seconds"} {
@@ -224,11 +225,11 @@ func TestMetricsScrape(t *testing.T) {
 // exactly one of them is 1, as the server moves from state to state.
 func TestMetricsStatesOneHot(t *testing.T) {
 	t.Parallel()
-	m := newMetrics()
-	srv := serveHTTP(t, m.handler)
+	m := metrics.New(downstreamVersions, upstreamStates)
+	srv := serveHTTP(t, m.Handler())
 	for _, st := range []State{StateStarting, StateReady, StateRestarting, StateFailed, StateStopped} {
-		m.setState("a", string(st))
-		m.setState("b", string(StateIdle))
+		m.SetState("a", string(st))
+		m.SetState("b", string(StateIdle))
 		fams := scrape(t, srv.URL)
 		for server, want := range map[string]State{"a": st, "b": StateIdle} {
 			for _, s := range upstreamStates {
@@ -236,14 +237,14 @@ func TestMetricsStatesOneHot(t *testing.T) {
 				if !ok {
 					t.Fatalf("no toolsearch_upstream_state for %s in %s", server, s)
 				}
-				if (v == 1) != (s == want) {
+				if (v == 1) != (s == string(want)) {
 					t.Errorf("after %s: toolsearch_upstream_state{server=%q,state=%q} = %v", want, server, s, v)
 				}
 			}
 		}
 	}
-	m.clientRequest("1999-01-01")
-	m.clientRequest(downstreamVersions[0])
+	m.ClientRequest("1999-01-01")
+	m.ClientRequest(downstreamVersions[0])
 	fams := scrape(t, srv.URL)
 	for v, want := range map[string]float64{"other": 1, downstreamVersions[0]: 1} {
 		if got, _ := sample(fams, "toolsearch_client_requests_total", map[string]string{"protocol": v}); got != want {

@@ -109,7 +109,7 @@ func serverWentAway(proc *wire.Process, err error) bool {
 func (g *Gateway) recordCall(c *toolCall, o callOutcome) {
 	took := time.Since(c.start)
 	if o.count != "" {
-		g.metrics.call(c.to.server, o.count, took)
+		g.metrics.Call(c.to.server, o.count, took)
 	}
 	if o.span != nil {
 		g.tracer.End(o.span, o.res.IsError, nil, "")

@@ -45,6 +45,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway/config"
+	"github.com/toolsearch/toolsearch/gateway/metrics"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
@@ -314,7 +315,7 @@ func (s *session) serveSkills() {
 			deferred, found := s.skillsListing()
 			res, err := g.listSkillsFor(p, deferred, found)
 			if err == nil {
-				g.metrics.skillsListed()
+				g.metrics.SkillsListed()
 			}
 			return res, err
 		})
@@ -348,11 +349,11 @@ func (s *session) serveSkills() {
 			res, refused, err := g.readSkillFile(ctx, ss, server, orig, p)
 			switch {
 			case err == nil:
-				g.skillRead(server, skillReadVerified) // skillstats.go
+				g.skillRead(server, metrics.SkillReadVerified) // skillstats.go
 			case refused:
-				g.skillRead(server, skillReadRefused)
+				g.skillRead(server, metrics.SkillReadRefused)
 			default:
-				g.skillRead(server, skillReadError)
+				g.skillRead(server, metrics.SkillReadError)
 			}
 			return res, err
 		}
@@ -752,7 +753,7 @@ func (g *Gateway) searchSkills(ctx context.Context, query string, queries []stri
 	for _, h := range hits {
 		out = append(out, skillHitOut{Kind: "skill", URI: h.URI, Name: h.Entry.Name, Description: h.Entry.Description, Server: h.Server})
 	}
-	g.metrics.skillSearch(len(out))
+	g.metrics.SkillSearch(len(out))
 	return out, err
 }
 

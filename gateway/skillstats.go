@@ -7,7 +7,11 @@ package gateway
 // deferred tools' definitions are until searched), the skills clients
 // fetched with skills/get and the files they read.
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/toolsearch/toolsearch/gateway/metrics"
+)
 
 // SkillStats is what clients can see of skills and what they did with
 // them since the gateway started.
@@ -73,7 +77,7 @@ func (u *skillUses) get(server string) skillUse {
 
 // skillFetched counts a client's skills/get of a server's skill.
 func (g *Gateway) skillFetched(server string, err error) {
-	g.metrics.skillFetched(err)
+	g.metrics.SkillFetched(err)
 	if err == nil {
 		g.skills.use.count(server, func(c *skillUse) { c.fetched++ })
 		g.feedServers()
@@ -82,11 +86,11 @@ func (g *Gateway) skillFetched(server string, err error) {
 
 // skillRead counts a client's read of a server's skill file.
 func (g *Gateway) skillRead(server, outcome string) {
-	g.metrics.skillRead(outcome)
+	g.metrics.SkillRead(outcome)
 	switch outcome {
-	case skillReadVerified:
+	case metrics.SkillReadVerified:
 		g.skills.use.count(server, func(c *skillUse) { c.read++ })
-	case skillReadRefused:
+	case metrics.SkillReadRefused:
 		g.skills.use.count(server, func(c *skillUse) { c.refused++ })
 	default:
 		return

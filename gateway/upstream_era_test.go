@@ -588,7 +588,7 @@ func TestEraTranslation2026Client(t *testing.T) {
 		InputResponses: mcp.InputResponseMap{key: &mcp.ListRootsResult{Roots: []*mcp.Root{}}}}); !res.IsError || !strings.Contains(resultText(res), "cannot be answered") {
 		t.Errorf("a roots answer to an elicitation = %q", resultText(res))
 	}
-	if n := g.metrics.calls.With("fw", "invalid_arguments").Value(); n != 1 {
+	if n := g.metrics.CallCount("fw", "invalid_arguments"); n != 1 {
 		t.Errorf("calls counted as invalid_arguments after a retry that does not answer: %v, want 1", n)
 	}
 	res, err = manual.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "ask_elicit"}, RequestState: state,

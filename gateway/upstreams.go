@@ -142,15 +142,15 @@ func (o upstreamOwner) ListsChanged(key string, kinds upstream.KindSet) {
 
 // StateChanged sets the state metric and tells the feed (feed.go).
 func (o upstreamOwner) StateChanged(key string, state State) {
-	o.g.metrics.setState(key, string(state))
+	o.g.metrics.SetState(key, string(state))
 	o.g.feedServers()
 }
 
 // Restarted counts a restart.
-func (o upstreamOwner) Restarted(key string) { o.g.metrics.restart(key) }
+func (o upstreamOwner) Restarted(key string) { o.g.metrics.Restart(key) }
 
 // Oversized counts a message over the size limit.
-func (o upstreamOwner) Oversized(key, action string) { o.g.metrics.oversize(key, action) }
+func (o upstreamOwner) Oversized(key, action string) { o.g.metrics.Oversize(key, action) }
 
 // Redact takes the configured secrets out of err (drain.go).
 func (o upstreamOwner) Redact(err error) error { return o.g.redactErr(err) }
