@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 )
 
 // ownToolsClients are the clientInfo names (or, ending in "*", prefixes)
@@ -39,10 +40,10 @@ import (
 // Insiders build names itself "Visual Studio Code - Insiders").
 var ownToolsClients = []string{"claude-code", "codex-mcp-client", "Visual Studio Code*"}
 
-// hasOwnTools reports whether the client is known to have tools of its own
-// for what the built-in tools do.
-func (c *clientFacts) hasOwnTools() bool {
-	return c != nil && ownToolsKind(c.name) != ""
+// hasOwnTools reports whether the client c is known to have tools of its
+// own for what the built-in tools do.
+func hasOwnTools(c *clientera.Facts) bool {
+	return c != nil && ownToolsKind(c.Name) != ""
 }
 
 // ownToolsKind is the entry of ownToolsClients that a client of this
@@ -101,7 +102,7 @@ func (s *session) builtinClient() builtin.Client {
 	if s.modern() || s.facts == nil {
 		return builtin.Client{}
 	}
-	return builtin.Client{Name: s.facts.name, OwnTools: s.facts.hasOwnTools(), Roots: s.roots}
+	return builtin.Client{Name: s.facts.Name, OwnTools: hasOwnTools(s.facts), Roots: s.roots}
 }
 
 // decideBuiltins sets which built-in tools the session leaves out, and
@@ -227,8 +228,8 @@ func (s *session) clientLabel() string {
 // wantsRoots reports whether the client's roots can change its built-in
 // tools: it declared roots, speaks a version with initialize, and some
 // file tool is available.
-func (s *session) wantsRoots(c *clientFacts) bool {
-	if c == nil || !c.roots || modernVersion(c.protocol) || s.g.builtin == nil {
+func (s *session) wantsRoots(c *clientera.Facts) bool {
+	if c == nil || !c.Roots || clientera.Modern(c.Protocol) || s.g.builtin == nil {
 		return false
 	}
 	return s.g.builtin.set.UsesRoots()

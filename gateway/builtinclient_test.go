@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 )
 
 // callText calls a tool through a client session and returns the text
@@ -113,7 +114,7 @@ func TestBuiltinsPerClient(t *testing.T) {
 		} {
 			cl := mcp.NewClient(&mcp.Implementation{Name: tc.client, Version: "1"}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/full"}, &mcp.ClientSessionOptions{ProtocolVersion: perRequestVersion})
+			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/full"}, &mcp.ClientSessionOptions{ProtocolVersion: clientera.PerRequestVersion})
 			if err != nil {
 				cancel()
 				t.Fatal(err)

@@ -15,11 +15,12 @@ package gateway
 //     says that a client defers tools (Claude Code 2.1.328 declares roots
 //     and elicitation, and optionally MCP Apps and Tasks extensions, and
 //     nothing about tool search: see package clients), so such clients
-//     are known by the clientInfo name they send: deferringClients. The
-//     name is self-reported, and that is acceptable here because the only
-//     thing it changes is the shape of the list: policy applies to every
-//     listing, search and call in every exposure, so a client that lies
-//     gets nothing it could not get from full exposure anyway.
+//     are known by the clientInfo name they send:
+//     clientera.DeferringClients. The name is self-reported, and that is
+//     acceptable here because the only thing it changes is the shape of
+//     the list: policy applies to every listing, search and call in every
+//     exposure, so a client that lies gets nothing it could not get from
+//     full exposure anyway.
 //  4. Otherwise the token threshold: full while every definition clients
 //     may see fits under it, dynamic past it (and a session in full
 //     switches to dynamic when the catalog grows past it, see sync).
@@ -53,66 +54,27 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
-// deferringClients are the clientInfo names of clients that put every MCP
-// tool behind their own tool search unless the tool carries
-// _meta["anthropic/alwaysLoad"]: true. Claude Code does, with tool search
-// on (its default for the Anthropic API, ENABLE_TOOL_SEARCH otherwise).
-var deferringClients = []string{"claude-code"}
-
-// quickListers are the clientInfo names of clients that list tools once
-// as they start and go on without the list when it is not answered at
-// once, by how long after initialize the gateway answers their first
-// list at the latest. Codex CLI (0.169.0, 0.171.0) starts its first turn
-// as soon as it is set up, with whatever tools had been listed by then:
-// a list answered 600 ms after its initialize missed the turn, and even
-// 130 ms did on a loaded machine; a list answered later reaches only its
-// later turns. So it is answered at once, with the gateway's search and
-// call when servers are still starting (fulllist.go). Other clients wait
-// for their first list as long as limits.firstListWait (Claude Code:
-// MCP_TIMEOUT, 30 s by default).
-var quickListers = map[string]time.Duration{"codex-mcp-client": 0}
-
 // firstListBound is how long a session's first tools/list in full
-// exposure may wait for servers still starting: limits.firstListWait,
-// and for a quick lister no later than its bound after initialize.
-func (g *Gateway) firstListBound(c *clientFacts) time.Duration {
+// exposure may wait for servers still starting (fulllist.go):
+// limits.firstListWait, and for a quick lister (clientera.QuickListers)
+// no later than its bound after initialize.
+func (g *Gateway) firstListBound(c *clientera.Facts) time.Duration {
 	bound := g.cfg.Gateway.Limits.FirstListWait
 	if c == nil {
 		return bound
 	}
-	if q, ok := quickListers[c.name]; ok {
+	if q, ok := clientera.QuickListers[c.Name]; ok {
 		left := q
-		if !c.at.IsZero() {
-			left = q - time.Since(c.at)
+		if !c.At.IsZero() {
+			left = q - time.Since(c.At)
 		}
 		bound = max(min(bound, left), 0)
 	}
 	return bound
-}
-
-// clientFacts is what a client said of itself in initialize.
-type clientFacts struct {
-	// at is when it said so.
-	at time.Time
-	// name and version are clientInfo's: self-reported.
-	name, version string
-	// protocol is the protocol version the client asked for.
-	protocol string
-	// roots is whether it declared the roots capability.
-	roots bool
-}
-
-// metaFacts reads the facts auto uses from a 2026-07-28 request's _meta
-// (its clientInfo and protocol version).
-func metaFacts(meta map[string]any) *clientFacts {
-	c := &clientFacts{protocol: metaVersion(meta), at: time.Now()}
-	if impl := metaImpl(meta); impl != nil {
-		c.name, c.version = impl.Name, impl.Version
-	}
-	return c
 }
 
 // modernAutoPrefix begins the keys of the shared servers (era.go) that
@@ -126,37 +88,16 @@ const modernAutoPrefix = "auto:"
 // (the threshold) for any other client and for a request without
 // clientInfo.
 func (g *Gateway) modernAutoKey(name string) string {
-	if m, _, ok := g.clientRule(&clientFacts{name: name}); ok {
-		return modernAutoPrefix + modernMode(m)
+	if m, _, ok := g.clientRule(&clientera.Facts{Name: name}); ok {
+		return modernAutoPrefix + clientera.ModernMode(m)
 	}
 	return config.ExposureAuto
-}
-
-// factsOf reads the facts auto uses from an initialize request's params.
-func factsOf(p *mcp.InitializeParams) *clientFacts {
-	c := &clientFacts{at: time.Now()}
-	if p == nil {
-		return c
-	}
-	c.protocol = p.ProtocolVersion
-	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
-	c.roots = p.Capabilities != nil && p.Capabilities.RootsV2 != nil
-	if p.ClientInfo != nil {
-		c.name, c.version = p.ClientInfo.Name, p.ClientInfo.Version
-	}
-	return c
-}
-
-// defersTools reports whether the client is known to defer MCP tools
-// behind its own tool search.
-func (c *clientFacts) defersTools() bool {
-	return c != nil && slices.Contains(deferringClients, c.name)
 }
 
 // resolveModeFor is resolveMode for one client: mode as configured, or
 // for auto the rule at the top of this file. c may be nil (no client
 // known yet).
-func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
+func (g *Gateway) resolveModeFor(mode string, c *clientera.Facts) (string, string) {
 	if mode != config.ExposureAuto && mode != "" {
 		return mode, "set by configuration"
 	}
@@ -164,9 +105,9 @@ func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
 		return m, reason
 	}
 	mode, reason := g.thresholdMode()
-	if c != nil && c.name != "" {
-		if _, named := g.cfg.Gateway.Clients[c.name]; named {
-			reason = fmt.Sprintf("%s (toolsearch.clients leaves client %q to the threshold)", reason, c.name)
+	if c != nil && c.Name != "" {
+		if _, named := g.cfg.Gateway.Clients[c.Name]; named {
+			reason = fmt.Sprintf("%s (toolsearch.clients leaves client %q to the threshold)", reason, c.Name)
 		}
 	}
 	return mode, reason
@@ -174,19 +115,19 @@ func (g *Gateway) resolveModeFor(mode string, c *clientFacts) (string, string) {
 
 // clientRule is what rules 2 and 3 give the client, if either applies:
 // its exposure (as configured, dynamic included) and why.
-func (g *Gateway) clientRule(c *clientFacts) (mode, reason string, ok bool) {
-	if c == nil || c.name == "" {
+func (g *Gateway) clientRule(c *clientera.Facts) (mode, reason string, ok bool) {
+	if c == nil || c.Name == "" {
 		return "", "", false
 	}
-	if m, named := g.cfg.Gateway.Clients[c.name]; named {
+	if m, named := g.cfg.Gateway.Clients[c.Name]; named {
 		if m == config.ExposureAuto {
 			return "", "", false
 		}
-		return m, fmt.Sprintf("auto: toolsearch.clients gives client %q %s", c.name, m), true
+		return m, fmt.Sprintf("auto: toolsearch.clients gives client %q %s", c.Name, m), true
 	}
-	if c.defersTools() {
+	if c.DefersTools() {
 		return config.ExposureFull, fmt.Sprintf("auto: client %q defers MCP tools behind its own tool search, "+
-			"so it gets every tool with the _meta hints rather than a second search (known by its clientInfo name: it declares no capability for it)", c.name), true
+			"so it gets every tool with the _meta hints rather than a second search (known by its clientInfo name: it declares no capability for it)", c.Name), true
 	}
 	return "", "", false
 }
@@ -195,7 +136,7 @@ func (g *Gateway) clientRule(c *clientFacts) (mode, reason string, ok bool) {
 // whatever the threshold, for Exposure (what toolsearch status prints).
 func (g *Gateway) autoClientsNote() string {
 	var parts []string
-	for _, n := range deferringClients {
+	for _, n := range clientera.DeferringClients {
 		if _, ok := g.cfg.Gateway.Clients[n]; !ok {
 			parts = append(parts, n+" gets full (it defers MCP tools itself)")
 		}
@@ -236,7 +177,7 @@ func (s *session) clientMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		p, _ := req.GetParams().(*mcp.InitializeParams)
-		mode := s.decideForClient(factsOf(p))
+		mode := s.decideForClient(clientera.FromInitialize(p))
 		res, err := next(ctx, method, req)
 		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.auto {
 			ir.Instructions = s.g.instructions(mode, true)
@@ -248,7 +189,7 @@ func (s *session) clientMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // decideForClient records the client's facts and, for a session in
 // auto, re-decides its exposure by them; it returns the session's mode.
 // No listing has been served yet, so a change needs no list_changed.
-func (s *session) decideForClient(c *clientFacts) string {
+func (s *session) decideForClient(c *clientera.Facts) string {
 	g := s.g
 	s.mu.Lock()
 	s.facts = c
@@ -261,7 +202,7 @@ func (s *session) decideForClient(c *clientFacts) string {
 	if !s.auto {
 		mode, reason := s.mode, s.reason
 		s.mu.Unlock()
-		g.log.Info("client connected", "client", c.name, "client_version", c.version, "exposure", mode, "why", reason)
+		g.log.Info("client connected", "client", c.Name, "client_version", c.Version, "exposure", mode, "why", reason)
 		return mode
 	}
 	mode, reason := g.resolveModeFor(config.ExposureAuto, c)
@@ -277,7 +218,7 @@ func (s *session) decideForClient(c *clientFacts) string {
 	}
 	s.mode, s.reason = mode, reason
 	s.mu.Unlock()
-	g.log.Info("client connected", "client", c.name, "client_version", c.version, "exposure", mode, "why", reason)
+	g.log.Info("client connected", "client", c.Name, "client_version", c.Version, "exposure", mode, "why", reason)
 	s.sync()
 	return mode
 }

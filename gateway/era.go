@@ -22,12 +22,15 @@ package gateway
 //
 // A connection speaks one era: a request whose _meta claims another
 // version than the one its connection speaks is refused (eraMiddleware).
+//
+// What a request says of its era (the version in its _meta, the client's
+// name, the bound on _meta's size) is read by package clientera; this
+// file is the gateway's side: the shared servers, the sessions that keep
+// to one era, the clients seen.
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -35,46 +38,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
-
-// perRequestVersion is the first protocol version without sessions.
-const perRequestVersion = "2026-07-28"
-
-// maxMetaBytes bounds the _meta of one request (its JSON encoding). The
-// per-request era puts the client's capabilities there, which are small;
-// a larger _meta is refused rather than decoded, logged or passed on.
-const maxMetaBytes = 16 << 10
-
-// modernVersion reports whether v is a version of the per-request era.
-// Versions compare as dates, as the MCP library compares them.
-func modernVersion(v string) bool { return v >= perRequestVersion }
-
-// eraName says which era a version belongs to, for logs and /healthz.
-func eraName(v string) string {
-	switch {
-	case v == "":
-		return "unknown"
-	case modernVersion(v):
-		return "per-request"
-	default:
-		return "session"
-	}
-}
 
 // dynamicWhy is why a 2026-07-28 client gets search exposure where
 // dynamic was asked for.
 const dynamicWhy = "MCP 2026-07-28 clients get one tool list per exposure that their own requests do not change; " +
 	"dynamic exposure (found tools join the list) is served to 2025-11-25 sessions only, so they get search exposure"
-
-// modernMode is the exposure a 2026-07-28 client gets for mode (as
-// resolved): dynamic becomes search.
-func modernMode(mode string) string {
-	if mode == config.ExposureDynamic {
-		return config.ExposureSearch
-	}
-	return mode
-}
 
 // eraState is the gateway's state about eras: the shared servers of
 // 2026-07-28 clients over HTTP, the clients seen, the cache hints of the
@@ -82,22 +53,10 @@ func modernMode(mode string) string {
 type eraState struct {
 	mu        sync.Mutex
 	shared    map[string]*session // requested exposure → the server of 2026-07-28 clients
-	clients   []clientSeen        // 2026-07-28 clients over HTTP, newest last
+	clients   clientera.Recent    // 2026-07-28 clients over HTTP, in the order first seen
 	logMu     sync.Mutex
 	loggedDyn map[string]bool // requested exposures whose dynamic → search was logged
 }
-
-// clientSeen is one 2026-07-28 client over HTTP, as it names itself (the
-// name is self-reported: it is shown, never acted on).
-type clientSeen struct {
-	Protocol string    `json:"protocol"`
-	Client   string    `json:"client,omitempty"`
-	Exposure string    `json:"exposure"`
-	LastSeen time.Time `json:"last_seen"`
-}
-
-// maxClientsSeen bounds the list of 2026-07-28 clients kept for /healthz.
-const maxClientsSeen = 32
 
 // sharedSession returns the server that serves 2026-07-28 clients of the
 // given exposure over HTTP, making it at first use. Every such client of
@@ -166,35 +125,15 @@ func (g *Gateway) logDynamic(requested, reason string) {
 // sawClient records a 2026-07-28 client served over HTTP; the first
 // request of a client not seen before is logged.
 func (g *Gateway) sawClient(version, client, mode string) {
-	e := &g.era
-	now := time.Now()
-	e.mu.Lock()
-	for i, c := range e.clients {
-		if c.Protocol == version && c.Client == client && c.Exposure == mode {
-			e.clients[i].LastSeen = now
-			e.mu.Unlock()
-			return
-		}
+	if !g.era.clients.Saw(version, client, mode, time.Now()) {
+		return
 	}
-	e.clients = append(e.clients, clientSeen{Protocol: version, Client: client, Exposure: mode, LastSeen: now})
-	if len(e.clients) > maxClientsSeen {
-		e.clients = slices.Delete(e.clients, 0, len(e.clients)-maxClientsSeen)
-	}
-	e.mu.Unlock()
-	g.log.Info("a client speaks MCP "+version, "era", eraName(version), "client", client, "exposure", mode, "transport", "http")
+	g.log.Info("a client speaks MCP "+version, "era", clientera.Era(version), "client", client, "exposure", mode, "transport", "http")
 }
 
 // ClientEra is one client as /healthz shows it: the protocol version it
 // speaks, its era, how it is connected and its exposure.
-type ClientEra struct {
-	Protocol  string `json:"protocol"`
-	Era       string `json:"era"`
-	Transport string `json:"transport"` // "session" (stdio or HTTP session) or "http" (2026-07-28 requests)
-	Client    string `json:"client,omitempty"`
-	Exposure  string `json:"exposure"`
-	// LastSeen is when a 2026-07-28 client over HTTP last sent a request.
-	LastSeen *time.Time `json:"last_seen,omitempty"`
-}
+type ClientEra = clientera.Client
 
 // ClientEras lists the clients connected (sessions, and the 2026-07-28
 // clients over HTTP seen lately), sessions first in the order they came.
@@ -204,101 +143,11 @@ func (g *Gateway) ClientEras() []ClientEra {
 	out := []ClientEra{}
 	for _, s := range list {
 		s.mu.Lock()
-		ce := ClientEra{Protocol: s.era, Era: eraName(s.era), Transport: "session", Client: s.client, Exposure: s.mode}
+		ce := ClientEra{Protocol: s.era, Era: clientera.Era(s.era), Transport: "session", Client: s.client, Exposure: s.mode}
 		s.mu.Unlock()
 		out = append(out, ce)
 	}
-	e := &g.era
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, c := range e.clients {
-		at := c.LastSeen
-		out = append(out, ClientEra{Protocol: c.Protocol, Era: eraName(c.Protocol), Transport: "http", Client: c.Client, Exposure: c.Exposure, LastSeen: &at})
-	}
-	return out
-}
-
-// requestMeta returns the _meta of a request, nil when it has none.
-func requestMeta(req mcp.Request) map[string]any {
-	if req == nil {
-		return nil
-	}
-	p := req.GetParams()
-	if p == nil {
-		return nil
-	}
-	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil // a request without params
-	}
-	return p.GetMeta()
-}
-
-// metaVersion is the protocol version a request's _meta claims, "" when
-// it claims none.
-func metaVersion(meta map[string]any) string {
-	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
-	return v
-}
-
-// clientName is how a client names itself in a request's _meta or its
-// initialize: "name version", shortened.
-func clientName(impl *mcp.Implementation) string {
-	if impl == nil {
-		return ""
-	}
-	n := strings.TrimSpace(impl.Name + " " + impl.Version)
-	if len(n) > 80 {
-		n = n[:80] + "…"
-	}
-	return n
-}
-
-func metaClient(meta map[string]any) string { return clientName(metaImpl(meta)) }
-
-// metaImpl is the clientInfo of a request's _meta, nil when it has none
-// (or one that is not an Implementation).
-func metaImpl(meta map[string]any) *mcp.Implementation {
-	raw, ok := meta[mcp.MetaKeyClientInfo]
-	if !ok {
-		return nil
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil
-	}
-	var impl mcp.Implementation
-	if json.Unmarshal(b, &impl) != nil {
-		return nil
-	}
-	return &impl
-}
-
-// isNotification reports whether method names a notification.
-func isNotification(method string) bool { return strings.HasPrefix(method, "notifications/") }
-
-// eraError is the error of a request refused for its era.
-func eraError(code int64, msg string, supported []string, requested string) error {
-	err := &jsonrpc.Error{Code: code, Message: msg}
-	if code == mcp.CodeUnsupportedProtocolVersion {
-		err.Data, _ = json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
-	}
-	return err
-}
-
-// checkMetaSize refuses a _meta over maxMetaBytes.
-func checkMetaSize(meta map[string]any) error {
-	if len(meta) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the request's _meta cannot be encoded: %v", err)}
-	}
-	if len(b) > maxMetaBytes {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("the request's _meta is %d bytes, more than the %d accepted", len(b), maxMetaBytes)}
-	}
-	return nil
+	return append(out, g.era.clients.Clients()...)
 }
 
 // eraMiddleware keeps a connection to one era and records it. The first
@@ -307,18 +156,18 @@ func checkMetaSize(meta map[string]any) error {
 // 2026-07-28 version (the per-request era, adopted here). Later requests
 // that claim another era are refused, so that a forged _meta cannot
 // switch a session's lists or its notifications. A _meta over
-// maxMetaBytes is refused. It also gives the cache fields to tool lists
-// the library does not build (full exposure, fulllist.go).
+// clientera.MaxMetaBytes is refused. It also gives the cache fields to
+// tool lists the library does not build (full exposure, fulllist.go).
 func (s *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if isNotification(method) {
+		if clientera.IsNotification(method) {
 			return next(ctx, method, req)
 		}
-		meta := requestMeta(req)
-		if err := checkMetaSize(meta); err != nil {
+		meta := clientera.Meta(req)
+		if err := clientera.CheckMetaSize(meta); err != nil {
 			return nil, err
 		}
-		version := metaVersion(meta)
+		version := clientera.Version(meta)
 		if err := s.checkEra(ctx, method, req, version, meta); err != nil {
 			return nil, err
 		}
@@ -351,15 +200,15 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 	if s.shared {
 		// The library has checked the version against the supported
 		// ones; a request without one is not of this era.
-		if !modernVersion(version) {
-			return eraError(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+		if !clientera.Modern(version) {
+			return clientera.Refusal(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 				"%s without _meta %q: requests without a session carry the protocol version (2026-07-28); a 2025-11-25 client begins with initialize",
 				method, mcp.MetaKeyProtocolVersion), nil, "")
 		}
 		s.mu.Lock()
 		mode := s.mode
 		s.mu.Unlock()
-		g.sawClient(version, metaClient(meta), mode)
+		g.sawClient(version, clientera.MetaClient(meta), mode)
 		if g.feed != nil {
 			s.feedClient(version, meta) // feed.go
 		}
@@ -369,21 +218,21 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 	era := s.era
 	s.mu.Unlock()
 	switch {
-	case era == "" && modernVersion(version):
-		s.adopt(req, version, metaFacts(meta))
+	case era == "" && clientera.Modern(version):
+		s.adopt(req, version, clientera.FromMeta(meta))
 		return nil
 	case era == "":
 		return nil // initialize (or a request the library refuses before it)
-	case modernVersion(era) && version != era:
+	case clientera.Modern(era) && version != era:
 		claimed := version
 		if claimed == "" {
 			claimed = "none"
 		}
-		return eraError(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+		return clientera.Refusal(jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 			"this connection speaks MCP %s, whose every request carries _meta %q = %q; %s claims %s",
 			era, mcp.MetaKeyProtocolVersion, era, method, claimed), nil, "")
-	case !modernVersion(era) && version != "" && modernVersion(version):
-		return eraError(mcp.CodeUnsupportedProtocolVersion, fmt.Sprintf(
+	case !clientera.Modern(era) && version != "" && clientera.Modern(version):
+		return clientera.Refusal(mcp.CodeUnsupportedProtocolVersion, fmt.Sprintf(
 			"this connection began with initialize and speaks MCP %s; a request of protocol version %q is refused in it", era, version),
 			[]string{era}, version)
 	}
@@ -394,8 +243,8 @@ func (s *session) checkEra(ctx context.Context, method string, req mcp.Request, 
 // of that era: it is registered (no initialized notification will come),
 // auto is decided by the request's clientInfo (clientmode.go), and
 // dynamic exposure becomes search.
-func (s *session) adopt(req mcp.Request, version string, facts *clientFacts) {
-	client := clientName(&mcp.Implementation{Name: facts.name, Version: facts.version})
+func (s *session) adopt(req mcp.Request, version string, facts *clientera.Facts) {
+	client := clientera.ClientName(&mcp.Implementation{Name: facts.Name, Version: facts.Version})
 	g := s.g
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	s.mu.Lock()
@@ -425,7 +274,7 @@ func (s *session) adopt(req mcp.Request, version string, facts *clientFacts) {
 	if requested == config.ExposureDynamic {
 		g.logDynamic(requested, reason)
 	}
-	g.log.Info("a client speaks MCP "+version, "era", eraName(version), "client", client, "exposure", mode, "transport", "stdio")
+	g.log.Info("a client speaks MCP "+version, "era", clientera.Era(version), "client", client, "exposure", mode, "transport", "stdio")
 	g.register(s)
 	s.sync()
 	if ss != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
@@ -152,11 +153,11 @@ func TestEraParamHeaders(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				h := modernHeader("tools/call", "tagged", perRequestVersion)
+				h := modernHeader("tools/call", "tagged", clientera.PerRequestVersion)
 				for k, v := range c.headers {
 					h[k] = v
 				}
-				status, res := post(t, url, h, modernBody("tools/call", `{"name":"tagged","arguments":`+c.args+`}`, perRequestVersion))
+				status, res := post(t, url, h, modernBody("tools/call", `{"name":"tagged","arguments":`+c.args+`}`, clientera.PerRequestVersion))
 				if c.ok {
 					r, _ := res["result"].(map[string]any)
 					if status != http.StatusOK || r == nil || r["isError"] == true {
@@ -186,7 +187,7 @@ func TestEraParamHeaders(t *testing.T) {
 	})
 
 	t.Run("Go SDK client", func(t *testing.T) {
-		cs := connectAt(t, url, perRequestVersion, nil)
+		cs := connectAt(t, url, clientera.PerRequestVersion, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if _, err := cs.ListTools(ctx, nil); err != nil {
@@ -211,7 +212,7 @@ func TestEraRetryUnknownState(t *testing.T) {
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}}
-	cs := connectAt(t, url, perRequestVersion, opts)
+	cs := connectAt(t, url, clientera.PerRequestVersion, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	answer := mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}
@@ -256,15 +257,15 @@ func TestEraRetryUnknownState(t *testing.T) {
 	t.Run("raw wire", func(t *testing.T) {
 		// The refusal over the wire: HTTP 400 with -32602 (the MCP
 		// library's status for invalid params).
-		status, res := post(t, url, modernHeader("tools/call", "ask", perRequestVersion),
-			modernBody("tools/call", `{"name":"ask","requestState":"st-1x","inputResponses":{"name":{"action":"accept"}}}`, perRequestVersion))
+		status, res := post(t, url, modernHeader("tools/call", "ask", clientera.PerRequestVersion),
+			modernBody("tools/call", `{"name":"ask","requestState":"st-1x","inputResponses":{"name":{"action":"accept"}}}`, clientera.PerRequestVersion))
 		if status != http.StatusBadRequest || errCode(res) != int(jsonrpc.CodeInvalidParams) {
 			t.Errorf("a forged state over the wire: %d %v", status, res)
 		}
 		// A result the gateway makes itself (a tool error) and one of the
 		// server both carry resultType.
 		for _, body := range []string{`{"name":"tagged","arguments":{"opts":"not an object"}}`, `{"name":"tagged","arguments":{}}`} {
-			status, res := post(t, url, modernHeader("tools/call", "tagged", perRequestVersion), modernBody("tools/call", body, perRequestVersion))
+			status, res := post(t, url, modernHeader("tools/call", "tagged", clientera.PerRequestVersion), modernBody("tools/call", body, clientera.PerRequestVersion))
 			r, _ := res["result"].(map[string]any)
 			if status != http.StatusOK || r == nil || r["resultType"] != "complete" {
 				t.Errorf("%s: %d %v, want a result with resultType complete", body, status, res)
@@ -292,8 +293,8 @@ func TestEraClientCapabilitiesRelayed(t *testing.T) {
 		opts    *mcp.ClientOptions
 		served  bool
 	}{
-		{"2026 without sampling", perRequestVersion, nil, false},
-		{"2026 with sampling", perRequestVersion, sampling, true},
+		{"2026 without sampling", clientera.PerRequestVersion, nil, false},
+		{"2026 with sampling", clientera.PerRequestVersion, sampling, true},
 		{"2025 session without sampling", upstream.LegacyProtocol, nil, false},
 		{"2025 session with sampling", upstream.LegacyProtocol, sampling, true},
 	}
@@ -324,8 +325,8 @@ func TestEraClientCapabilitiesRelayed(t *testing.T) {
 	}
 	t.Run("raw wire", func(t *testing.T) {
 		// modernBody declares no capabilities at all.
-		status, res := post(t, url, modernHeader("tools/call", "needs_sampling", perRequestVersion),
-			modernBody("tools/call", `{"name":"needs_sampling"}`, perRequestVersion))
+		status, res := post(t, url, modernHeader("tools/call", "needs_sampling", clientera.PerRequestVersion),
+			modernBody("tools/call", `{"name":"needs_sampling"}`, clientera.PerRequestVersion))
 		if status != http.StatusBadRequest || errCode(res) != int(mcp.CodeMissingRequiredClientCapabilities) {
 			t.Errorf("a client with no capabilities over the wire: %d %v, want 400 with -32021", status, res)
 		}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -87,7 +88,7 @@ func (g *Gateway) statelessHandler(mode string) http.Handler {
 // know (paramheaders.go); it returns the request's id for the error. key
 // names the shared server that serves the request.
 func (g *Gateway) fullParamHeaders(key string, h http.Header, body []byte) (json.RawMessage, error) {
-	if !modernVersion(h.Get("Mcp-Protocol-Version")) {
+	if !clientera.Modern(h.Get("Mcp-Protocol-Version")) {
 		return nil, nil
 	}
 	var msg struct {
@@ -137,8 +138,8 @@ func peekBody(body []byte) (httpBody, error) {
 		return httpBody{}, nil
 	}
 	out := httpBody{method: msg.Method, metaLen: len(msg.Params.Meta)}
-	if out.metaLen > maxMetaBytes {
-		return out, fmt.Errorf("the request's _meta is %d bytes, more than the %d accepted", out.metaLen, maxMetaBytes)
+	if out.metaLen > clientera.MaxMetaBytes {
+		return out, fmt.Errorf("the request's _meta is %d bytes, more than the %d accepted", out.metaLen, clientera.MaxMetaBytes)
 	}
 	if len(msg.Params.Meta) > 0 {
 		var meta struct {
@@ -148,10 +149,10 @@ func peekBody(body []byte) (httpBody, error) {
 			out.version, _ = meta.Version.(string)
 		}
 		// The client's name as the request's handler will read it
-		// (metaImpl), so that routing and serving agree.
+		// (clientera.MetaImpl), so that routing and serving agree.
 		var m map[string]any
 		if json.Unmarshal(msg.Params.Meta, &m) == nil {
-			if impl := metaImpl(m); impl != nil {
+			if impl := clientera.MetaImpl(m); impl != nil {
 				out.client = impl.Name
 			}
 		}
@@ -164,7 +165,7 @@ func peekBody(body []byte) (httpBody, error) {
 // whether it answered.
 func (g *Gateway) routeModern(w http.ResponseWriter, r *http.Request, stateless http.Handler) bool {
 	header := r.Header.Get("Mcp-Protocol-Version")
-	modern := modernVersion(header)
+	modern := clientera.Modern(header)
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(r.Body) // the guard has bounded it
 		if err != nil {
@@ -177,7 +178,7 @@ func (g *Gateway) routeModern(w http.ResponseWriter, r *http.Request, stateless 
 			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error())
 			return true
 		}
-		if modernVersion(hb.version) || hb.method == "server/discover" {
+		if clientera.Modern(hb.version) || hb.method == "server/discover" {
 			modern = true
 		}
 	}

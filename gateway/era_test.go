@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
@@ -134,7 +135,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func TestPeekBody(t *testing.T) {
 	t.Parallel()
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":"` + strings.Repeat("a", maxMetaBytes) + `"}}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":"` + strings.Repeat("a", clientera.MaxMetaBytes) + `"}}}`
 	for _, c := range []struct {
 		name, body, method, version string
 		bad                         bool
@@ -182,7 +183,7 @@ func FuzzPeekBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		hb, err := peekBody(body)
-		if err == nil && hb.metaLen > maxMetaBytes {
+		if err == nil && hb.metaLen > clientera.MaxMetaBytes {
 			t.Fatalf("a _meta of %d bytes passed", hb.metaLen)
 		}
 		if hb.version != "" && !json.Valid(body) {
@@ -195,7 +196,7 @@ func FuzzPeekBody(f *testing.F) {
 			} `json:"params"`
 		}
 		if err == nil && json.Unmarshal(body, &msg) == nil {
-			if want := metaFacts(msg.Params.Meta).name; hb.client != want {
+			if want := clientera.FromMeta(msg.Params.Meta).Name; hb.client != want {
 				t.Fatalf("routing read client %q, serving reads %q", hb.client, want)
 			}
 		}
@@ -643,7 +644,7 @@ func TestErasOverHTTP(t *testing.T) {
 
 	t.Run("attack: oversize _meta", func(t *testing.T) {
 		body := modernBody("tools/list", `{"x":1}`, era2026)
-		body = strings.Replace(body, `"_meta":{`, `"_meta":{"pad":"`+strings.Repeat("x", maxMetaBytes)+`",`, 1)
+		body = strings.Replace(body, `"_meta":{`, `"_meta":{"pad":"`+strings.Repeat("x", clientera.MaxMetaBytes)+`",`, 1)
 		status, res := post(t, dynamic, modernHeader("tools/list", "", era2026), body)
 		if status != http.StatusBadRequest || errCode(res) != int(jsonrpc.CodeInvalidParams) || !strings.Contains(errMessage(res), "_meta") {
 			t.Fatalf("an oversize _meta: %d %v, want 400 -32602 naming _meta", status, res)
@@ -888,7 +889,7 @@ func TestEraAttacksOverStdio(t *testing.T) {
 		}},
 		{"an oversize _meta", func(t *testing.T, r *rawStdio) {
 			params := modernParams(`{"x":1}`, era2026)
-			params = strings.Replace(params, `"_meta":{`, `"_meta":{"pad":"`+strings.Repeat("y", maxMetaBytes)+`",`, 1)
+			params = strings.Replace(params, `"_meta":{`, `"_meta":{"pad":"`+strings.Repeat("y", clientera.MaxMetaBytes)+`",`, 1)
 			res := r.call(t, "tools/list", params)
 			if errCode(res) != int(jsonrpc.CodeInvalidParams) || !strings.Contains(errMessage(res), "_meta") {
 				t.Fatalf("an oversize _meta: %v, want -32602 naming _meta", res)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/internal/utf8cut"
@@ -378,7 +379,7 @@ func sharedClients(mode string) string { return "clients of MCP 2026-07-28 (" + 
 func (s *session) feedClientID(req mcp.Request) (id, client string) {
 	id, client = s.feedID()
 	if s.shared {
-		if c := metaClient(requestMeta(req)); c != "" {
+		if c := clientera.MetaClient(clientera.Meta(req)); c != "" {
 			client = clip(c, MaxFeedName)
 		}
 	}
@@ -393,7 +394,7 @@ func (s *session) feedSession(v *view, closed bool) {
 	ev := SessionEvent{Time: time.Now(), Protocol: clip(s.era, MaxFeedName), Shared: s.shared, Exposure: s.mode, Why: s.reason,
 		Closed: closed, FullTokens: s.g.visibleTokens(v), SentTokens: s.loadedTok}
 	if s.mode == config.ExposureFull {
-		ev.ClientDefers = s.facts.defersTools()
+		ev.ClientDefers = s.facts.DefersTools()
 		ev.ClientTokens = s.g.clientDeferredTokens(v)
 	}
 	ev.Session, ev.Client = s.feedIDLocked()
@@ -425,9 +426,9 @@ func (s *session) feedClient(version string, meta map[string]any) {
 		return
 	}
 	id, _ := s.feedID()
-	facts := metaFacts(meta)
-	cf.ClientSeen(ClientEvent{Time: time.Now(), Session: id, Client: clip(metaClient(meta), MaxFeedName),
-		Protocol: clip(version, MaxFeedName), Defers: facts.defersTools()})
+	facts := clientera.FromMeta(meta)
+	cf.ClientSeen(ClientEvent{Time: time.Now(), Session: id, Client: clip(clientera.MetaClient(meta), MaxFeedName),
+		Protocol: clip(version, MaxFeedName), Defers: facts.DefersTools()})
 }
 
 // feedClosed tells the feed a session ended.

@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
@@ -696,7 +697,7 @@ var (
 // already ends them.
 func (s *session) hangUpMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if s.shared || isNotification(method) {
+		if s.shared || clientera.IsNotification(method) {
 			return next(ctx, method, req)
 		}
 		ctx, cancel := context.WithCancelCause(ctx)

@@ -100,7 +100,7 @@ func (s *session) loadAndAwaitRelist(ctx context.Context, found []*catalog.Tool)
 	name := ""
 	s.mu.Lock()
 	if s.facts != nil {
-		name = s.facts.name
+		name = s.facts.Name
 	}
 	s.mu.Unlock()
 	if _, deaf := s.g.deafClients.Load(name); deaf {

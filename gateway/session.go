@@ -16,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/enrich"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 )
@@ -28,7 +29,7 @@ const maxDynamicTools = 64
 // first: 2026-07-28 (no sessions: each request carries its version, era.go)
 // and the versions of the initialize handshake, whose sessions may have
 // their own tool list (dynamic exposure).
-var downstreamVersions = []string{perRequestVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var downstreamVersions = []string{clientera.PerRequestVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // searchInputSchema is search_tools' input: query, queries or both. How to
 // word a query is said in the description (searchDescription), once.
@@ -90,7 +91,7 @@ type session struct {
 	// facts is what the client said in initialize, which auto decides
 	// by (clientmode.go); listed tells whether it has had a tools/list
 	// answer (fulllist.go).
-	facts  *clientFacts
+	facts  *clientera.Facts
 	listed bool
 	// bridge: a session in full mode whose first list was answered
 	// while servers were still starting also lists search_tools and
@@ -180,11 +181,11 @@ func (g *Gateway) makeSession(mode string, shared bool) *session {
 			s.mu.Lock()
 			s.ss = req.Session
 			if ip := req.Session.InitializeParams(); ip != nil {
-				s.era, s.client = ip.ProtocolVersion, clientName(ip.ClientInfo)
+				s.era, s.client = ip.ProtocolVersion, clientera.ClientName(ip.ClientInfo)
 			}
 			era, client, mode, rootsDone := s.era, s.client, s.mode, s.rootsDone
 			s.mu.Unlock()
-			g.log.Info("a client speaks MCP "+era, "era", eraName(era), "client", client, "exposure", mode, "transport", "session")
+			g.log.Info("a client speaks MCP "+era, "era", clientera.Era(era), "client", client, "exposure", mode, "transport", "session")
 			g.register(s)
 			s.sync()
 			if rootsDone != nil {
@@ -350,7 +351,7 @@ func (g *Gateway) syncSessions() {
 
 // modern reports whether the session serves 2026-07-28 clients. s.mu is
 // held.
-func (s *session) modern() bool { return s.shared || modernVersion(s.era) }
+func (s *session) modern() bool { return s.shared || clientera.Modern(s.era) }
 
 // guard runs f and turns a panic of the SDK's Add* functions into a log
 // line, so that one bad upstream definition cannot bring the gateway down.

@@ -50,6 +50,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
@@ -221,7 +222,7 @@ func (s *session) sharedState() ([]byte, bool) {
 	saved.Loaded = slices.Clone(s.loaded)
 	saved.Roots = slices.Clone(s.roots)
 	if c := s.facts; c != nil {
-		saved.Client = savedClient{Name: c.name, Version: c.version, Protocol: c.protocol, Roots: c.roots}
+		saved.Client = savedClient{Name: c.Name, Version: c.Version, Protocol: c.Protocol, Roots: c.Roots}
 	}
 	s.mu.Unlock()
 	b, err := json.Marshal(saved)
@@ -623,7 +624,7 @@ func parseSavedSession(data []byte, mode string) (*savedSession, error) {
 		return nil, fmt.Errorf("saved session layout %d, want %d", saved.Version, savedSessionVersion)
 	case ip == nil:
 		return nil, fmt.Errorf("the saved session has no initialize parameters")
-	case !slices.Contains(downstreamVersions, saved.State.NegotiatedProtocolVersion) || modernVersion(saved.State.NegotiatedProtocolVersion):
+	case !slices.Contains(downstreamVersions, saved.State.NegotiatedProtocolVersion) || clientera.Modern(saved.State.NegotiatedProtocolVersion):
 		return nil, fmt.Errorf("the saved session speaks MCP %q, which has no sessions here", saved.State.NegotiatedProtocolVersion)
 	case saved.Endpoint != mode:
 		return nil, fmt.Errorf("the session was opened at the %s endpoint, not %s", saved.Endpoint, mode)
@@ -642,8 +643,8 @@ func (s *session) restore(saved *savedSession) {
 	g := s.g
 	s.mu.Lock()
 	c := saved.Client
-	s.facts = &clientFacts{name: c.Name, version: c.Version, protocol: c.Protocol, roots: c.Roots}
-	s.era, s.client = saved.State.InitializeParams.ProtocolVersion, clientName(saved.State.InitializeParams.ClientInfo)
+	s.facts = &clientera.Facts{Name: c.Name, Version: c.Version, Protocol: c.Protocol, Roots: c.Roots}
+	s.era, s.client = saved.State.InitializeParams.ProtocolVersion, clientera.ClientName(saved.State.InitializeParams.ClientInfo)
 	s.roots = slices.Clone(saved.Roots)
 	s.decideBuiltins()
 	if s.auto {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 )
 
 // FuzzParseSavedSession: a saved session state, whatever its bytes, is
@@ -30,7 +31,7 @@ func FuzzParseSavedSession(f *testing.F) {
 			return
 		}
 		if saved.State.InitializeParams == nil || saved.Endpoint != mode || len(saved.Loaded) > maxDynamicTools ||
-			modernVersion(saved.State.NegotiatedProtocolVersion) {
+			clientera.Modern(saved.State.NegotiatedProtocolVersion) {
 			t.Fatalf("accepted a state that cannot be served: %+v", saved)
 		}
 	})

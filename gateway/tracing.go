@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 )
 
@@ -32,11 +33,11 @@ func (g *Gateway) newTracer(opts Options) *tracing.Tracer {
 func (s *session) traceMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	tr := s.g.tracer
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if isNotification(method) {
+		if clientera.IsNotification(method) {
 			return next(ctx, method, req)
 		}
-		meta := requestMeta(req)
-		r := tracing.Request{Method: method, Meta: meta, Protocol: metaVersion(meta)}
+		meta := clientera.Meta(req)
+		r := tracing.Request{Method: method, Meta: meta, Protocol: clientera.Version(meta)}
 		if r.Protocol == "" {
 			s.mu.Lock()
 			r.Protocol = s.era
@@ -46,7 +47,7 @@ func (s *session) traceMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if r.Protocol != "" {
-			r.Era = eraName(r.Protocol)
+			r.Era = clientera.Era(r.Protocol)
 		}
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 			r.Tool = p.Name
