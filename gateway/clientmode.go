@@ -60,14 +60,14 @@ import (
 
 // firstListBound is how long a session's first tools/list in full
 // exposure may wait for servers still starting (fulllist.go):
-// limits.firstListWait, and for a quick lister (clientera.QuickListers)
+// limits.firstListWait, and for a quick lister (clientera.QuickLister)
 // no later than its bound after initialize.
 func (g *Gateway) firstListBound(c *clientera.Facts) time.Duration {
 	bound := g.cfg.Gateway.Limits.FirstListWait
 	if c == nil {
 		return bound
 	}
-	if q, ok := clientera.QuickListers[c.Name]; ok {
+	if q, ok := clientera.QuickLister(c.Name); ok {
 		left := q
 		if !c.At.IsZero() {
 			left = q - time.Since(c.At)
@@ -136,7 +136,7 @@ func (g *Gateway) clientRule(c *clientera.Facts) (mode, reason string, ok bool) 
 // whatever the threshold, for Exposure (what toolsearch status prints).
 func (g *Gateway) autoClientsNote() string {
 	var parts []string
-	for _, n := range clientera.DeferringClients {
+	for _, n := range clientera.DeferringClients() {
 		if _, ok := g.cfg.Gateway.Clients[n]; !ok {
 			parts = append(parts, n+" gets full (it defers MCP tools itself)")
 		}

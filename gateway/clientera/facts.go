@@ -7,13 +7,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DeferringClients are the clientInfo names of clients that put every MCP
+// deferringClients are the clientInfo names of clients that put every MCP
 // tool behind their own tool search unless the tool carries
 // _meta["anthropic/alwaysLoad"]: true. Claude Code does, with tool search
 // on (its default for the Anthropic API, ENABLE_TOOL_SEARCH otherwise).
-var DeferringClients = []string{"claude-code"}
+var deferringClients = []string{"claude-code"}
 
-// QuickListers are the clientInfo names of clients that list tools once
+// DeferringClients returns the clientInfo names of the clients that defer
+// MCP tools behind a tool search of their own (Facts.DefersTools).
+func DeferringClients() []string { return slices.Clone(deferringClients) }
+
+// quickListers are the clientInfo names of clients that list tools once
 // as they start and go on without the list when it is not answered at
 // once, by how long after initialize the gateway answers their first
 // list at the latest. Codex CLI (0.169.0, 0.171.0) starts its first turn
@@ -24,7 +28,15 @@ var DeferringClients = []string{"claude-code"}
 // call when servers are still starting. Other clients wait for their
 // first list as long as limits.firstListWait (Claude Code: MCP_TIMEOUT,
 // 30 s by default).
-var QuickListers = map[string]time.Duration{"codex-mcp-client": 0}
+var quickListers = map[string]time.Duration{"codex-mcp-client": 0}
+
+// QuickLister reports whether the client named name lists its tools once
+// as it starts, and by how long after its initialize its first list is
+// answered at the latest.
+func QuickLister(name string) (bound time.Duration, ok bool) {
+	bound, ok = quickListers[name]
+	return bound, ok
+}
 
 // Facts is what a client said of itself: in initialize, or in the _meta
 // of a 2026-07-28 request.
@@ -68,5 +80,5 @@ func FromInitialize(p *mcp.InitializeParams) *Facts {
 // DefersTools reports whether the client is known to defer MCP tools
 // behind its own tool search. c may be nil.
 func (c *Facts) DefersTools() bool {
-	return c != nil && slices.Contains(DeferringClients, c.Name)
+	return c != nil && slices.Contains(deferringClients, c.Name)
 }
