@@ -715,3 +715,100 @@ func (s *session) closeClient(ss *mcp.ServerSession, why error) error {
 	s.hangUp(why)
 	return ss.Close()
 }
+
+// progressTarget is where an upstream's progress notifications go.
+type progressTarget struct {
+	ss *mcp.ServerSession
+	// ctx is the client's call: over streamable HTTP, progress goes on
+	// its stream.
+	ctx   context.Context
+	token any
+}
+
+func (g *Gateway) forwardProgress(p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	g.progMu.Lock()
+	t, ok := g.progress[fmt.Sprint(p.ProgressToken)]
+	g.progMu.Unlock()
+	if !ok || t.ss == nil {
+		return
+	}
+	base := t.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(base, 5*time.Second)
+	defer cancel()
+	_ = t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: p.Meta, ProgressToken: t.token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+// forwardLog passes an upstream's log message to every client session
+// (each gets what its logging/setLevel asks for). The logger is prefixed
+// with the server's key, unless the server keeps bare names. The client
+// whose request the server is serving gets the message in that request's
+// stream, as it would from the server itself.
+//
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
+	if p == nil {
+		return
+	}
+	logger := p.Logger
+	if !g.cur.Load().names.keepsBare(server) {
+		logger = server
+		if p.Logger != "" {
+			logger = server + "/" + p.Logger
+		}
+	}
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+	out := &mcp.LoggingMessageParams{Meta: p.Meta, Level: p.Level, Logger: logger, Data: p.Data}
+	related, _, _ := g.originFor(server, func(*mcp.ClientCapabilities) bool { return true })
+	// One slow client must not hold up the others, nor the upstream
+	// connection whose handler this is: all are sent at once, within one
+	// bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range g.sessionList() {
+		ss := s.serverSession()
+		if ss == nil {
+			continue
+		}
+		sctx := ctx
+		if ss == related.ss && related.ctx != nil && related.ctx.Err() == nil {
+			var c context.CancelFunc
+			sctx, c = context.WithTimeout(related.ctx, 5*time.Second)
+			defer c()
+		}
+		//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+		wg.Go(func() { _ = ss.Log(sctx, out) })
+	}
+	wg.Wait()
+}
+
+// setUpstreamLogLevel forwards a client's logging/setLevel to every ready
+// upstream. A 2026-07-28 server has no logging/setLevel: the level goes
+// with each call instead (upstreamMeta).
+//
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+func (g *Gateway) setUpstreamLogLevel(level mcp.LoggingLevel) {
+	g.fwd.setLogLevel(level)
+	for _, k := range g.keys() {
+		u := g.ups()[k]
+		cs, _ := u.ReadySession()
+		if cs == nil {
+			continue
+		}
+		if !sendsLogs(cs) || upstream.ModernSession(cs) {
+			continue
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}()
+	}
+}
