@@ -337,7 +337,7 @@ func workspaceOf(path string) string {
 		}
 		return filepath.Dir(dir)
 	case filepath.Base(dir) == ".codex":
-		for _, home := range []string{os.Getenv("CODEX_HOME"), homePath(".codex")} {
+		for _, home := range []string{codexHome(), homePath(".codex")} {
 			if home != "" && filepath.Clean(home) == dir {
 				return "" // Codex's home holds the user-wide file
 			}

@@ -34,15 +34,20 @@ import (
 	"github.com/toolsearch/toolsearch/internal/safefile"
 )
 
+// codexHome is Codex's folder for the user's settings: $CODEX_HOME, else
+// ~/.codex ("" when neither is known).
+func codexHome() string {
+	if home := os.Getenv("CODEX_HOME"); home != "" {
+		return home
+	}
+	return homePath(".codex")
+}
+
 // codexPaths are the Codex configs import reads for --from codex: the
 // project's, then the user's.
 func codexPaths(project string) []string {
-	home := os.Getenv("CODEX_HOME")
-	if home == "" {
-		home = homePath(".codex")
-	}
 	paths := []string{filepath.Join(project, ".codex", "config.toml")}
-	if home != "" {
+	if home := codexHome(); home != "" {
 		paths = append(paths, filepath.Join(home, "config.toml"))
 	}
 	return paths
