@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )

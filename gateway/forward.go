@@ -27,7 +27,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )

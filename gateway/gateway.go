@@ -93,9 +93,8 @@ import (
 	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
-	"github.com/toolsearch/toolsearch/gateway/tracing"
-
 	"github.com/toolsearch/toolsearch/gateway/metrics"
+	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
@@ -382,12 +381,6 @@ func compilePolicy(cfg *config.Config) (*policy.Policy, error) {
 		perServer[s.Key] = rules(s.Rules())
 	}
 	return policy.New(rules(cfg.Gateway.Policy), perServer)
-}
-
-// launch runs u under its own context, a child of ctx, so that a reload
-// can stop it alone.
-func (g *Gateway) launch(ctx context.Context, u *upstream.Server) {
-	u.Launch(ctx, &g.wg)
 }
 
 // WaitSettled waits until every upstream has finished its first start

@@ -156,7 +156,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	}()
 	ups := g.ups()
 	for _, k := range g.keys() {
-		g.launch(ctx, ups[k])
+		ups[k].Launch(ctx, &g.wg)
 	}
 	g.wg.Go(func() { g.warnUnmatchedPolicy(ctx) }) // policycheck.go
 	g.feedServers()                                // feed.go

@@ -164,7 +164,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (Diff, error) 
 	g.applyReload(diff, old, next)
 	if g.run != nil {
 		for _, k := range append(slices.Clone(diff.Added), diff.Changed...) {
-			g.launch(g.run, next[k])
+			next[k].Launch(g.run, &g.wg)
 		}
 	}
 	return diff, nil

@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/config"
-
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
