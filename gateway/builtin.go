@@ -23,18 +23,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/builtin"
 )
 
-// builtinTools is the gateway's state for its built-in tools.
-type builtinTools struct {
-	set *builtin.Set
-	// byClient is whether what the set shows depends on whether the
-	// client has tools of its own (builtinsByClient), worked out once:
-	// it depends on the set's configuration only.
-	byClient bool
-	// resources is whether the resource tools are in the catalog now;
-	// guarded by Gateway.mu.
-	resources bool
-}
-
 // initBuiltins reads the builtins configuration and puts the built-in
 // tools into the first view. It is called by New.
 func (g *Gateway) initBuiltins(v *view) error {

@@ -58,7 +58,7 @@ func (g *Gateway) callTool(ctx context.Context, c *toolCall) (*mcp.CallToolResul
 func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 	ctx = wire.WithPolling(ctx, c.req) // an upstream's SSE polling reaches the client (wire/ssepoll.go)
 	if c.err != nil && !g.static {
-		c.to, c.err = g.awaitResolve(ctx, c.asked, c.err) // await.go
+		c.to, c.err = g.awaitResolve(ctx, c.asked, c.err) // search.go
 	}
 	if c.err != nil {
 		return countAs("unknown_tool", toolError("%v", c.err))

@@ -222,3 +222,35 @@ func (s *session) decideForClient(c *clientera.Facts) string {
 	s.sync()
 	return mode
 }
+
+// Exposure returns the mode auto picks now for a client it knows nothing
+// of, with the reason, which also names the clients auto gives full
+// whatever the threshold (clientmode.go).
+func (g *Gateway) Exposure() (mode, reason string) {
+	mode, reason = g.resolveMode(config.ExposureAuto)
+	if g.cfg.Gateway.Exposure == config.ExposureAuto || g.cfg.Gateway.Exposure == "" {
+		reason += g.autoClientsNote()
+	}
+	return mode, reason
+}
+
+// resolveMode returns the exposure a session gets and why: mode itself
+// unless it is auto, which is decided by the token threshold here and by
+// what the client is when it is known (resolveModeFor, clientmode.go).
+func (g *Gateway) resolveMode(mode string) (string, string) {
+	return g.resolveModeFor(mode, nil)
+}
+
+// thresholdMode is auto's decision by size alone: full while every
+// definition clients may see fits under the threshold, dynamic past it.
+func (g *Gateway) thresholdMode() (string, string) {
+	v := g.cur.Load()
+	total := g.visibleTokens(v)
+	th := g.cfg.Gateway.Threshold()
+	if total <= th {
+		return config.ExposureFull, fmt.Sprintf("auto: all tool definitions (%d tokens) fit under the threshold (%d tokens, %.4g%% of %d)",
+			total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
+	}
+	return config.ExposureDynamic, fmt.Sprintf("auto: the tool definitions (%d tokens) exceed the threshold (%d tokens, %.4g%% of %d)",
+		total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
+}

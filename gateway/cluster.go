@@ -58,37 +58,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
-// Cluster is what the gateway shares with the other replicas of a
-// service. Package cluster implements it over Redis. Every method fails at
-// once while the cluster is unreachable, and the gateway then does what
-// it does on its own.
-type Cluster interface {
-	// Replica names this replica in logs, metrics and /healthz.
-	Replica() string
-	// Up reports whether the cluster answered last time it was asked.
-	Up() bool
-	// GetBlob returns the shared value of kind and digest, nil when
-	// there is none; PutBlob stores one. The gateway serves and ranks by
-	// these values, so an implementation must refuse one it did not
-	// write (package cluster tags them under the cluster key); one with
-	// a SharesValues() bool method that returns false is not asked.
-	GetBlob(ctx context.Context, kind, digest string) ([]byte, error)
-	PutBlob(ctx context.Context, kind, digest string, data []byte) error
-	// Take takes one request from the shared token bucket named bucket;
-	// it returns how long to wait, 0 when the request may pass.
-	Take(ctx context.Context, bucket string, perSecond float64, burst int) (time.Duration, error)
-	// ReserveSession takes a place for a new session under a cap of max
-	// across the replicas; release gives it back.
-	ReserveSession(ctx context.Context, max int) (release func(), ok bool, err error)
-	// Status is what /healthz shows under "cluster".
-	Status() any
-	// WriteMetrics writes the cluster's own metrics (Prometheus text).
-	WriteMetrics(w io.Writer)
-	// OnChange registers a function called when the cluster goes down
-	// or comes back.
-	OnChange(f func(up bool))
-}
-
 // Kinds of shared values.
 const (
 	sharedManifest = "manifest"

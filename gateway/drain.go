@@ -21,67 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/internal/redact"
 )
-
-// callGuard counts the calls in flight and refuses new ones once the
-// gateway drains. Its zero value is ready to use.
-type callGuard struct {
-	mu       sync.Mutex
-	inflight int  // calls whose handler runs
-	draining bool // no new calls
-	// cut is set when a drain ended with calls still running: their
-	// errors say that the gateway stopped them.
-	cut atomic.Bool
-	// posts counts HTTP requests that may carry an answer still being
-	// written (http.go).
-	posts atomic.Int64
-
-	// drainCtx ends when a drain begins: what waits on the user (an
-	// approval) ends with it.
-	drainOnce   sync.Once
-	drainCtx    context.Context
-	drainCancel context.CancelFunc
-
-	// red redacts the configuration's secrets (secrets); a reload adds
-	// those of the new configuration.
-	redOnce sync.Once
-	red     atomic.Pointer[redact.Redactor]
-}
-
-// drainContext returns a context that ends when a drain begins.
-func (c *callGuard) drainContext() context.Context {
-	c.drainOnce.Do(func() { c.drainCtx, c.drainCancel = context.WithCancel(context.Background()) })
-	return c.drainCtx
-}
-
-// enter admits a call, unless the gateway drains.
-func (c *callGuard) enter() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.draining {
-		return false
-	}
-	c.inflight++
-	return true
-}
-
-func (c *callGuard) leave() {
-	c.mu.Lock()
-	c.inflight--
-	c.mu.Unlock()
-}
-
-func (c *callGuard) state() (inflight int, draining bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.inflight, c.draining
-}
 
 // shuttingDown is what a call made during a drain is told.
 const shuttingDown = "toolsearch is shutting down and takes no new calls; call again once it is restarted"

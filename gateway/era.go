@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -46,17 +45,6 @@ import (
 // dynamic was asked for.
 const dynamicWhy = "MCP 2026-07-28 clients get one tool list per exposure that their own requests do not change; " +
 	"dynamic exposure (found tools join the list) is served to 2025-11-25 sessions only, so they get search exposure"
-
-// eraState is the gateway's state about eras: the shared servers of
-// 2026-07-28 clients over HTTP, the clients seen, the cache hints of the
-// upstream lists (era_cache.go).
-type eraState struct {
-	mu        sync.Mutex
-	shared    map[string]*session // requested exposure → the server of 2026-07-28 clients
-	clients   clientera.Recent    // 2026-07-28 clients over HTTP, in the order first seen
-	logMu     sync.Mutex
-	loggedDyn map[string]bool // requested exposures whose dynamic → search was logged
-}
 
 // sharedSession returns the server that serves 2026-07-28 clients of the
 // given exposure over HTTP, making it at first use. Every such client of

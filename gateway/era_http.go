@@ -194,20 +194,3 @@ func (g *Gateway) routeModern(w http.ResponseWriter, r *http.Request, stateless 
 	stateless.ServeHTTP(w, r)
 	return true
 }
-
-// writeJSONRPCErrorID is writeJSONRPCError answering the request with id
-// (a JSON string or number; anything else is answered with a null id).
-func writeJSONRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
-	var rid any
-	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')) {
-		rid = id
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string        `json:"jsonrpc"`
-		ID      any           `json:"id"`
-		Error   jsonrpc.Error `json:"error"`
-	}{"2.0", rid, jsonrpc.Error{Code: code, Message: msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}

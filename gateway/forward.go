@@ -31,62 +31,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
-// origin is a client request the gateway is serving by talking to an
-// upstream server.
-type origin struct {
-	ss *mcp.ServerSession
-	// ctx is the client's request: over streamable HTTP it names the
-	// stream the request came on, where related messages go.
-	ctx context.Context
-	// held is set for a call made for a 2026 client: the server's
-	// requests become input_required results of the call (mrtr.go).
-	held *heldCall
-}
-
-// forwarding is the gateway's state for what passes besides calls.
-type forwarding struct {
-	mu       sync.Mutex
-	seq      int64
-	inflight map[string]map[int64]origin // server key → request seq → origin
-	// elicitations maps the id of a URL-mode elicitation to the session
-	// it was sent to, for its completion notice.
-	elicitations map[string]*mcp.ServerSession
-
-	subOp sync.Mutex // serialises subscribe and unsubscribe
-	// subs holds the client sessions subscribed to each upstream
-	// resource, with the URI each subscribed to.
-	subs map[subKey]map[*session]string
-
-	// mrtr remembers multi round-trip calls (mrtr.go).
-	mrtr *mrtrState
-	// logLevel is the last level a 2025 client set with logging/setLevel,
-	// which calls to 2026 servers carry in their _meta.
-	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
-	logLevel mcp.LoggingLevel
-}
-
-//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
-func (f *forwarding) setLogLevel(l mcp.LoggingLevel) {
-	f.mu.Lock()
-	f.logLevel = l
-	f.mu.Unlock()
-}
-
-//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
-func (f *forwarding) level() mcp.LoggingLevel {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.logLevel
-}
-
-// subKey is one upstream resource.
-type subKey struct{ server, uri string }
-
-func newForwarding() *forwarding {
-	return &forwarding{inflight: map[string]map[int64]origin{}, elicitations: map[string]*mcp.ServerSession{},
-		subs: map[subKey]map[*session]string{}, mrtr: newMRTR()}
-}
-
 // track records that a client request (ctx, from ss) is being served by
 // server, until the returned function is called.
 func (g *Gateway) track(server string, ctx context.Context, ss *mcp.ServerSession) func() {
@@ -713,15 +657,6 @@ func (s *session) hangUpMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *session) closeClient(ss *mcp.ServerSession, why error) error {
 	s.hangUp(why)
 	return ss.Close()
-}
-
-// progressTarget is where an upstream's progress notifications go.
-type progressTarget struct {
-	ss *mcp.ServerSession
-	// ctx is the client's call: over streamable HTTP, progress goes on
-	// its stream.
-	ctx   context.Context
-	token any
 }
 
 func (g *Gateway) forwardProgress(p *mcp.ProgressNotificationParams) {

@@ -13,7 +13,7 @@
 // switches to dynamic once the definitions exceed the threshold (search
 // and call tools added, the tools it listed kept, list_changed sent), and
 // never switches back. In full exposure a session's first tools/list
-// waits a few seconds for servers still starting (fulllist.go); in
+// waits a few seconds for servers still starting (full.go); in
 // dynamic exposure the tools a search adds carry anthropic/alwaysLoad,
 // and the search answers once the client has listed them (relist.go).
 //
@@ -23,9 +23,9 @@
 // dynamic exposure, which needs a session (era.go).
 //
 // A search that names a server still starting, with no tools known yet,
-// waits for it (up to its start timeout); other searches never wait. A
-// server that used up its restarts rests for a cool-down, then is tried
-// again.
+// waits for it (up to its start timeout; search.go); other searches never
+// wait. A server that used up its restarts rests for a cool-down, then is
+// tried again.
 //
 // Tools and prompts are named server__tool, or keep their bare names when
 // their server is configured so (naming bare, or auto with one server) and
@@ -73,30 +73,28 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/hints"
 	"github.com/toolsearch/toolsearch/core/policy"
-	"github.com/toolsearch/toolsearch/core/search"
+	"github.com/toolsearch/toolsearch/core/usage"
+	"github.com/toolsearch/toolsearch/gateway/builtin"
+	"github.com/toolsearch/toolsearch/gateway/clientera"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/enrichment"
 	"github.com/toolsearch/toolsearch/gateway/metrics"
 	"github.com/toolsearch/toolsearch/gateway/tracing"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 	"github.com/toolsearch/toolsearch/gateway/wire"
+	"github.com/toolsearch/toolsearch/internal/redact"
 )
 
 // Options configure a Gateway.
@@ -141,35 +139,6 @@ type Options struct {
 	TracerProvider *tracing.Provider
 }
 
-// Status is the visible state of one upstream server.
-type Status struct {
-	Key       string
-	Transport string
-	State     State
-	Error     string
-	Tools     int
-	Tokens    int
-	Restarts  int
-	FromCache bool
-	Since     time.Time
-	// RetryAt is when a server that used up its restarts is tried again
-	// (zero when it has not given up).
-	RetryAt time.Time
-	// Oversized counts the messages over the size limit the server sent
-	// (package wire); LastOversize says what the last one was and what
-	// the gateway did, at LastOversizeAt.
-	Oversized      int
-	LastOversize   string
-	LastOversizeAt time.Time
-	// Protocol is the MCP version the server's session negotiated (empty
-	// before its first connection): 2026-07-28, or the version of the
-	// initialize handshake a server without it fell back to.
-	Protocol string
-	// CachedAt is when the cached manifest the gateway started from was
-	// saved (zero when it started without one).
-	CachedAt time.Time
-}
-
 // pool is the set of upstream servers: never changed once published, a
 // reload publishes a new one.
 type pool struct {
@@ -207,24 +176,6 @@ func (g *Gateway) setServers(ups map[string]*upstream.Server) {
 // policy returns the policy in force.
 func (g *Gateway) policy() *policy.Policy { return g.pol.Load() }
 
-// view is the gateway's current picture of the world, replaced as a whole.
-type view struct {
-	snap  *catalog.Snapshot
-	index *search.Index
-	// tokens per server key (o200k), from a manifest or counted.
-	tokens map[string]int
-	// extras per server key: resources, templates, prompts.
-	extras map[string]*upstream.Manifest
-	// fromCache marks servers whose tools came from a cached manifest and
-	// have not been listed live yet.
-	fromCache map[string]bool
-	// validators caches the compiled input schemas of this view's tools.
-	validators validators
-	// names says what clients may see of this view and by what names
-	// (resolve.go).
-	names *resolver
-}
-
 // Gateway connects upstream servers and serves clients. Create it with New,
 // start it with Start, and stop it by cancelling Start's context and calling
 // Close.
@@ -259,7 +210,7 @@ type Gateway struct {
 	sessSeq  atomic.Int64
 	httpOnce sync.Once
 	httpSess *httpSessions // the sessions served over HTTP (httpsessions.go)
-	full     fullCache     // the tool list of full exposure (fulllist.go)
+	full     fullCache     // the tool list of full exposure (full.go)
 	fwd      *forwarding   // what passes besides calls (forward.go)
 	era      eraState      // 2026-07-28 clients, cache hints (era.go)
 
@@ -314,7 +265,7 @@ type Gateway struct {
 	// server state changed since the last told to the feed, feedRunning
 	// that a goroutine is telling them; feedMu guards feedLast, when the
 	// last was told, and feedExcerpts, the excerpts of the tools it
-	// listed (feed.go).
+	// listed (feedhooks.go).
 	feed         Feed
 	ui           http.Handler
 	feedDirty    atomic.Bool
@@ -324,7 +275,7 @@ type Gateway struct {
 	feedExcerpts map[*catalog.Tool]string
 
 	// arr are the fresh manifests waiting to be put in the view
-	// (arrivals.go).
+	// (arrivals.go; publish.go puts them in).
 	arr arrivals
 	// spawning are the slots stdio servers spawn in, a few at once.
 	spawning *wire.SpawnSlots
@@ -336,35 +287,6 @@ type Gateway struct {
 	// tracer starts the spans of requests, searches and calls
 	// (tracing.go); nil when tracing is off.
 	tracer *tracing.Tracer
-}
-
-// cachedServer reads the server's cached manifest from the state
-// directory (else another replica's, through the cluster) and builds its
-// catalog server; nil when there is none, or it is for another
-// configuration of the server, or it cannot be read (which is logged).
-func (g *Gateway) cachedServer(s *config.Server) (*upstream.Manifest, *catalog.Server) {
-	m, err := loadManifest(g.cfg.Gateway.StateDir, s)
-	if err != nil {
-		g.log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
-	}
-	if m == nil {
-		m = g.sharedManifest(s) // another replica's (cluster.go)
-	}
-	if m == nil {
-		return nil, nil
-	}
-	// Cached tools were normalised before they were saved.
-	srv, err := catalog.NewServer(s.Key, m.Tools, s.Keywords, s.AlwaysLoad)
-	if err == nil {
-		srv, err = g.withoutImpostors(srv)
-	} else {
-		srv, err = g.serverFrom(s, m.Tools)
-	}
-	if err != nil {
-		g.log.Warn("ignoring cached manifest", "server", s.Key, "err", err)
-		return nil, nil
-	}
-	return m, g.withHints(srv)
 }
 
 // compilePolicy compiles the configuration's global and per-server
@@ -396,22 +318,6 @@ func (g *Gateway) WaitSettled(ctx context.Context) error {
 	return nil
 }
 
-// Statuses returns the state of every upstream server in key order.
-func (g *Gateway) Statuses() []Status {
-	v := g.cur.Load()
-	out := make([]Status, 0, len(g.keys()))
-	for _, k := range g.keys() {
-		st := upstreamStatus(g.ups()[k])
-		if srv, ok := v.snap.Server(k); ok {
-			st.Tools = len(srv.Tools)
-		}
-		st.Tokens = v.tokens[k]
-		st.FromCache = v.fromCache[k]
-		out = append(out, st)
-	}
-	return out
-}
-
 // Snapshot returns the current catalog snapshot (every tool, denied ones
 // included; use Visible to filter).
 func (g *Gateway) Snapshot() *catalog.Snapshot { return g.cur.Load().snap }
@@ -426,122 +332,6 @@ func (g *Gateway) Visible(t *catalog.Tool) bool { return g.cur.Load().names.visi
 // viewPolicy is the policy of the published view, which Visible and the
 // skills' decisions read.
 func (g *Gateway) viewPolicy() *policy.Policy { return g.cur.Load().names.pol }
-
-// EnrichStatus returns the state of background enrichment: with
-// Options.NoEnrich, as the state directory's record left it.
-func (g *Gateway) EnrichStatus() EnrichStatus {
-	if g.enr == nil {
-		return EnrichStatus{State: EnrichOff}
-	}
-	return g.enr.Status(context.Background(), true)
-}
-
-var _ enrichment.Owner = enrichOwner{}
-
-// serverFrom normalises raw tool definitions and builds a catalog server.
-func (g *Gateway) serverFrom(s *config.Server, raws []json.RawMessage) (*catalog.Server, error) {
-	norm := make([]json.RawMessage, 0, len(raws))
-	seen := map[string]bool{}
-	for _, r := range raws {
-		n, changed, err := normaliseTool(r)
-		if err != nil {
-			g.log.Warn("dropping a tool definition that cannot be read", "server", s.Key, "err", err)
-			continue
-		}
-		var name struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(n, &name)
-		if seen[name.Name] {
-			g.log.Warn("dropping a duplicate tool", "server", s.Key, "tool", name.Name)
-			continue
-		}
-		seen[name.Name] = true
-		if changed {
-			g.log.Info("normalised an input schema to type object", "server", s.Key, "tool", name.Name)
-		}
-		norm = append(norm, n)
-	}
-	srv, err := catalog.NewServer(s.Key, norm, s.Keywords, s.AlwaysLoad)
-	if err != nil {
-		return nil, err
-	}
-	srv, err = g.withoutImpostors(srv)
-	if err != nil {
-		return nil, err
-	}
-	return g.withHints(srv), nil // hints.go
-}
-
-// normaliseTool makes a definition's inputSchema an object schema, as MCP
-// requires and the SDK's server enforces. A definition that already has one
-// is returned unchanged, byte for byte.
-func normaliseTool(raw json.RawMessage) (json.RawMessage, bool, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, false, err
-	}
-	var name string
-	if err := json.Unmarshal(m["name"], &name); err != nil || strings.TrimSpace(name) == "" {
-		return nil, false, errors.New(`missing "name"`)
-	}
-	schema := bytes.TrimSpace(m["inputSchema"])
-	var sm map[string]json.RawMessage
-	if len(schema) > 0 && json.Unmarshal(schema, &sm) == nil && sm != nil {
-		var typ string
-		if json.Unmarshal(sm["type"], &typ) == nil && typ == "object" {
-			return raw, false, nil
-		}
-		if _, has := sm["type"]; !has {
-			sm["type"] = json.RawMessage(`"object"`)
-			m["inputSchema"], _ = json.Marshal(sm)
-			out, err := json.Marshal(m)
-			return out, true, err
-		}
-	}
-	m["inputSchema"] = json.RawMessage(`{"type":"object"}`)
-	out, err := json.Marshal(m)
-	return out, true, err
-}
-
-// publish puts a server's fresh manifest into the catalog and the index
-// (with the others arriving at the same time: arrivals.go), tells the
-// sessions and saves the manifest. It returns once the server's tools can
-// be found.
-func (g *Gateway) publish(ctx context.Context, u *upstream.Server, m *upstream.Manifest, live bool) error {
-	giveBack := g.arr.takeTurn(ctx) // arrivals.go
-	defer giveBack()
-	srv, err := g.serverFrom(u.Config(), m.Tools)
-	if err != nil {
-		return fmt.Errorf("server %q: %w", u.Key(), err)
-	}
-	// The manifest keeps the normalised definitions (unchanged ones byte for
-	// byte), so that loading it needs no second pass.
-	m.Tools = m.Tools[:0]
-	for _, t := range srv.Tools {
-		m.Tools = append(m.Tools, t.Raw)
-	}
-	m.Tokens = srv.Tokens()
-	m.SavedAt = time.Now().UTC()
-	u.SetListed(m)
-	a := &arrival{u: u, srv: srv, m: m}
-	giveBack()
-	g.arrive(a)
-	if a.err != nil {
-		return a.err
-	}
-	if !a.applied {
-		return nil
-	}
-	if err := saveManifest(g.cfg.Gateway.StateDir, m); err != nil {
-		g.log.Warn("could not cache the manifest", "server", u.Key(), "err", err)
-	}
-	g.shareManifest(u.Config(), m) // for the other replicas (cluster.go)
-	if a.added+a.removed+a.change > 0 {
-		g.log.Info("tools changed", "server", u.Key(), "added", a.added, "removed", a.removed, "changed", a.change, "version", a.version)
-	}
-	return nil
-}
 
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	out := make(map[K]V, len(m)+1)
@@ -568,138 +358,189 @@ func (g *Gateway) visibleTokens(v *view) int {
 	return total
 }
 
-// Exposure returns the mode auto picks now for a client it knows nothing
-// of, with the reason, which also names the clients auto gives full
-// whatever the threshold (clientmode.go).
-func (g *Gateway) Exposure() (mode, reason string) {
-	mode, reason = g.resolveMode(config.ExposureAuto)
-	if g.cfg.Gateway.Exposure == config.ExposureAuto || g.cfg.Gateway.Exposure == "" {
-		reason += g.autoClientsNote()
-	}
-	return mode, reason
+// The parts of a Gateway below have types of their own, each beside the
+// Gateway and used by the file its field's comment names. Larger parts,
+// with behaviour of their own, have files of their own (httpsessions.go,
+// mrtrstate.go, skillstate.go, fulllist.go, arrivals.go).
+
+// builtinTools is the gateway's state for its built-in tools.
+type builtinTools struct {
+	set *builtin.Set
+	// byClient is whether what the set shows depends on whether the
+	// client has tools of its own (builtinsByClient), worked out once:
+	// it depends on the set's configuration only.
+	byClient bool
+	// resources is whether the resource tools are in the catalog now;
+	// guarded by Gateway.mu.
+	resources bool
 }
 
-// resolveMode returns the exposure a session gets and why: mode itself
-// unless it is auto, which is decided by the token threshold here and by
-// what the client is when it is known (resolveModeFor, clientmode.go).
-func (g *Gateway) resolveMode(mode string) (string, string) {
-	return g.resolveModeFor(mode, nil)
+// eraState is the gateway's state about eras: the shared servers of
+// 2026-07-28 clients over HTTP, the clients seen, the cache hints of the
+// upstream lists (era_cache.go).
+type eraState struct {
+	mu        sync.Mutex
+	shared    map[string]*session // requested exposure → the server of 2026-07-28 clients
+	clients   clientera.Recent    // 2026-07-28 clients over HTTP, in the order first seen
+	logMu     sync.Mutex
+	loggedDyn map[string]bool // requested exposures whose dynamic → search was logged
 }
 
-// thresholdMode is auto's decision by size alone: full while every
-// definition clients may see fits under the threshold, dynamic past it.
-func (g *Gateway) thresholdMode() (string, string) {
-	v := g.cur.Load()
-	total := g.visibleTokens(v)
-	th := g.cfg.Gateway.Threshold()
-	if total <= th {
-		return config.ExposureFull, fmt.Sprintf("auto: all tool definitions (%d tokens) fit under the threshold (%d tokens, %.4g%% of %d)",
-			total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
-	}
-	return config.ExposureDynamic, fmt.Sprintf("auto: the tool definitions (%d tokens) exceed the threshold (%d tokens, %.4g%% of %d)",
-		total, th, g.cfg.Gateway.ThresholdPercent, g.cfg.Gateway.ContextWindow)
+// learning is the gateway's learned record.
+type learning struct {
+	store  atomic.Pointer[usage.Store]
+	opt    usage.Options
+	path   string // "" without a state directory: nothing is saved
+	window time.Duration
+
+	mu  sync.Mutex
+	new []learnRecord // recorded since the last save
 }
 
-// Search runs a query over the tools policy lets clients see. A query that
-// names a server still starting (its name, a server prefix, one of its
-// tools, select: of its tools) first waits for that server, up to its start
-// timeout; any other query is answered at once.
-func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Result, error) {
-	return g.SearchMany(ctx, query, nil, max)
+// learnRecord is one recorded call.
+type learnRecord struct {
+	terms []string
+	tool  string
+	at    time.Time
 }
 
-// SearchMany runs query and each of queries as Search runs one query, and
-// answers with one list merged as search.SearchMany merges it: tools named
-// outright first, then the ranked hits fused by rank, up to max. A query
-// that fails fails the search with a *search.QueryError naming it.
-func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string, max int) (search.Result, error) {
-	return g.searchMany(ctx, query, queries, max, g.Visible)
+// record adds one call to the store and to what the next save merges.
+func (l *learning) record(g *Gateway, terms []string, tool string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.store.Load().Record(terms, tool, at); err != nil {
+		g.log.Warn("a call was not learned from", "tool", tool, "err", err)
+		return
+	}
+	l.new = append(l.new, learnRecord{terms: terms, tool: tool, at: at})
 }
 
-// searchMany is SearchMany over the tools visible reports true for (a
-// session's: policy, less the built-ins it leaves out).
-func (g *Gateway) searchMany(ctx context.Context, query string, queries []string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error) {
-	ctx, span := g.tracer.StartSearch(ctx, query, queries) // tracing.go
-	defer func() { g.tracer.EndSearch(span, string(res.Form), len(res.Hits), res.Total, err) }()
-	if len(queries) <= search.MaxQueries {
-		// Past the limit the search is refused: nothing to wait for.
-		g.awaitTargets(ctx, query)
-		for _, q := range queries {
-			g.awaitTargets(ctx, q)
-		}
-	}
-	start := time.Now()
-	v := g.cur.Load()
-	one := func(ctx context.Context, req search.Request) (search.Result, error) {
-		if res, err, done := g.searchAliases(ctx, v, req.Query, req.MaxResults, visible); done {
-			return res, err
-		}
-		return v.index.Search(ctx, req)
-	}
-	req := search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}
-	res, err = search.SearchEach(ctx, req, queries, one)
-	if err == nil && len(res.Hits) == 0 && len(queries) <= search.MaxQueries && g.awaitStarting(ctx) {
-		// Nothing found while servers were starting: their tools may be
-		// what was asked for, so the search is made again once they
-		// have started (await.go).
-		v = g.cur.Load()
-		res, err = search.SearchEach(ctx, req, queries, one)
-	}
-	g.metrics.Search(time.Since(start), len(res.Hits), err)
-	return res, err
+// origin is a client request the gateway is serving by talking to an
+// upstream server.
+type origin struct {
+	ss *mcp.ServerSession
+	// ctx is the client's request: over streamable HTTP it names the
+	// stream the request came on, where related messages go.
+	ctx context.Context
+	// held is set for a call made for a 2026 client: the server's
+	// requests become input_required results of the call (mrtr.go).
+	held *heldCall
 }
 
-// searchAliases answers a select: or exact-name query that names one of
-// the aliases given to tools with invalid names (resolve.go), which the
-// index does not know: aliases are looked up here, every other name of
-// the query by the index, in the order given. done is false when the
-// query names no alias.
-func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error, done bool) {
-	if v.names == nil || len(v.names.aliases) == 0 {
-		return res, nil, false
+// forwarding is the gateway's state for what passes besides calls.
+type forwarding struct {
+	mu       sync.Mutex
+	seq      int64
+	inflight map[string]map[int64]origin // server key → request seq → origin
+	// elicitations maps the id of a URL-mode elicitation to the session
+	// it was sent to, for its completion notice.
+	elicitations map[string]*mcp.ServerSession
+
+	subOp sync.Mutex // serialises subscribe and unsubscribe
+	// subs holds the client sessions subscribed to each upstream
+	// resource, with the URI each subscribed to.
+	subs map[subKey]map[*session]string
+
+	// mrtr remembers multi round-trip calls (mrtr.go).
+	mrtr *mrtrState
+	// logLevel is the last level a 2025 client set with logging/setLevel,
+	// which calls to 2026 servers carry in their _meta.
+	//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+	logLevel mcp.LoggingLevel
+}
+
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+func (f *forwarding) setLogLevel(l mcp.LoggingLevel) {
+	f.mu.Lock()
+	f.logLevel = l
+	f.mu.Unlock()
+}
+
+//lint:ignore SA1019 log messages are forwarded for 2025-11-25 clients and servers, which still send them
+func (f *forwarding) level() mcp.LoggingLevel {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logLevel
+}
+
+// subKey is one upstream resource.
+type subKey struct{ server, uri string }
+
+func newForwarding() *forwarding {
+	return &forwarding{inflight: map[string]map[int64]origin{}, elicitations: map[string]*mcp.ServerSession{},
+		subs: map[subKey]map[*session]string{}, mrtr: newMRTR()}
+}
+
+// progressTarget is where an upstream's progress notifications go.
+type progressTarget struct {
+	ss *mcp.ServerSession
+	// ctx is the client's call: over streamable HTTP, progress goes on
+	// its stream.
+	ctx   context.Context
+	token any
+}
+
+// callGuard counts the calls in flight and refuses new ones once the
+// gateway drains. Its zero value is ready to use.
+type callGuard struct {
+	mu       sync.Mutex
+	inflight int  // calls whose handler runs
+	draining bool // no new calls
+	// cut is set when a drain ended with calls still running: their
+	// errors say that the gateway stopped them.
+	cut atomic.Bool
+	// posts counts HTTP requests that may carry an answer still being
+	// written (http.go).
+	posts atomic.Int64
+
+	// drainCtx ends when a drain begins: what waits on the user (an
+	// approval) ends with it.
+	drainOnce   sync.Once
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
+
+	// red redacts the configuration's secrets (secrets); a reload adds
+	// those of the new configuration.
+	redOnce sync.Once
+	red     atomic.Pointer[redact.Redactor]
+}
+
+// drainContext returns a context that ends when a drain begins.
+func (c *callGuard) drainContext() context.Context {
+	c.drainOnce.Do(func() { c.drainCtx, c.drainCancel = context.WithCancel(context.Background()) })
+	return c.drainCtx
+}
+
+// enter admits a call, unless the gateway drains.
+func (c *callGuard) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draining {
+		return false
 	}
-	q := strings.TrimSpace(query)
-	names, form := []string{q}, search.FormExact
-	if len(q) >= len("select:") && strings.EqualFold(q[:len("select:")], "select:") {
-		names, form = strings.Split(q[len("select:"):], ","), search.FormSelect
-	}
-	aliased := func(n string) (*catalog.Tool, bool) { // n is an alias itself
-		tg, err := v.names.Resolve(n)
-		return tg.tool, err == nil && tg.alias && tg.exposed == strings.TrimSpace(n)
-	}
-	if !slices.ContainsFunc(names, func(n string) bool { _, ok := aliased(n); return ok }) {
-		return res, nil, false
-	}
-	res.Form = form
-	seen := map[*catalog.Tool]bool{}
-	add := func(t *catalog.Tool) {
-		if !seen[t] {
-			seen[t] = true
-			res.Hits = append(res.Hits, search.Hit{Tool: t, Score: 1e6, Why: "selected by name"})
-		}
-	}
-	for _, n := range names {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		if t, ok := aliased(n); ok {
-			if visible(t) {
-				add(t)
-			} else {
-				res.Unknown = append(res.Unknown, n)
-			}
-			continue
-		}
-		sub, err := v.index.Search(ctx, search.Request{Query: "select:" + n, MaxResults: max, Visible: visible})
-		if err != nil {
-			return search.Result{}, err, true
-		}
-		for _, h := range sub.Hits {
-			add(h.Tool)
-		}
-		res.Unknown = append(res.Unknown, sub.Unknown...)
-		res.Ambiguous = append(res.Ambiguous, sub.Ambiguous...)
-	}
-	res.Total = len(res.Hits)
-	return res, nil, true
+	c.inflight++
+	return true
+}
+
+func (c *callGuard) leave() {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+}
+
+func (c *callGuard) state() (inflight int, draining bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight, c.draining
+}
+
+// fullCache is the full list of the latest catalog version a session
+// asked for (views that differ only in their search index share it).
+type fullCache struct {
+	mu   sync.Mutex
+	list *fullList
+	// less holds the list without some built-in tools (sessions whose
+	// client is not shown them, builtinclient.go), by the names left
+	// out; it is emptied when list changes.
+	less map[string]*fullList
 }

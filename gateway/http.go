@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -235,18 +236,6 @@ func notServed(path, configured string, served []string) http.Handler {
 	})
 }
 
-// writeJSONRPCError answers with status and a JSON-RPC error of no id.
-func writeJSONRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	b, _ := json.Marshal(struct {
-		JSONRPC string        `json:"jsonrpc"`
-		ID      any           `json:"id"`
-		Error   jsonrpc.Error `json:"error"`
-	}{"2.0", nil, jsonrpc.Error{Code: code, Message: msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
-
 // HTTPServer returns an HTTP server for Handler with the configured bounds:
 // header size, header read timeout and idle timeout. It sets no write
 // timeout: an event stream lives as long as its session.
@@ -350,4 +339,20 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(out)
+}
+
+func (g *Gateway) httpSessionTable() *httpSessions {
+	g.httpOnce.Do(func() {
+		sv := g.cfg.Gateway.Serve
+		t := &httpSessions{cluster: g.cluster, store: g.sessionStore(), metrics: g.metrics, log: g.log, max: sv.MaxSessions, initTimeout: sv.SessionInitTimeout, idle: sv.SessionIdleTimeout,
+			byID: map[string]*httpSession{}}
+		if t.max <= 0 {
+			t.max = math.MaxInt
+		}
+		if t.store != nil {
+			t.store.OnSessionEnded(t.endedElsewhere) // sessionshare.go
+		}
+		g.httpSess = t
+	})
+	return g.httpSess
 }

@@ -11,6 +11,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -29,7 +30,13 @@ const (
 
 // httpSessions is the gateway's table of HTTP sessions.
 type httpSessions struct {
-	g                 *Gateway
+	// cluster, when set, counts the sessions of every replica against
+	// max, and store (set when the cluster keeps sessions) counts a
+	// session that several replicas hold once.
+	cluster           Cluster
+	store             SessionStore
+	metrics           *metrics.Set
+	log               *slog.Logger
 	max               int
 	initTimeout, idle time.Duration
 
@@ -46,28 +53,11 @@ type httpSession struct {
 	t      *httpSessions
 	s      *session
 	ss     *mcp.ServerSession
-	tr     *streamTransport // the gateway's own transport of a shared session (sessionshare.go); nil otherwise
 	mu     sync.Mutex
 	active int       // requests in progress
 	last   time.Time // when the last one ended (or the session began)
 	timer  *time.Timer
 	closed bool // the session has ended: the timer stays stopped
-}
-
-func (g *Gateway) httpSessionTable() *httpSessions {
-	g.httpOnce.Do(func() {
-		sv := g.cfg.Gateway.Serve
-		t := &httpSessions{g: g, max: sv.MaxSessions, initTimeout: sv.SessionInitTimeout, idle: sv.SessionIdleTimeout,
-			byID: map[string]*httpSession{}}
-		if t.max <= 0 {
-			t.max = math.MaxInt
-		}
-		if st := g.sessionStore(); st != nil {
-			st.OnSessionEnded(t.endedElsewhere) // sessionshare.go
-		}
-		g.httpSess = t
-	})
-	return g.httpSess
 }
 
 // reserve counts a session about to be made, if the cap allows. With a
@@ -84,9 +74,9 @@ func (t *httpSessions) reserve(ctx context.Context) (lease func(), ok bool) {
 // (sessionshare.go).
 func (t *httpSessions) reserveFor(ctx context.Context, id string) (lease func(), ok bool) {
 	lease = func() {}
-	if c := t.g.cluster; c != nil && t.max < math.MaxInt {
+	if c := t.cluster; c != nil && t.max < math.MaxInt {
 		reserve := c.ReserveSession
-		if st := t.g.sessionStore(); st != nil && id != "" {
+		if st := t.store; st != nil && id != "" {
 			reserve = func(ctx context.Context, max int) (func(), bool, error) { return st.ReserveSessionFor(ctx, id, max) }
 		}
 		release, ok, err := reserve(ctx, t.max)
@@ -104,7 +94,7 @@ func (t *httpSessions) reserveFor(ctx context.Context, id string) (lease func(),
 		return nil, false
 	}
 	t.open++
-	t.g.metrics.SetHTTPSessions(t.open)
+	t.metrics.SetHTTPSessions(t.open)
 	return lease, true
 }
 
@@ -120,12 +110,12 @@ func (t *httpSessions) release() {
 	t.open--
 	n := t.open
 	t.mu.Unlock()
-	t.g.metrics.SetHTTPSessions(n)
+	t.metrics.SetHTTPSessions(n)
 }
 
 // refuse answers a request for a session beyond the cap.
 func (t *httpSessions) refuse(w http.ResponseWriter) {
-	t.g.metrics.SessionRefused()
+	t.metrics.SessionRefused()
 	// One log line per ten seconds at most, with the count.
 	t.mu.Lock()
 	t.refused++
@@ -135,7 +125,7 @@ func (t *httpSessions) refuse(w http.ResponseWriter) {
 	}
 	t.mu.Unlock()
 	if logIt {
-		t.g.log.Warn("refusing new MCP sessions: too many are open", "max_sessions", t.max, "refused", n)
+		t.log.Warn("refusing new MCP sessions: too many are open", "max_sessions", t.max, "refused", n)
 	}
 	// Sessions that never finish initializing are gone by then.
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(t.initTimeout.Seconds())))))
@@ -155,13 +145,12 @@ func (t *httpSessions) opened(s *session, lease func()) {
 		t.release()
 		return
 	}
-	t.track(s, ss, lease, nil)
+	t.track(s, ss, lease)
 }
 
-// track follows a live session until it ends; tr is its transport when
-// the gateway serves it itself (sessionshare.go).
-func (t *httpSessions) track(s *session, ss *mcp.ServerSession, lease func(), tr *streamTransport) *httpSession {
-	hs := &httpSession{t: t, s: s, ss: ss, tr: tr, last: time.Now()}
+// track follows a live session until it ends.
+func (t *httpSessions) track(s *session, ss *mcp.ServerSession, lease func()) *httpSession {
+	hs := &httpSession{t: t, s: s, ss: ss, last: time.Now()}
 	hs.mu.Lock()
 	hs.timer = time.AfterFunc(t.initTimeout, hs.check)
 	hs.mu.Unlock()
@@ -266,7 +255,7 @@ func (hs *httpSession) check() {
 }
 
 func (t *httpSessions) expire(hs *httpSession, reason, why string) {
-	t.g.metrics.SessionExpired(reason)
-	t.g.log.Debug("closing an MCP session", "why", why)
+	t.metrics.SessionExpired(reason)
+	t.log.Debug("closing an MCP session", "why", why)
 	_ = hs.s.closeClient(hs.ss, errSessionExpired) // forward.go
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolsearch/toolsearch/core/search"
@@ -53,24 +51,6 @@ const (
 	sharedUsage     = "usage"
 	sharedUsageName = "learned"
 )
-
-// learning is the gateway's learned record.
-type learning struct {
-	store  atomic.Pointer[usage.Store]
-	opt    usage.Options
-	path   string // "" without a state directory: nothing is saved
-	window time.Duration
-
-	mu  sync.Mutex
-	new []learnRecord // recorded since the last save
-}
-
-// learnRecord is one recorded call.
-type learnRecord struct {
-	terms []string
-	tool  string
-	at    time.Time
-}
 
 // pendingSearch is a session's last search, waiting for the call it
 // leads to.
@@ -141,12 +121,6 @@ func (g *Gateway) loadLearnedShared(ctx context.Context, l *learning) (*usage.St
 	return s, data, err
 }
 
-// BlobSwapper is what a Cluster offers to write a shared value back only
-// over the value read (package cluster implements it).
-type BlobSwapper interface {
-	SwapBlob(ctx context.Context, kind, digest string, old, data []byte) (swapped bool, err error)
-}
-
 // maxSwaps bounds how often a save reads and merges again because another
 // replica saved first.
 const maxSwaps = 5
@@ -211,17 +185,6 @@ func (s *session) noteCall(to target) {
 		return
 	}
 	l.record(s.g, p.terms, to.tool.ID(), now)
-}
-
-// record adds one call to the store and to what the next save merges.
-func (l *learning) record(g *Gateway, terms []string, tool string, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.store.Load().Record(terms, tool, at); err != nil {
-		g.log.Warn("a call was not learned from", "tool", tool, "err", err)
-		return
-	}
-	l.new = append(l.new, learnRecord{terms: terms, tool: tool, at: at})
 }
 
 // saveLearning merges the records made since the last save into the file

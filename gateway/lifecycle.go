@@ -239,3 +239,14 @@ func (o enrichOwner) ShareHints(set *hints.Set) bool { return o.shareHints(set) 
 
 // SharedHints returns the hints the other replicas shared (cluster.go).
 func (o enrichOwner) SharedHints() *hints.Set { return o.sharedHintSet() }
+
+// EnrichStatus returns the state of background enrichment: with
+// Options.NoEnrich, as the state directory's record left it.
+func (g *Gateway) EnrichStatus() EnrichStatus {
+	if g.enr == nil {
+		return EnrichStatus{State: EnrichOff}
+	}
+	return g.enr.Status(context.Background(), true)
+}
+
+var _ enrichment.Owner = enrichOwner{}

@@ -128,3 +128,9 @@ func (s *session) announceFull() {
 		return nil, fmt.Errorf("unknown tool %q", listPlaceholder.Name)
 	})
 }
+
+// listPlaceholder is the tool a session in full mode re-registers with its
+// MCP server to have the library send tools/list_changed; its listings
+// come from the view, so no client sees it, and a call of it is refused
+// as an unknown tool.
+var listPlaceholder = &mcp.Tool{Name: "toolsearch-full-list", InputSchema: map[string]any{"type": "object"}}

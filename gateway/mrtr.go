@@ -32,7 +32,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -45,51 +44,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
-
-const (
-	// holdTimeout is how long a held server request waits for the
-	// client's retry.
-	holdTimeout = 2 * time.Minute
-	// stateTTL is how long a server's requestState can be used for a
-	// retry.
-	stateTTL = 10 * time.Minute
-	// maxStates bounds the states remembered (the oldest go first).
-	maxStates = 4096
-	// maxRounds bounds the rounds of one call the gateway answers for a
-	// 2025 client.
-	maxRounds = 10
-	// heldStatePrefix starts the requestState of a held call, which the
-	// gateway makes itself.
-	heldStatePrefix = "toolsearch-held-"
-)
-
-// mrtrState is the gateway's memory of multi round-trip calls.
-type mrtrState struct {
-	mu     sync.Mutex
-	states map[string]stateBinding // bindKey(client, state) → binding
-	held   map[string]*heldCall    // the gateway's own state → held call
-	seq    int64
-	// hold is holdTimeout; tests shorten it.
-	hold time.Duration
-}
-
-func newMRTR() *mrtrState {
-	return &mrtrState{states: map[string]stateBinding{}, held: map[string]*heldCall{}, hold: holdTimeout}
-}
-
-// stateBinding is what a server's requestState was handed out for.
-type stateBinding struct {
-	server, tool string
-	expires      time.Time
-	shared       bool // the cluster has it too (mrtrcluster.go)
-}
-
-// bindKey keys a binding: the client and a digest of the state (the state
-// itself is not kept).
-func bindKey(client, state string) string {
-	sum := sha256.Sum256([]byte(client + "\x00" + state))
-	return hex.EncodeToString(sum[:])
-}
 
 // clientKey names the client a request came from, for binding retries to
 // it: the authenticated user when there is one; over HTTP the session, or
@@ -126,53 +80,6 @@ func clientModern(ss *mcp.ServerSession) bool {
 	}
 	ip := ss.InitializeParams()
 	return ip != nil && upstream.IsModern(ip.ProtocolVersion)
-}
-
-// bindState remembers that client got state from server's tool.
-func (m *mrtrState) bindState(client, server, tool, state string) {
-	if state == "" {
-		return
-	}
-	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.states) >= maxStates {
-		var oldestKey string
-		var oldest time.Time
-		for k, b := range m.states {
-			if now.After(b.expires) {
-				delete(m.states, k)
-				continue
-			}
-			if oldestKey == "" || b.expires.Before(oldest) {
-				oldestKey, oldest = k, b.expires
-			}
-		}
-		if len(m.states) >= maxStates {
-			delete(m.states, oldestKey)
-		}
-	}
-	m.states[bindKey(client, state)] = stateBinding{server: server, tool: tool, expires: now.Add(stateTTL)}
-}
-
-// markShared records that the cluster has the binding of state.
-func (m *mrtrState) markShared(client, state string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.states[bindKey(client, state)]; ok {
-		b.shared = true
-		m.states[bindKey(client, state)] = b
-	}
-}
-
-// dropState forgets a state once a retry used it.
-func (m *mrtrState) dropState(client, state string) {
-	if state == "" {
-		return
-	}
-	m.mu.Lock()
-	delete(m.states, bindKey(client, state))
-	m.mu.Unlock()
 }
 
 // retry is a client's retry of a call that needed input.
@@ -483,110 +390,6 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabili
 		return ss.ListRoots(rctx, p)
 	}
 	return nil, fmt.Errorf("unknown input request %T", r)
-}
-
-// heldCall is a call to a 2025 server made for a 2026 client, whose server
-// asked the client something: the server's request waits in pending for
-// the client's retry.
-type heldCall struct {
-	m                    *mrtrState
-	token                string // the requestState the client was given
-	server, tool, client string
-	asks                 chan *heldAsk
-	done                 chan heldOutcome
-	ended                chan struct{} // closed when the held call is dropped
-	endOnce              sync.Once
-	cancel               context.CancelFunc // ends the server's call
-
-	mu      sync.Mutex
-	pending *heldAsk    // the request the client was shown
-	timer   *time.Timer // fires when the client does not retry in time
-	relayed bool        // its retries are taken from other replicas too
-	unrelay func()      // stops that
-}
-
-// heldAsk is one request of the server, waiting for the client's answer.
-type heldAsk struct {
-	key   string
-	req   mcp.InputRequest
-	reply chan heldReply
-}
-
-type heldReply struct {
-	res mcp.InputResponse
-	err error
-}
-
-// heldOutcome is the end of the server's call.
-type heldOutcome struct {
-	res      *mcp.CallToolResult
-	timedOut bool
-	err      error
-}
-
-// newHeld makes a held call and registers its state.
-func (m *mrtrState) newHeld(server, tool, client string) *heldCall {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	h := &heldCall{m: m, token: heldStatePrefix + hex.EncodeToString(b), server: server, tool: tool, client: client,
-		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), ended: make(chan struct{})}
-	m.mu.Lock()
-	m.held[h.token] = h
-	m.mu.Unlock()
-	return h
-}
-
-// end drops a held call: its state is forgotten, a pending request fails,
-// the server's call is cancelled.
-func (h *heldCall) end(why error) {
-	h.endOnce.Do(func() {
-		h.m.mu.Lock()
-		delete(h.m.held, h.token)
-		h.m.mu.Unlock()
-		h.mu.Lock()
-		p := h.pending
-		h.pending = nil
-		if h.timer != nil {
-			h.timer.Stop()
-		}
-		h.mu.Unlock()
-		if p != nil {
-			p.reply <- heldReply{err: why}
-		}
-		close(h.ended)
-		if h.cancel != nil {
-			h.cancel()
-		}
-		h.mu.Lock()
-		unrelay := h.unrelay
-		h.mu.Unlock()
-		if unrelay != nil {
-			unrelay()
-		}
-	})
-}
-
-// ask is the server's side: it hands the request to the client's side of
-// the held call and waits for the answer.
-func (h *heldCall) ask(ctx context.Context, kind string, r mcp.InputRequest) (mcp.InputResponse, error) {
-	h.m.mu.Lock()
-	h.m.seq++
-	key := fmt.Sprintf("%s-%d", kind, h.m.seq)
-	h.m.mu.Unlock()
-	a := &heldAsk{key: key, req: r, reply: make(chan heldReply, 1)}
-	select {
-	case h.asks <- a:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-h.ended:
-		return nil, errors.New("the client's call ended")
-	}
-	select {
-	case rep := <-a.reply:
-		return rep.res, rep.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // callHeld makes a call to a 2025 server for a 2026 client: the server's

@@ -44,6 +44,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/core/catalog"
 	"github.com/toolsearch/toolsearch/core/policy"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/builtin"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
@@ -533,4 +534,22 @@ func serverList(tools []*catalog.Tool) string {
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// view is the gateway's current picture of the world, replaced as a whole.
+type view struct {
+	snap  *catalog.Snapshot
+	index *search.Index
+	// tokens per server key (o200k), from a manifest or counted.
+	tokens map[string]int
+	// extras per server key: resources, templates, prompts.
+	extras map[string]*upstream.Manifest
+	// fromCache marks servers whose tools came from a cached manifest and
+	// have not been listed live yet.
+	fromCache map[string]bool
+	// validators caches the compiled input schemas of this view's tools.
+	validators validators
+	// names says what clients may see of this view and by what names
+	// (resolve.go).
+	names *resolver
 }

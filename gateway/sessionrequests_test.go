@@ -241,7 +241,7 @@ func TestClusterStreamResumesOnAnotherReplica(t *testing.T) {
 	}
 	waitFor(t, "the event stream open on a", 10*time.Second, func() bool {
 		hsn := f.a.g.httpSessionTable().lookup(id)
-		return hsn != nil && hsn.tr != nil && hsn.tr.gets.Load() > 0
+		return hsn != nil && hsn.s.share != nil && hsn.s.share.tr.gets.Load() > 0
 	})
 	// A first update, delivered live through a.
 	waitFor(t, "a live update through a", 15*time.Second, func() bool {

@@ -54,42 +54,6 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/config"
 )
 
-// SessionStore is what a Cluster that keeps MCP sessions alive across
-// replicas offers besides Cluster (package cluster implements both). The
-// id passed is the client's session id: an implementation must not store
-// it, only what it cannot be recovered from.
-type SessionStore interface {
-	// SaveSession stores a session's state for ttl; LoadSession returns
-	// it (nil when there is none, an error when it is not valid for id).
-	SaveSession(ctx context.Context, id string, state []byte, ttl time.Duration) error
-	LoadSession(ctx context.Context, id string) ([]byte, error)
-	// TouchSession renews the TTL. DeleteSession forgets the session and
-	// tells the other replicas, whose OnSessionEnded functions are called
-	// with a check of which session it was.
-	TouchSession(ctx context.Context, id string, ttl time.Duration) error
-	DeleteSession(ctx context.Context, id string) error
-	OnSessionEnded(f func(ended func(id string) bool))
-	// ReserveSessionFor is Cluster.ReserveSession for session id: the
-	// replicas holding the same session count it once.
-	ReserveSessionFor(ctx context.Context, id string, max int) (release func(), ok bool, err error)
-	// PublishStream sends a message for the session's event stream to
-	// the replica holding it and says how many received it;
-	// SubscribeStream receives them until stop is called.
-	PublishStream(ctx context.Context, id string, msg []byte) (int, error)
-	SubscribeStream(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error)
-	// PublishReply sends the client's answer to a server-to-client
-	// request to the replicas listening with SubscribeReplies: the one
-	// that made the request takes it.
-	PublishReply(ctx context.Context, id string, msg []byte) (int, error)
-	SubscribeReplies(ctx context.Context, id string) (msgs <-chan []byte, stop func(), err error)
-	// OpenEvents, AppendEvent and EventsAfter keep the events of the
-	// session's SSE streams for any replica to replay (sessionevents.go);
-	// AppendEvent counts missed events the replica could not add before.
-	OpenEvents(ctx context.Context, id, stream string, ttl time.Duration) error
-	AppendEvent(ctx context.Context, id, stream string, data []byte, missed int, ttl time.Duration) (int, error)
-	EventsAfter(ctx context.Context, id, stream string, index int) ([][]byte, error)
-}
-
 // sessionStore is the cluster's SessionStore, nil without one.
 func (g *Gateway) sessionStore() SessionStore {
 	if g.cluster == nil {
@@ -460,17 +424,17 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, mode strin
 			return true
 		}
 	}
-	if hsn == nil || hsn.tr == nil {
+	if hsn == nil || hsn.s.share == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return true
 	}
 	switch r.Method {
 	case http.MethodGet:
-		hsn.tr.serveStream(w, r, hsn.s)
+		hsn.s.share.tr.serveStream(w, r, hsn.s)
 	case http.MethodPost:
 		defer hs.busy(id)()
 		hsn.s.refreshShared(r.Context())
-		versioned(w, r, hsn.tr.ServeHTTP) // sdkversion.go
+		versioned(w, r, hsn.s.share.tr.ServeHTTP) // sdkversion.go
 	case http.MethodDelete:
 		defer hs.busy(id)()
 		hsn.s.share.ended.Store(true)
@@ -535,7 +499,7 @@ func (g *Gateway) openShared(w http.ResponseWriter, r *http.Request, mode string
 		http.Error(w, "failed connection", http.StatusInternalServerError)
 		return
 	}
-	hs.track(s, ss, lease, tr)
+	hs.track(s, ss, lease)
 	versioned(w, r, tr.ServeHTTP)
 	if ss.InitializeParams() == nil {
 		_ = ss.Close() // not an initialize, or a failed one
@@ -595,7 +559,7 @@ func (g *Gateway) adopt(ctx context.Context, id, mode string, hs *httpSessions, 
 		g.unregister(s)
 		g.dropSubscriptions(s)
 	}()
-	hsn = hs.track(s, ss, lease, tr)
+	hsn = hs.track(s, ss, lease)
 	for _, uri := range saved.Subscriptions {
 		if err := g.subscribe(ctx, s, uri); err != nil {
 			g.log.Warn("a session taken over could not renew a resource subscription", "uri", uri, "err", err)
@@ -676,7 +640,7 @@ func (g *Gateway) resaveShared() {
 	t.mu.Lock()
 	var ss []*session
 	for _, hs := range t.byID {
-		if hs.tr != nil && hs.s.share != nil {
+		if hs.s.share != nil {
 			ss = append(ss, hs.s)
 		}
 	}
@@ -711,7 +675,7 @@ func (t *httpSessions) endedElsewhere(ended func(id string) bool) {
 	t.mu.Lock()
 	var gone []*httpSession
 	for id, hs := range t.byID {
-		if hs.tr != nil && ended(id) {
+		if hs.s.share != nil && ended(id) {
 			gone = append(gone, hs)
 		}
 	}

@@ -391,7 +391,7 @@ func TestClusterStreamOnAnotherReplica(t *testing.T) {
 	toolNames(t, c.cs)
 	waitFor(t, "the event stream open on b", 10*time.Second, func() bool {
 		hsn := f.b.g.httpSessionTable().lookup(id)
-		return hsn != nil && hsn.tr != nil && hsn.tr.gets.Load() > 0
+		return hsn != nil && hsn.s.share != nil && hsn.s.share.tr.gets.Load() > 0
 	})
 	before, _, _ := c.seen()
 	f.addA("alpha_forecast") // only a's upstream grows
@@ -405,7 +405,7 @@ func TestClusterStreamOnAnotherReplica(t *testing.T) {
 		strings.Contains(m.String(), `toolsearch_cluster_stream_delivered_total{replica="b"} 0`) {
 		t.Errorf("b delivered no stream message:\n%s", m.String())
 	}
-	if hsn := f.a.g.httpSessionTable().lookup(id); hsn == nil || hsn.tr.gets.Load() != 0 {
+	if hsn := f.a.g.httpSessionTable().lookup(id); hsn == nil || hsn.s.share.tr.gets.Load() != 0 {
 		t.Errorf("a holds the event stream, or not the session")
 	}
 	// A search on a finds the new tool: the list the client is told of.

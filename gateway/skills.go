@@ -37,7 +37,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,52 +171,6 @@ func listSkills(ctx context.Context, log *slog.Logger, cs *mcp.ClientSession, ca
 		log.Warn("invalid skill entries left out", "count", invalid)
 	}
 	return out
-}
-
-// serverSkills are one server's parsed skills, with the slice they were
-// parsed from.
-type serverSkills struct {
-	from    *json.RawMessage // first element of the manifest's Skills
-	n       int
-	entries []*skills.Entry
-}
-
-// skillView is what clients see of skills for one view and policy.
-type skillView struct {
-	from *view
-	pol  *policy.Policy
-	// list is every visible skill, servers in key order, each server's
-	// in URI order.
-	list []skills.Ref
-	// always are those of list whose server is configured with
-	// alwaysLoad: what skills/list gives a session that defers skills.
-	always []skills.Ref
-	byURI  map[string]skills.Ref // gateway URI → skill
-	// declared are the servers that declare the extension.
-	declared map[string]bool
-	// denied are, per server, the entries policy denies.
-	denied map[string][]*skills.Entry
-	index  *skills.Index
-	// tokens is what a client's first skills/list costs (o200k).
-	tokens int
-	// entryTok is each skill's entry's tokens (entryTokens).
-	tokOnce  sync.Once
-	entryTok []int
-	tokByURI map[string]int
-}
-
-// skillState is the gateway's skills: the view for the current catalog
-// and policy, the parsed skills per server, and the entries skills/get
-// fetched.
-type skillState struct {
-	mu     sync.Mutex
-	cur    *skillView
-	parsed map[string]*serverSkills
-	held   map[string]map[string]*skills.Entry // server → SKILL.md URI → entry
-	nHeld  int
-	// use counts what clients did with each server's skills
-	// (skillstats.go).
-	use skillUses
 }
 
 // skillView returns the skills view of the current catalog and policy,
@@ -449,19 +402,6 @@ func (g *Gateway) listSkillsFor(p *skillsListParams, deferred bool, found []stri
 		res.NextCursor = strconv.Itoa(to)
 	}
 	return res, nil
-}
-
-// found returns the skills of uris that are visible and not of an
-// always-load server (those are listed already), in the order of uris.
-func (sv *skillView) found(uris []string) []skills.Ref {
-	var out []skills.Ref
-	for _, u := range uris {
-		r, ok := sv.byURI[u]
-		if ok && !slices.ContainsFunc(sv.always, func(a skills.Ref) bool { return a.URI == u }) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // getSkillFor answers a client's skills/get: the owning server's current
@@ -861,25 +801,6 @@ func skillsExtensionSettings() map[string]any { return map[string]any{"directory
 // readSkillFile, and a read by a server's own skill URI is refused with an
 // error that names the gateway's URI to read instead (nativeSkillRead).
 
-// isSkillResource reports whether uri, a resource of server (which
-// declares the extension), is a skill file: a skill:// URI, or one inside
-// the folder of one of its skills (visible or denied).
-func (sv *skillView) isSkillResource(server, uri string) bool {
-	return strings.HasPrefix(uri, skills.Scheme+"://") || sv.inSkill(server, uri)
-}
-
-// inSkill reports whether uri lies inside the folder of one of server's
-// skills (visible or denied).
-func (sv *skillView) inSkill(server, uri string) bool {
-	inside := func(e *skills.Entry) bool { return uri == e.URI || strings.HasPrefix(uri, e.Root+"/") }
-	for _, r := range sv.list {
-		if r.Server == server && inside(r.Entry) {
-			return true
-		}
-	}
-	return slices.ContainsFunc(sv.denied[server], inside)
-}
-
 // servesURI reports whether m lists uri as a resource or has a template
 // it expands.
 func servesURI(m *upstream.Manifest, uri string) bool {
@@ -897,28 +818,6 @@ func servesURI(m *upstream.Manifest, uri string) bool {
 		}
 	}
 	return false
-}
-
-// gatewayURI returns the gateway's URI of a server's resource when it is
-// a skill file of a server that declares the extension.
-func (sv *skillView) gatewayURI(server, uri string) (string, bool) {
-	if !sv.declared[server] || !sv.isSkillResource(server, uri) {
-		return "", false
-	}
-	q, err := skills.Qualify(server, uri)
-	return q, err == nil
-}
-
-// gatewayTemplate returns the gateway's form of a server's resource
-// template under skill:// (the TypeScript SDK lists skill://{+path}) when
-// the server declares the extension: skill://<server>/{+path}, whose
-// expansions are the gateway's URIs of the server's skill files.
-func (sv *skillView) gatewayTemplate(server, tmpl string) (string, bool) {
-	if !sv.declared[server] || !strings.HasPrefix(tmpl, skills.Scheme+"://") {
-		return "", false
-	}
-	q, err := skills.Qualify(server, tmpl)
-	return q, err == nil
 }
 
 // nativeSkillRead refuses a read of a server's own URI of a skill file:

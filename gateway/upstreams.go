@@ -1,8 +1,8 @@
 package gateway
 
 // The gateway's side of its upstream servers (package upstream): the
-// states and caching hints it reports, and upstreamOwner, through which a
-// server hands the gateway its listings and changes.
+// caching hints it reports (their states: status.go), and upstreamOwner,
+// through which a server hands the gateway its listings and changes.
 
 import (
 	"context"
@@ -12,25 +12,6 @@ import (
 	"github.com/toolsearch/toolsearch/core/skills"
 	"github.com/toolsearch/toolsearch/gateway/config"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
-)
-
-// State is where an upstream server is in its life.
-type State = upstream.State
-
-// Upstream states.
-const (
-	// StateIdle: a lazy server not started yet (its cached manifest answers).
-	StateIdle = upstream.StateIdle
-	// StateStarting: connecting and listing for the first time.
-	StateStarting = upstream.StateStarting
-	// StateReady: connected, tools listed, calls go through.
-	StateReady = upstream.StateReady
-	// StateFailed: the last start failed or the server gave up restarting.
-	StateFailed = upstream.StateFailed
-	// StateRestarting: it stopped and a new start is scheduled.
-	StateRestarting = upstream.StateRestarting
-	// StateStopped: the gateway is shutting down.
-	StateStopped = upstream.StateStopped
 )
 
 // ListCache is what a server said about caching one of its lists, as of
@@ -154,3 +135,19 @@ func (o upstreamOwner) Oversized(key, action string) { o.g.metrics.Oversize(key,
 
 // Redact takes the configured secrets out of err (drain.go).
 func (o upstreamOwner) Redact(err error) error { return o.g.redactErr(err) }
+
+// Statuses returns the state of every upstream server in key order.
+func (g *Gateway) Statuses() []Status {
+	v := g.cur.Load()
+	out := make([]Status, 0, len(g.keys()))
+	for _, k := range g.keys() {
+		st := upstreamStatus(g.ups()[k])
+		if srv, ok := v.snap.Server(k); ok {
+			st.Tools = len(srv.Tools)
+		}
+		st.Tokens = v.tokens[k]
+		st.FromCache = v.fromCache[k]
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,5 +1,10 @@
 package gateway
 
+// The gateway's search (Search, SearchMany): the view's index, the aliases
+// of tools with invalid names, what ranking learned from use, and the
+// waits for servers still starting that a query names or that may hold
+// what a search found nothing for.
+
 import (
 	"context"
 	"fmt"
@@ -9,8 +14,113 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/core/catalog"
+	"github.com/toolsearch/toolsearch/core/search"
 	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
+
+// Search runs a query over the tools policy lets clients see. A query that
+// names a server still starting (its name, a server prefix, one of its
+// tools, select: of its tools) first waits for that server, up to its start
+// timeout; any other query is answered at once.
+func (g *Gateway) Search(ctx context.Context, query string, max int) (search.Result, error) {
+	return g.SearchMany(ctx, query, nil, max)
+}
+
+// SearchMany runs query and each of queries as Search runs one query, and
+// answers with one list merged as search.SearchMany merges it: tools named
+// outright first, then the ranked hits fused by rank, up to max. A query
+// that fails fails the search with a *search.QueryError naming it.
+func (g *Gateway) SearchMany(ctx context.Context, query string, queries []string, max int) (search.Result, error) {
+	return g.searchMany(ctx, query, queries, max, g.Visible)
+}
+
+// searchMany is SearchMany over the tools visible reports true for (a
+// session's: policy, less the built-ins it leaves out).
+func (g *Gateway) searchMany(ctx context.Context, query string, queries []string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error) {
+	ctx, span := g.tracer.StartSearch(ctx, query, queries) // tracing.go
+	defer func() { g.tracer.EndSearch(span, string(res.Form), len(res.Hits), res.Total, err) }()
+	if len(queries) <= search.MaxQueries {
+		// Past the limit the search is refused: nothing to wait for.
+		g.awaitTargets(ctx, query)
+		for _, q := range queries {
+			g.awaitTargets(ctx, q)
+		}
+	}
+	start := time.Now()
+	v := g.cur.Load()
+	one := func(ctx context.Context, req search.Request) (search.Result, error) {
+		if res, err, done := g.searchAliases(ctx, v, req.Query, req.MaxResults, visible); done {
+			return res, err
+		}
+		return v.index.Search(ctx, req)
+	}
+	req := search.Request{Query: query, MaxResults: max, Visible: visible, Learned: g.learned()}
+	res, err = search.SearchEach(ctx, req, queries, one)
+	if err == nil && len(res.Hits) == 0 && len(queries) <= search.MaxQueries && g.awaitStarting(ctx) {
+		// Nothing found while servers were starting: their tools may be
+		// what was asked for, so the search is made again once they
+		// have started (search.go).
+		v = g.cur.Load()
+		res, err = search.SearchEach(ctx, req, queries, one)
+	}
+	g.metrics.Search(time.Since(start), len(res.Hits), err)
+	return res, err
+}
+
+// searchAliases answers a select: or exact-name query that names one of
+// the aliases given to tools with invalid names (resolve.go), which the
+// index does not know: aliases are looked up here, every other name of
+// the query by the index, in the order given. done is false when the
+// query names no alias.
+func (g *Gateway) searchAliases(ctx context.Context, v *view, query string, max int, visible func(*catalog.Tool) bool) (res search.Result, err error, done bool) {
+	if v.names == nil || len(v.names.aliases) == 0 {
+		return res, nil, false
+	}
+	q := strings.TrimSpace(query)
+	names, form := []string{q}, search.FormExact
+	if len(q) >= len("select:") && strings.EqualFold(q[:len("select:")], "select:") {
+		names, form = strings.Split(q[len("select:"):], ","), search.FormSelect
+	}
+	aliased := func(n string) (*catalog.Tool, bool) { // n is an alias itself
+		tg, err := v.names.Resolve(n)
+		return tg.tool, err == nil && tg.alias && tg.exposed == strings.TrimSpace(n)
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { _, ok := aliased(n); return ok }) {
+		return res, nil, false
+	}
+	res.Form = form
+	seen := map[*catalog.Tool]bool{}
+	add := func(t *catalog.Tool) {
+		if !seen[t] {
+			seen[t] = true
+			res.Hits = append(res.Hits, search.Hit{Tool: t, Score: 1e6, Why: "selected by name"})
+		}
+	}
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if t, ok := aliased(n); ok {
+			if visible(t) {
+				add(t)
+			} else {
+				res.Unknown = append(res.Unknown, n)
+			}
+			continue
+		}
+		sub, err := v.index.Search(ctx, search.Request{Query: "select:" + n, MaxResults: max, Visible: visible})
+		if err != nil {
+			return search.Result{}, err, true
+		}
+		for _, h := range sub.Hits {
+			add(h.Tool)
+		}
+		res.Unknown = append(res.Unknown, sub.Unknown...)
+		res.Ambiguous = append(res.Ambiguous, sub.Ambiguous...)
+	}
+	res.Total = len(res.Hits)
+	return res, nil, true
+}
 
 // targetedServers returns the configured servers a query names outright:
 // a server name alone ("github"), a server prefix ("github__",
