@@ -138,18 +138,8 @@ func (g *Gateway) callUpstream(ctx context.Context, c *toolCall, u *upstream.Ser
 			params.SetProgressToken(id)
 		}
 	}
-	res, timedOut, err := g.callOnce(ctx, ls, params)
-	if err != nil && neverSent(err) && ctx.Err() == nil {
-		// The session had ended before the call was made (the server died
-		// a moment ago and its restart has not begun): the server never saw
-		// the call, so it goes to the next session.
-		if next, nerr := u.LiveAfter(ctx, ls.Session); nerr == nil {
-			ls = next
-			res, timedOut, err = g.callOnce(ctx, ls, params)
-		}
-	}
+	ls, res, timedOut, err := g.callLive(ctx, u, ls, params) // upcall.go
 	if err == nil {
-		withoutServerInfo(res)
 		res, timedOut, err = g.afterResult(ctx, req, c.to, ls, params, res) // mrtr.go
 	}
 	return g.upstreamOutcome(ctx, c.to, u, ls, res, timedOut, err)

@@ -39,6 +39,25 @@ func (g *Gateway) callOnce(ctx context.Context, ls upstream.Conn, params *mcp.Ca
 	return res, timedOut, err
 }
 
+// callLive makes the call on ls, or on the server's next session when ls
+// had closed before the call was sent (the server died a moment ago and
+// its restart has not begun: the server never saw the call). It returns
+// the session the call was made on, and the result without the server's
+// own identity.
+func (g *Gateway) callLive(ctx context.Context, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) (upstream.Conn, *mcp.CallToolResult, bool, error) {
+	res, timedOut, err := g.callOnce(ctx, ls, params)
+	if err != nil && neverSent(err) && ctx.Err() == nil {
+		if next, nerr := u.LiveAfter(ctx, ls.Session); nerr == nil {
+			ls = next
+			res, timedOut, err = g.callOnce(ctx, ls, params)
+		}
+	}
+	if err == nil {
+		withoutServerInfo(res)
+	}
+	return ls, res, timedOut, err
+}
+
 // upstreamContext bounds a request to an upstream: it ends with ctx, at the
 // call timeout, or when the upstream session is closed.
 func (g *Gateway) upstreamContext(ctx context.Context, ls upstream.Conn) (context.Context, context.CancelFunc) {
