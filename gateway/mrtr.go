@@ -286,7 +286,6 @@ func (g *Gateway) fulfil(ctx context.Context, req *mcp.CallToolRequest, to targe
 		if err != nil {
 			return nil, timedOut, err
 		}
-		withoutServerInfo(res)
 	}
 	return res, false, nil
 }
@@ -441,7 +440,6 @@ func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream.Server, l
 		if o.err != nil {
 			return g.callFailed(ctx, to, u, ls, o.err, o.timedOut) // outcome.go
 		}
-		withoutServerInfo(o.res)
 		return g.upstreamOutcome(ctx, to, u, ls, o.res, false, nil)
 	case a := <-h.asks:
 		h.mu.Lock()

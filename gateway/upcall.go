@@ -12,21 +12,22 @@ import (
 	"github.com/toolsearch/toolsearch/gateway/wire"
 )
 
-// callOnce makes one call on a session. The call ends with the client's
-// request, at the call timeout, or when the upstream session is closed (a
-// restart, the gateway stopping), whichever comes first; timedOut says it
-// was the timeout.
+// callOnce makes one call on a session, and returns its result without the
+// server's own identity. The call ends with the client's request, at the
+// call timeout, or when the upstream session is closed (a restart, the
+// gateway stopping), whichever comes first; timedOut says it was the
+// timeout.
 func (g *Gateway) callOnce(ctx context.Context, ls upstream.Conn, params *mcp.CallToolParams) (res *mcp.CallToolResult, timedOut bool, err error) {
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
-	// The call's span; its trace context goes to the server in _meta
-	// (tracing.go).
-	cctx, span, meta := g.tracer.StartCall(cctx, ls.Key, params.Name, false, params.Meta)
-	params.Meta = meta
 	if params.GetProgressToken() != nil || sendsLogs(ls.Session) {
 		// The tap sees the call's stream: its progress and logs.
 		cctx = wire.TapContext(cctx)
 	}
+	// The call's span; its trace context goes to the server in _meta
+	// (tracing.go).
+	cctx, span, meta := g.tracer.StartCall(cctx, ls.Key, params.Name, false, params.Meta)
+	params.Meta = meta
 	res, err = ls.Session.CallTool(cctx, params)
 	timedOut = err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if span != nil {
@@ -36,14 +37,14 @@ func (g *Gateway) callOnce(ctx context.Context, ls upstream.Conn, params *mcp.Ca
 		}
 		g.tracer.End(span, res != nil && res.IsError, err, errType)
 	}
+	withoutServerInfo(res)
 	return res, timedOut, err
 }
 
 // callLive makes the call on ls, or on the server's next session when ls
 // had closed before the call was sent (the server died a moment ago and
 // its restart has not begun: the server never saw the call). It returns
-// the session the call was made on, and the result without the server's
-// own identity.
+// the session the call was made on.
 func (g *Gateway) callLive(ctx context.Context, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) (upstream.Conn, *mcp.CallToolResult, bool, error) {
 	res, timedOut, err := g.callOnce(ctx, ls, params)
 	if err != nil && neverSent(err) && ctx.Err() == nil {
@@ -51,9 +52,6 @@ func (g *Gateway) callLive(ctx context.Context, u *upstream.Server, ls upstream.
 			ls = next
 			res, timedOut, err = g.callOnce(ctx, ls, params)
 		}
-	}
-	if err == nil {
-		withoutServerInfo(res)
 	}
 	return ls, res, timedOut, err
 }
