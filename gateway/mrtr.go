@@ -395,7 +395,7 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabili
 // requests meanwhile become input_required results (see waitHeld).
 func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to target, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) callOutcome {
 	m := g.fwd.mrtr
-	h := m.newHeld(to.server, to.name, callClientKey(req))
+	h := m.newHeld(u, to.name, callClientKey(req))
 	// The server's call outlives the client's first request: it ends when
 	// it is answered, at the call timeout, when the server's session ends,
 	// or when the held call is dropped.
@@ -415,9 +415,9 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to tar
 	go func() {
 		defer untrack()
 		res, timedOut, err := g.callOnce(hctx, ls, params)
-		h.done <- heldOutcome{res: res, timedOut: timedOut, err: err}
+		h.done <- heldOutcome{ls: ls, res: res, timedOut: timedOut, err: err}
 	}()
-	o := g.waitHeld(ctx, to, u, ls, h)
+	o := g.waitHeld(ctx, to, h)
 	if progID != "" {
 		if o.res.RequestState == "" {
 			// The progress that came before the result goes out before it.
@@ -433,14 +433,14 @@ func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to tar
 // waitHeld waits, for the client's request ctx, for the held call's next
 // step: the server's result, which ends the call, or a request of the
 // server, which goes to the client as input_required.
-func (g *Gateway) waitHeld(ctx context.Context, to target, u *upstream.Server, ls upstream.Conn, h *heldCall) callOutcome {
+func (g *Gateway) waitHeld(ctx context.Context, to target, h *heldCall) callOutcome {
 	select {
 	case o := <-h.done:
 		h.end(errors.New("the call ended"))
 		if o.err != nil {
-			return g.callFailed(ctx, to, u, ls, o.err, o.timedOut) // outcome.go
+			return g.callFailed(ctx, to, h.u, o.ls, o.err, o.timedOut) // outcome.go
 		}
-		return g.upstreamOutcome(ctx, to, u, ls, o.res, false, nil)
+		return g.upstreamOutcome(ctx, to, h.u, o.ls, o.res, false, nil)
 	case a := <-h.asks:
 		h.mu.Lock()
 		h.pending = a
@@ -485,12 +485,7 @@ func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutco
 	}
 	h.mu.Unlock()
 	a.reply <- heldReply{res: ans}
-	u := g.ups()[to.server]
-	ls, err := u.Live(ctx)
-	if err != nil {
-		ls = upstream.Conn{}
-	}
-	return g.waitHeld(ctx, to, u, ls, h)
+	return g.waitHeld(ctx, to, h)
 }
 
 // answerFits checks that an answer is of the kind its request asks for.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/gateway/upstream"
 )
 
 const (
@@ -116,6 +117,7 @@ type heldCall struct {
 	m                    *mrtrState
 	token                string // the requestState the client was given
 	server, tool, client string
+	u                    *upstream.Server // the server called
 	asks                 chan *heldAsk
 	done                 chan heldOutcome
 	ended                chan struct{} // closed when the held call is dropped
@@ -141,18 +143,20 @@ type heldReply struct {
 	err error
 }
 
-// heldOutcome is the end of the server's call.
+// heldOutcome is the end of the server's call, made on ls.
 type heldOutcome struct {
+	ls       upstream.Conn
 	res      *mcp.CallToolResult
 	timedOut bool
 	err      error
 }
 
-// newHeld makes a held call and registers its state.
-func (m *mrtrState) newHeld(server, tool, client string) *heldCall {
+// newHeld makes a held call of u's tool for client and registers its
+// state.
+func (m *mrtrState) newHeld(u *upstream.Server, tool, client string) *heldCall {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	h := &heldCall{m: m, token: heldStatePrefix + hex.EncodeToString(b), server: server, tool: tool, client: client,
+	h := &heldCall{m: m, token: heldStatePrefix + hex.EncodeToString(b), server: u.Key(), tool: tool, client: client, u: u,
 		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), ended: make(chan struct{})}
 	m.mu.Lock()
 	m.held[h.token] = h
