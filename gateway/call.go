@@ -99,13 +99,14 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 	if err != nil {
 		return countAs("unavailable", toolError("cannot call %s: %v", c.to.exposed, err))
 	}
+	serverModern := upstream.ModernSession(ls.Session)
 	// The client's _meta goes along (upstreamMeta); its progress token is
 	// replaced by the gateway's own below.
-	params := &mcp.CallToolParams{Name: c.to.name, Arguments: args, Meta: upstreamMeta(c.req, upstream.ModernSession(ls.Session), g.fwd.level())}
+	params := &mcp.CallToolParams{Name: c.to.name, Arguments: args, Meta: upstreamMeta(c.req, serverModern, g.fwd.level())}
 	if again != nil {
 		params.InputResponses, params.RequestState = again.responses, again.state
 	}
-	if c.req != nil && clientModern(c.req.Session) && !upstream.ModernSession(ls.Session) {
+	if c.req != nil && clientModern(c.req.Session) && !serverModern {
 		// A 2025 server's requests meanwhile cannot go to this client as
 		// requests: they become input_required results.
 		return g.callHeld(ctx, c.req, c.to, u, ls, params) // mrtr.go
