@@ -217,10 +217,10 @@ func relayedCaps(cc *mcp.ClientCapabilities) map[string]any {
 	return m
 }
 
-// afterResult handles a server's input_required result: for a 2026 client
-// it goes out as it came (its state bound to the client and the tool); for
-// any other client the gateway asks the questions itself and calls again
-// (fulfil). A complete result passes.
+// afterResult handles a server's input_required result: for a 2025
+// client (or none) the gateway asks the questions itself and calls again
+// (fulfil); for a 2026 client the result goes out as it came, its state
+// bound to the client and the tool. A complete result passes.
 func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to target, ls upstream.Conn, params *mcp.CallToolParams, res *mcp.CallToolResult) (*mcp.CallToolResult, bool, error) {
 	m := g.fwd.mrtr
 	client := callClientKey(req)
@@ -231,19 +231,17 @@ func (g *Gateway) afterResult(ctx context.Context, req *mcp.CallToolRequest, to 
 	if res == nil || !res.NeedsInput() {
 		return res, false, nil
 	}
-	if req != nil && clientModern(req.Session) {
-		if res.InputRequests == nil {
-			// Load shedding: input_required with nothing to answer. It
-			// stays input_required on the way out.
-			res.InputRequests = mcp.InputRequestMap{}
-		}
-		m.bindState(client, to.server, to.name, res.RequestState)
-		if g.shareBinding(client, to.server, to.name, res.RequestState) {
-			m.markShared(client, res.RequestState)
-		}
-		return res, false, nil
+	if req == nil || !clientModern(req.Session) {
+		return g.fulfil(ctx, req, to, ls, params, res)
 	}
-	return g.fulfil(ctx, req, to, ls, params, res)
+	if res.InputRequests == nil {
+		// Load shedding: input_required with nothing to answer. It stays
+		// input_required on the way out.
+		res.InputRequests = mcp.InputRequestMap{}
+	}
+	shared := g.shareBinding(client, to.server, to.name, res.RequestState) // mrtrcluster.go
+	m.bindState(client, to.server, to.name, res.RequestState, shared)
+	return res, false, nil
 }
 
 // fulfil answers a server's input requests for a client of 2025 (or for no
@@ -552,7 +550,7 @@ func (g *Gateway) noteRound(client, server, target, used string, needsInput bool
 	m := g.fwd.mrtr
 	m.dropState(client, used)
 	if needsInput {
-		m.bindState(client, server, target, state)
+		m.bindState(client, server, target, state, false)
 	}
 }
 

@@ -63,8 +63,9 @@ func bindKey(client, state string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// bindState remembers that client got state from server's tool.
-func (m *mrtrState) bindState(client, server, tool, state string) {
+// bindState remembers that client got state from server's tool; shared
+// says the cluster has the binding too.
+func (m *mrtrState) bindState(client, server, tool, state string, shared bool) {
 	if state == "" {
 		return
 	}
@@ -87,17 +88,7 @@ func (m *mrtrState) bindState(client, server, tool, state string) {
 			delete(m.states, oldestKey)
 		}
 	}
-	m.states[bindKey(client, state)] = stateBinding{server: server, tool: tool, expires: now.Add(stateTTL)}
-}
-
-// markShared records that the cluster has the binding of state.
-func (m *mrtrState) markShared(client, state string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.states[bindKey(client, state)]; ok {
-		b.shared = true
-		m.states[bindKey(client, state)] = b
-	}
+	m.states[bindKey(client, state)] = stateBinding{server: server, tool: tool, expires: now.Add(stateTTL), shared: shared}
 }
 
 // dropState forgets a state once a retry used it.
