@@ -67,11 +67,11 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 	if err != nil {
 		return callOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, count: "refused"}
 	}
-	if again != nil && again.held != nil {
-		return g.resumeHeld(ctx, c.to, again) // mrtr.go
-	}
 	if again != nil && again.remote {
-		return g.forwardHeld(ctx, c.req, c.to, again) // mrtrcluster.go
+		return g.forwardHeld(ctx, c.req, c.to, again) // mrtrheld.go
+	}
+	if again != nil && again.held != nil {
+		return g.resumeHeld(ctx, c.to, again) // mrtrheld.go
 	}
 	if v := c.to.verdict; v.Decision == policy.Ask && (again == nil || again.state == "") {
 		// A retry with a state the gateway handed out continues a call
@@ -109,7 +109,7 @@ func (g *Gateway) serveCall(ctx context.Context, c *toolCall) callOutcome {
 	if c.req != nil && clientModern(c.req.Session) && !serverModern {
 		// A 2025 server's requests meanwhile cannot go to this client as
 		// requests: they become input_required results.
-		return g.callHeld(ctx, c.req, c.to, u, ls, params) // mrtr.go
+		return g.callHeld(ctx, c.req, c.to, u, ls, params) // mrtrheld.go
 	}
 	return g.callUpstream(ctx, c, u, ls, params)
 }

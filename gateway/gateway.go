@@ -423,7 +423,7 @@ type origin struct {
 	// stream the request came on, where related messages go.
 	ctx context.Context
 	// held is set for a call made for a 2026 client: the server's
-	// requests become input_required results of the call (mrtr.go).
+	// requests become input_required results of the call (mrtrheld.go).
 	held *heldCall
 }
 

@@ -24,7 +24,7 @@ package gateway
 //     holds the server's request, ends the client's call with input_required
 //     carrying the question and a requestState of its own, and on the
 //     client's retry answers the held request and waits for the server's
-//     result (heldCall). A client that does not retry within holdTimeout
+//     result (heldCall, mrtrheld.go). A client that does not retry within holdTimeout
 //     gets nothing more: the server's request fails and its call is
 //     cancelled.
 //   - 2025 server, 2025 client: the server's requests are relayed to the
@@ -129,7 +129,8 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, to target) (*retry, error) {
 		}
 		return r, nil
 	}
-	// Another replica may have handed the state out (mrtrcluster.go).
+	// Another replica may have handed the state out (mrtrcluster.go,
+	// mrtrheld.go).
 	if g.callRelay() != nil {
 		if strings.HasPrefix(state, heldStatePrefix) {
 			r.remote = true // its holder checks the client and the tool
@@ -387,136 +388,6 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabili
 		return ss.ListRoots(rctx, p)
 	}
 	return nil, fmt.Errorf("unknown input request %T", r)
-}
-
-// callHeld makes a call to a 2025 server for a 2026 client: the server's
-// requests meanwhile become input_required results (see waitHeld).
-func (g *Gateway) callHeld(ctx context.Context, req *mcp.CallToolRequest, to target, u *upstream.Server, ls upstream.Conn, params *mcp.CallToolParams) callOutcome {
-	m := g.fwd.mrtr
-	h := m.newHeld(u, to.name, callClientKey(req))
-	// The server's call outlives the client's first request: it ends when
-	// it is answered, at the call timeout, when the server's session ends,
-	// or when the held call is dropped.
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	h.cancel = cancel
-	untrack := g.trackHeld(to.server, hctx, req.Session, h)
-	// The server's progress reaches the client's request while it waits,
-	// under the client's token, as on the direct path (callUpstream).
-	var progID string
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		progID = fmt.Sprintf("toolsearch-%d", g.progSeq.Add(1))
-		g.progMu.Lock()
-		g.progress[progID] = progressTarget{ss: req.Session, ctx: ctx, token: tok}
-		g.progMu.Unlock()
-		params.SetProgressToken(progID)
-	}
-	go func() {
-		defer untrack()
-		res, timedOut, err := g.callOnce(hctx, ls, params)
-		h.done <- heldOutcome{ls: ls, res: res, timedOut: timedOut, err: err}
-	}()
-	o := g.waitHeld(ctx, to, h)
-	if progID != "" {
-		if o.res.RequestState == "" {
-			// The progress that came before the result goes out before it.
-			u.Tap().AwaitProgress(progID, 2*time.Second)
-		}
-		g.progMu.Lock()
-		delete(g.progress, progID)
-		g.progMu.Unlock()
-	}
-	return o
-}
-
-// waitHeld waits, for the client's request ctx, for the held call's next
-// step: the server's result, which ends the call, or a request of the
-// server, which goes to the client as input_required.
-func (g *Gateway) waitHeld(ctx context.Context, to target, h *heldCall) callOutcome {
-	select {
-	case o := <-h.done:
-		h.end(errors.New("the call ended"))
-		if o.err != nil {
-			return g.callFailed(ctx, to, h.u, o.ls, o.err, o.timedOut) // outcome.go
-		}
-		return g.upstreamOutcome(ctx, to, h.u, o.ls, o.res, false, nil)
-	case a := <-h.asks:
-		h.mu.Lock()
-		h.pending = a
-		if h.timer != nil {
-			h.timer.Stop()
-		}
-		h.timer = time.AfterFunc(h.m.hold, func() {
-			h.end(fmt.Errorf("the client did not answer within %v", h.m.hold))
-		})
-		h.mu.Unlock()
-		g.relayHeld(h) // the retry may reach another replica (mrtrcluster.go)
-		return countAs("input_required", &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.key: a.req}, RequestState: h.token})
-	case <-h.ended:
-		return countAs("timeout", toolError("the call to %s ended: its server's question was not answered in time", to.exposed))
-	case <-ctx.Done():
-		h.end(errors.New("the client cancelled its call"))
-		return countAs("cancelled", toolError("the call to %s was cancelled", to.exposed))
-	}
-}
-
-// resumeHeld takes a client's retry of a held call: the answer goes to the
-// server's waiting request, then the call goes on.
-func (g *Gateway) resumeHeld(ctx context.Context, to target, r *retry) callOutcome {
-	h := r.held
-	h.mu.Lock()
-	a := h.pending
-	if a == nil {
-		h.mu.Unlock()
-		return countAs("refused", toolError("the call to %s is not waiting for input", to.exposed))
-	}
-	ans, ok := r.responses[a.key]
-	if err := answerFits(a.req, ans); !ok || err != nil {
-		h.mu.Unlock()
-		if !ok {
-			err = fmt.Errorf("inputResponses has no %q", a.key)
-		}
-		return countAs("invalid_arguments", toolError("this retry of %s does not answer its input request: %v", to.exposed, err))
-	}
-	h.pending = nil
-	if h.timer != nil {
-		h.timer.Stop()
-	}
-	h.mu.Unlock()
-	a.reply <- heldReply{res: ans}
-	return g.waitHeld(ctx, to, h)
-}
-
-// answerFits checks that an answer is of the kind its request asks for.
-func answerFits(req mcp.InputRequest, ans mcp.InputResponse) error {
-	var ok bool
-	switch req.(type) {
-	case *mcp.ElicitParams:
-		_, ok = ans.(*mcp.ElicitResult)
-	//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
-	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-		//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
-		_, ok = ans.(*mcp.CreateMessageWithToolsResult)
-		if !ok {
-			//lint:ignore SA1019 sampling is forwarded for 2025-11-25 clients and servers, which still use it
-			_, ok = ans.(*mcp.CreateMessageResult)
-		}
-	//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
-	case *mcp.ListRootsParams:
-		//lint:ignore SA1019 roots are forwarded for 2025-11-25 clients and servers, which still use them
-		_, ok = ans.(*mcp.ListRootsResult)
-	}
-	if !ok && ans != nil {
-		return fmt.Errorf("a %s request cannot be answered with %T", askKind(req), ans)
-	}
-	if ans == nil {
-		return errors.New("no answer")
-	}
-	return nil
-}
-
-// trackHeld is track for a held call: the server's requests go to h.
-func (g *Gateway) trackHeld(server string, ctx context.Context, ss *mcp.ServerSession, h *heldCall) func() {
-	return g.trackOrigin(server, origin{ss: ss, ctx: ctx, held: h})
 }
 
 // Prompts and resources: a 2026 server may answer prompts/get and

@@ -12,16 +12,11 @@ package gateway
 //     the replica that made it: its upstream request waits there. That
 //     replica answers for the call's state in the cluster (CallRelay) while
 //     the call waits; a replica that gets the retry sends it there, and
-//     gives the client what came back.
+//     gives the client what came back (mrtrheld.go).
 
 import (
 	"context"
-	"encoding/json"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/core/catalog"
 )
 
 // CallRelay is what a Cluster offers so that a multi round-trip call's
@@ -39,10 +34,8 @@ type CallRelay interface {
 	DelTemp(ctx context.Context, kind, key string) error
 }
 
-const (
-	heldTopic   = "held"
-	bindingKind = "mrtr"
-)
+// bindingKind is the kind under which the cluster keeps shared bindings.
+const bindingKind = "mrtr"
 
 // callRelay is the cluster's CallRelay, nil without one.
 func (g *Gateway) callRelay() CallRelay {
@@ -98,114 +91,4 @@ func (g *Gateway) dropSharedBinding(client, state string) {
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
 	_ = r.DelTemp(ctx, bindingKind, bindKey(client, state))
-}
-
-// heldRetry is a retry of a held call sent to the replica holding it.
-type heldRetry struct {
-	Client    string               `json:"client"`
-	Server    string               `json:"server"`
-	Tool      string               `json:"tool"`
-	Responses mcp.InputResponseMap `json:"responses,omitempty"`
-}
-
-// heldAnswer is what the holding replica sends back: the call's next
-// result, or why the retry was refused.
-type heldAnswer struct {
-	Refused string              `json:"refused,omitempty"`
-	Result  *mcp.CallToolResult `json:"result,omitempty"`
-}
-
-// relayHeld makes this replica answer, in the cluster, for held call h's
-// state, from when the client is shown its question until the call ends.
-func (g *Gateway) relayHeld(h *heldCall) {
-	r := g.callRelay()
-	if r == nil {
-		return
-	}
-	h.mu.Lock()
-	if h.relayed {
-		h.mu.Unlock()
-		return
-	}
-	h.relayed = true
-	h.mu.Unlock()
-	stop, err := r.Answer(context.Background(), heldTopic, h.token, func(ctx context.Context, req []byte) []byte {
-		return g.serveHeldRetry(ctx, h, req)
-	})
-	if err != nil {
-		g.log.Debug("a held call's retry must come back to this replica", "err", err)
-		return
-	}
-	h.mu.Lock()
-	h.unrelay = stop
-	h.mu.Unlock()
-	select {
-	case <-h.ended: // ended meanwhile: end() found no unrelay
-		stop()
-	default:
-	}
-}
-
-// serveHeldRetry takes a retry another replica received for h.
-func (g *Gateway) serveHeldRetry(ctx context.Context, h *heldCall, data []byte) []byte {
-	var in heldRetry
-	var out heldAnswer
-	v := g.cur.Load()
-	t, ok := v.snap.Tool(h.server + "/" + h.tool)
-	if !ok {
-		t = &catalog.Tool{Server: h.server, Name: h.tool}
-	}
-	to := v.names.toolTarget(t)
-	switch err := json.Unmarshal(data, &in); {
-	case err != nil:
-		out.Refused = "the retry could not be read: " + err.Error()
-	case in.Client != h.client || in.Server != h.server || in.Tool != h.tool:
-		out.Refused = errStateRefused(to.exposed).Error()
-	default:
-		ctx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout)
-		defer cancel()
-		c := &toolCall{start: time.Now(), to: to}
-		o := g.resumeHeld(ctx, to, &retry{state: h.token, responses: in.Responses, held: h})
-		g.recordCall(c, o)
-		out.Result = o.res
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b, _ = json.Marshal(heldAnswer{Result: toolError("the result of %s could not be passed on: %v", to.exposed, err)})
-	}
-	return b
-}
-
-// forwardHeld sends a client's retry of a call another replica holds to
-// that replica, and returns what it answered.
-func (g *Gateway) forwardHeld(ctx context.Context, req *mcp.CallToolRequest, to target, r *retry) callOutcome {
-	refused := func(msg string) callOutcome {
-		return callOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}, count: "refused"}
-	}
-	// answer is an outcome the metrics here do not count: the replica
-	// holding the call counts how it ends, once the retry reached it.
-	answer := func(res *mcp.CallToolResult) callOutcome { return callOutcome{res: res} }
-	data, err := json.Marshal(heldRetry{Client: callClientKey(req), Server: to.server, Tool: to.name, Responses: r.responses})
-	if err != nil {
-		return countAs("error", toolError("the retry of %s could not be passed on: %v", to.exposed, err))
-	}
-	actx, cancel := context.WithTimeout(ctx, g.cfg.Gateway.Limits.CallTimeout+clusterTimeout)
-	defer cancel()
-	resp, ok, err := g.callRelay().Ask(actx, heldTopic, r.state, data)
-	switch {
-	case err != nil && !ok: // it never reached the replica: counted here
-		return countAs("unavailable", toolError("the call to %s waits on another replica, which cannot be reached now (%v); call it again without requestState and inputResponses", to.exposed, err))
-	case !ok:
-		return refused(errStateRefused(to.exposed).Error())
-	case err != nil:
-		return answer(toolError("the replica holding the call to %s did not answer: %v", to.exposed, err))
-	}
-	var out heldAnswer
-	if err := json.Unmarshal(resp, &out); err != nil || (out.Refused == "" && out.Result == nil) {
-		return answer(toolError("the replica holding the call to %s answered what cannot be read", to.exposed))
-	}
-	if out.Refused != "" {
-		return refused(out.Refused)
-	}
-	return answer(out.Result)
 }
