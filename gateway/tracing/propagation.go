@@ -97,32 +97,6 @@ func hexDigit(c byte) (byte, bool) {
 	return 0, false
 }
 
-// Traceparent returns sc as a version 00 traceparent, "" when sc is not
-// valid.
-func (sc SpanContext) Traceparent() string {
-	if !sc.IsValid() {
-		return ""
-	}
-	const digits = "0123456789abcdef"
-	var b [traceparentLen]byte
-	b[0], b[1], b[2] = '0', '0', '-'
-	i := 3
-	for _, c := range sc.TraceID {
-		b[i], b[i+1] = digits[c>>4], digits[c&0xf]
-		i += 2
-	}
-	b[i] = '-'
-	i++
-	for _, c := range sc.SpanID {
-		b[i], b[i+1] = digits[c>>4], digits[c&0xf]
-		i += 2
-	}
-	b[i] = '-'
-	f := sc.Flags & FlagsSampled
-	b[i+1], b[i+2] = digits[f>>4], digits[f&0xf]
-	return string(b[:])
-}
-
 // Bounds of a tracestate (W3C Trace Context, level 1).
 const (
 	// maxStateMembers is how many list members a tracestate may hold.

@@ -50,6 +50,32 @@ func (sc SpanContext) IsValid() bool { return sc.TraceID.IsValid() && sc.SpanID.
 // IsSampled reports whether the trace is sampled.
 func (sc SpanContext) IsSampled() bool { return sc.Flags&FlagsSampled != 0 }
 
+// Traceparent returns sc as a version 00 traceparent, "" when sc is not
+// valid.
+func (sc SpanContext) Traceparent() string {
+	if !sc.IsValid() {
+		return ""
+	}
+	const digits = "0123456789abcdef"
+	var b [traceparentLen]byte
+	b[0], b[1], b[2] = '0', '0', '-'
+	i := 3
+	for _, c := range sc.TraceID {
+		b[i], b[i+1] = digits[c>>4], digits[c&0xf]
+		i += 2
+	}
+	b[i] = '-'
+	i++
+	for _, c := range sc.SpanID {
+		b[i], b[i+1] = digits[c>>4], digits[c&0xf]
+		i += 2
+	}
+	b[i] = '-'
+	f := sc.Flags & FlagsSampled
+	b[i+1], b[i+2] = digits[f>>4], digits[f&0xf]
+	return string(b[:])
+}
+
 // spanKey is the context key of the current span.
 type spanKey struct{}
 
