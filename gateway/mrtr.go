@@ -109,7 +109,6 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, to target) (*retry, error) {
 	r := &retry{state: state, responses: req.Params.InputResponses}
 	m.mu.Lock()
 	h, held := m.held[state]
-	b, bound := m.states[bindKey(client, state)]
 	m.mu.Unlock()
 	switch {
 	case held:
@@ -118,29 +117,41 @@ func (g *Gateway) retryOf(req *mcp.CallToolRequest, to target) (*retry, error) {
 		}
 		r.held = h
 		return r, nil
-	case bound:
-		if time.Now().After(b.expires) || b.server != to.server || b.tool != to.name {
-			return nil, errStateRefused(to.exposed)
-		}
-		// A retry on another replica may have used it meanwhile.
-		if v, known := g.sharedBinding(client, state); b.shared && known && v == "" {
-			m.dropState(client, state)
-			return nil, errStateRefused(to.exposed)
-		}
+	case g.stateGiven(client, to.server, to.name, state):
+		return r, nil
+	case g.callRelay() != nil && strings.HasPrefix(state, heldStatePrefix):
+		// Another replica holds the call (mrtrheld.go); its holder checks
+		// the client and the tool.
+		r.remote = true
 		return r, nil
 	}
-	// Another replica may have handed the state out (mrtrcluster.go,
-	// mrtrheld.go).
-	if g.callRelay() != nil {
-		if strings.HasPrefix(state, heldStatePrefix) {
-			r.remote = true // its holder checks the client and the tool
-			return r, nil
-		}
-		if v, _ := g.sharedBinding(client, state); v == bindingValue(to.server, to.name) {
-			return r, nil
+	return nil, errStateRefused(to.exposed)
+}
+
+// stateGiven reports whether client was given state for item of server (a
+// tool, or a prompt or resource as checkRound names them): bound here and
+// not used on another replica since, or bound by another replica and
+// shared through the cluster (mrtrcluster.go).
+func (g *Gateway) stateGiven(client, server, item, state string) bool {
+	m := g.fwd.mrtr
+	m.mu.Lock()
+	b, bound := m.states[bindKey(client, state)]
+	m.mu.Unlock()
+	if !bound {
+		v, _ := g.sharedBinding(client, state)
+		return v == bindingValue(server, item)
+	}
+	if time.Now().After(b.expires) || b.server != server || b.tool != item {
+		return false
+	}
+	// A retry on another replica may have used it meanwhile.
+	if b.shared {
+		if v, known := g.sharedBinding(client, state); known && v == "" {
+			m.dropState(client, state)
+			return false
 		}
 	}
-	return nil, errStateRefused(to.exposed)
+	return true
 }
 
 // errStateRefused is the error of a retry whose requestState the gateway
@@ -398,30 +409,29 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabili
 // requests of its era, and asks the gateway again with the answers once.
 
 // checkRound checks the requestState of a prompts/get or resources/read
-// retry against what the gateway handed out for target.
+// retry against what the gateway (this replica or another) handed out for
+// target.
 func (g *Gateway) checkRound(client, server, target, state string) error {
-	if state == "" {
+	if state == "" || g.stateGiven(client, server, target, state) {
 		return nil
 	}
-	m := g.fwd.mrtr
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.states[bindKey(client, state)]
-	if !ok || time.Now().After(b.expires) || b.server != server || b.tool != target {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("the requestState of this request for %s was not given to this client for it (or it expired, or was already used)", target)}
-	}
-	return nil
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+		Message: fmt.Sprintf("the requestState of this request for %s was not given to this client for it (or it expired, or was already used)", target)}
 }
 
 // noteRound binds or drops states after a prompts/get or resources/read
-// answer. A state is bound for a 2025 client too: the SDK's retry on its
-// behalf comes back to the gateway with it.
+// answer, here and, as a tool call's, in the cluster, so that a retry may
+// reach any replica. A state is bound for a 2025 client too: the SDK's
+// retry on its behalf comes back to the gateway with it.
 func (g *Gateway) noteRound(client, server, target, used string, needsInput bool, state string) {
 	m := g.fwd.mrtr
-	m.dropState(client, used)
+	if used != "" {
+		m.dropState(client, used)
+		g.dropSharedBinding(client, used)
+	}
 	if needsInput {
-		m.bindState(client, server, target, state, false)
+		shared := g.shareBinding(client, server, target, state) // mrtrcluster.go
+		m.bindState(client, server, target, state, shared)
 	}
 }
 

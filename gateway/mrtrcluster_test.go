@@ -173,3 +173,57 @@ func TestClusterServerStateRetryOnAnotherReplica(t *testing.T) {
 		t.Errorf("%d retries reached b", retries.Load())
 	}
 }
+
+// TestClusterPromptAndResourceStateOnAnotherReplica: a 2026-07-28
+// server's input_required for prompts/get and resources/read reaches the
+// client through replica a; the client's retry reaches replica b, which
+// accepts the state a handed out to this client for that prompt or
+// resource, as it does a tool call's. Another client, another prompt and
+// a replay are refused.
+func TestClusterPromptAndResourceStateOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"m": roleServer(t, "modern")}, srv.URL(0), "rounds", map[string]any{"exposure": "full"})
+	hostA, hostB := twoServing(t, path, "m")
+	var retries atomic.Int64
+	rt := retriesTo(hostA, hostB, &retries)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := connectModernVia(t, hostA, rt, "Bearer alice", answering(false))
+	mallory := connectModernVia(t, hostA, rt, "Bearer mallory", answering(false))
+	answer := mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}
+
+	res, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt"})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("first prompts/get: %+v %v", res, err)
+	}
+	state := res.RequestState
+	retry := func(cs *mcp.ClientSession, name string) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, InputResponses: answer, RequestState: state})
+	}
+	if res, err := retry(mallory, "ask_prompt"); !isRefusedState(err) {
+		t.Errorf("another client's retry on b = %+v, %v", res, err)
+	}
+	if res, err := retry(alice, "ask_prompt_too"); !isRefusedState(err) {
+		t.Errorf("a retry against another prompt on b = %+v, %v", res, err)
+	}
+	res, err = retry(alice, "ask_prompt")
+	if err != nil || res.NeedsInput() || len(res.Messages) != 1 || res.Messages[0].Content.(*mcp.TextContent).Text != "hello Grace state="+state {
+		t.Fatalf("the retry on b = %+v, %v", res, err)
+	}
+	if res, err := retry(alice, "ask_prompt"); !isRefusedState(err) {
+		t.Errorf("a replay on b = %+v, %v", res, err)
+	}
+
+	rr, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ask://secret"})
+	if err != nil || !rr.NeedsInput() {
+		t.Fatalf("first resources/read: %+v %v", rr, err)
+	}
+	rr2, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ask://secret", InputResponses: answer, RequestState: rr.RequestState})
+	if err != nil || rr2.NeedsInput() || len(rr2.Contents) != 1 || rr2.Contents[0].Text != "for Grace state="+rr.RequestState {
+		t.Errorf("the read's retry on b = %+v, %v", rr2, err)
+	}
+	if n := retries.Load(); n < 5 {
+		t.Errorf("%d retries reached b, want 5", n)
+	}
+}
