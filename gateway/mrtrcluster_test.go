@@ -122,6 +122,34 @@ func TestClusterHeldCallRetryOnAnotherReplica(t *testing.T) {
 	}
 }
 
+// retryPair is two replicas sharing Redis in front of one 2026-07-28
+// server, with two 2026-07-28 clients (alice and mallory) whose first
+// requests go to replica a and every retry (a body with a requestState)
+// to replica b, counted in retries.
+type retryPair struct {
+	ctx            context.Context
+	hostA          string
+	alice, mallory *mcp.ClientSession
+	answer         mcp.InputResponseMap // the server's question answered
+	retries        atomic.Int64
+}
+
+func newRetryPair(t *testing.T, prefix string) *retryPair {
+	t.Helper()
+	srv := redistest.Start(t)
+	path := clusterConfig(t, map[string]any{"m": roleServer(t, "modern")}, srv.URL(0), prefix, map[string]any{"exposure": "full"})
+	p := &retryPair{answer: mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}}
+	var hostB string
+	p.hostA, hostB = twoServing(t, path, "m")
+	rt := retriesTo(p.hostA, hostB, &p.retries)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	p.ctx = ctx
+	p.alice = connectModernVia(t, p.hostA, rt, "Bearer alice", answering(false))
+	p.mallory = connectModernVia(t, p.hostA, rt, "Bearer mallory", answering(false))
+	return p
+}
+
 // TestClusterServerStateRetryOnAnotherReplica: a 2026-07-28 server's
 // input_required reaches the client through replica a; the client's retry
 // reaches replica b, which knows from the cluster that a handed that
@@ -130,16 +158,9 @@ func TestClusterHeldCallRetryOnAnotherReplica(t *testing.T) {
 // replica) are refused.
 func TestClusterServerStateRetryOnAnotherReplica(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	path := clusterConfig(t, map[string]any{"m": roleServer(t, "modern")}, srv.URL(0), "bind", map[string]any{"exposure": "full"})
-	hostA, hostB := twoServing(t, path, "m")
-	var retries atomic.Int64
-	rt := retriesTo(hostA, hostB, &retries)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	alice := connectModernVia(t, hostA, rt, "Bearer alice", answering(false))
-	mallory := connectModernVia(t, hostA, rt, "Bearer mallory", answering(false))
-	answer := mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}
+	p := newRetryPair(t, "bind")
+	ctx, alice, mallory, answer, hostA := p.ctx, p.alice, p.mallory, p.answer, p.hostA
+	retries := &p.retries
 
 	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
 	if err != nil || !res.NeedsInput() {
@@ -182,16 +203,9 @@ func TestClusterServerStateRetryOnAnotherReplica(t *testing.T) {
 // a replay are refused.
 func TestClusterPromptAndResourceStateOnAnotherReplica(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	path := clusterConfig(t, map[string]any{"m": roleServer(t, "modern")}, srv.URL(0), "rounds", map[string]any{"exposure": "full"})
-	hostA, hostB := twoServing(t, path, "m")
-	var retries atomic.Int64
-	rt := retriesTo(hostA, hostB, &retries)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	alice := connectModernVia(t, hostA, rt, "Bearer alice", answering(false))
-	mallory := connectModernVia(t, hostA, rt, "Bearer mallory", answering(false))
-	answer := mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}
+	p := newRetryPair(t, "rounds")
+	ctx, alice, mallory, answer := p.ctx, p.alice, p.mallory, p.answer
+	retries := &p.retries
 
 	res, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask_prompt"})
 	if err != nil || !res.NeedsInput() {
