@@ -341,11 +341,13 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(out)
 }
 
+// httpSessionTable returns the table of the sessions served over HTTP
+// (httpsessions.go), made at its first use.
 func (g *Gateway) httpSessionTable() *httpSessions {
 	g.httpOnce.Do(func() {
 		sv := g.cfg.Gateway.Serve
-		t := &httpSessions{cluster: g.cluster, store: g.sessionStore(), metrics: g.metrics, log: g.log, max: sv.MaxSessions, initTimeout: sv.SessionInitTimeout, idle: sv.SessionIdleTimeout,
-			byID: map[string]*httpSession{}}
+		t := &httpSessions{cluster: g.cluster, store: g.sessionStore(), metrics: g.metrics, log: g.log,
+			max: sv.MaxSessions, initTimeout: sv.SessionInitTimeout, idle: sv.SessionIdleTimeout, byID: map[string]*httpSession{}}
 		if t.max <= 0 {
 			t.max = math.MaxInt
 		}
