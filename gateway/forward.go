@@ -371,6 +371,10 @@ func (g *Gateway) upstreamClient(u *upstream.Server) *mcp.Client {
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
+			case "notifications/subscriptions/acknowledged":
+				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok {
+					g.subscriptionsAcked(key, p.Notifications.ResourceSubscriptions)
+				}
 			case "roots/list":
 				return g.relayRoots(ctx, key)
 			case "elicitation/create":
@@ -438,12 +442,59 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, key subKey) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("server %s does not support resource subscriptions", key.server)}
 	}
+	// A 2026-07-28 server subscribes on a subscriptions/listen stream,
+	// which the MCP library opens without waiting for it: the subscription
+	// holds once the server acknowledges it (its first message on the
+	// stream), and an update before that is never sent. The client is
+	// answered once it holds, or after subscribeAckWait at most.
+	var acked chan struct{}
+	if upstream.ModernSession(ls.Session) {
+		acked = make(chan struct{})
+		f := g.fwd
+		f.mu.Lock()
+		f.acks[key] = acked
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			if f.acks[key] == acked {
+				delete(f.acks, key)
+			}
+			f.mu.Unlock()
+		}()
+	}
 	cctx, cancel := g.upstreamContext(ctx, ls)
 	defer cancel()
 	if err := ls.Session.Subscribe(cctx, &mcp.SubscribeParams{URI: key.uri}); err != nil {
 		return fmt.Errorf("subscribing to %s on %s: %w", key.uri, key.server, err)
 	}
+	if acked != nil {
+		select {
+		case <-acked:
+		case <-time.After(subscribeAckWait):
+			g.log.Debug("a server did not acknowledge a resource subscription in time", "server", key.server, "uri", key.uri)
+		case <-cctx.Done():
+		}
+	}
 	return nil
+}
+
+// subscribeAckWait bounds how long a subscription to a 2026-07-28 server
+// waits for the server's acknowledgement.
+const subscribeAckWait = 5 * time.Second
+
+// subscriptionsAcked marks the subscriptions to server's resources uris
+// as acknowledged by the server (subscribeUpstream waits for it).
+func (g *Gateway) subscriptionsAcked(server string, uris []string) {
+	f := g.fwd
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, uri := range uris {
+		key := subKey{server, uri}
+		if ch := f.acks[key]; ch != nil {
+			close(ch)
+			delete(f.acks, key)
+		}
+	}
 }
 
 // unsubscribe ends a client session's subscription; the last one out

@@ -438,8 +438,10 @@ type forwarding struct {
 
 	subOp sync.Mutex // serialises subscribe and unsubscribe
 	// subs holds the client sessions subscribed to each upstream
-	// resource, with the URI each subscribed to.
+	// resource, with the URI each subscribed to; acks the subscriptions
+	// to 2026-07-28 servers that wait for the server's acknowledgement.
 	subs map[subKey]map[*session]string
+	acks map[subKey]chan struct{}
 
 	// mrtr remembers multi round-trip calls (mrtr.go).
 	mrtr *mrtrState
@@ -468,7 +470,7 @@ type subKey struct{ server, uri string }
 
 func newForwarding() *forwarding {
 	return &forwarding{inflight: map[string]map[int64]origin{}, elicitations: map[string]*mcp.ServerSession{},
-		subs: map[subKey]map[*session]string{}, mrtr: newMRTR()}
+		subs: map[subKey]map[*session]string{}, acks: map[subKey]chan struct{}{}, mrtr: newMRTR()}
 }
 
 // progressTarget is where an upstream's progress notifications go.

@@ -170,6 +170,8 @@ func runRole(role string) int {
 		return serveDeclaresResources(ctx)
 	case "modern":
 		return serveModern(ctx)
+	case "modern-slow-listen":
+		return serveModernSlowListen(ctx)
 	case "deaf-to-discover":
 		return serveDeafToDiscover()
 	}

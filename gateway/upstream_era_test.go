@@ -232,6 +232,31 @@ func TestUpstreamListen(t *testing.T) {
 	}
 }
 
+// TestUpstreamSubscribeWaitsForAck: a 2026-07-28 server subscribes on a
+// subscriptions/listen stream, which the MCP library opens without waiting
+// for it. The gateway answers a client's resources/subscribe once the
+// server has acknowledged the subscription, so that an update right after
+// it is not lost: here the server takes its time over the listen request,
+// and a touch made as soon as the subscribe returns still reaches the
+// client.
+func TestUpstreamSubscribeWaitsForAck(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, writeConfig(t, map[string]any{"m": roleServer(t, "modern-slow-listen")}, nil))
+	waitState(t, g, "m", 20*time.Second, StateReady)
+	gw := serveHTTP(t, g.Handler("full"))
+	c := connectFwdClient(t, gw.URL+"/mcp", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://r"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	c.call(t, "touch")
+	waitFor(t, "notifications/resources/updated", 5*time.Second, func() bool {
+		_, _, updated := c.seen()
+		return slices.Contains(updated, "watch://r")
+	})
+}
+
 // TestInputRequiredPassthrough: a 2026-07-28 server's input_required result
 // reaches a 2026-07-28 client as it came, by the tool's own name and
 // through call_tool; the client's retry reaches the same server with the

@@ -214,6 +214,26 @@ func serveModern(ctx context.Context) int {
 	return 0
 }
 
+// serveModernSlowListen serves modernServer over stdio, taking its time
+// over each subscriptions/listen request: a subscription holds only once
+// the server has taken it.
+func serveModernSlowListen(ctx context.Context) int {
+	s := modernServer()
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "subscriptions/listen" {
+				time.Sleep(400 * time.Millisecond)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "modern-slow-listen:", err)
+		return 1
+	}
+	return 0
+}
+
 // headerLog records the MCP headers of the requests an HTTP server got.
 type headerLog struct {
 	mu   sync.Mutex
