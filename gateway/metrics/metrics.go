@@ -128,9 +128,7 @@ func New(protocols, states []string) *Set {
 	m.httpRefused = counter("toolsearch_http_sessions_refused_total", "New MCP sessions refused because maxSessions were open.")
 	m.httpExpired = counterVec("toolsearch_http_sessions_expired_total",
 		"MCP sessions the gateway closed: uninitialized (no notifications/initialized in time) or idle.", "reason")
-	for _, r := range []string{ExpiredIdle, ExpiredUninitialized} {
-		m.httpExpired.With(r) // both reasons show, at 0, from the start
-	}
+	showAtZero(m.httpExpired, ExpiredIdle, ExpiredUninitialized)
 	m.skillsVisible = gauge("toolsearch_skills", "Skills clients can see: what skills/list gives, over every page.")
 	m.skillsListTok = gauge("toolsearch_skills_list_tokens",
 		"Tokens of a client's first skills/list page: what listing the skills costs before any is used.")
@@ -145,13 +143,17 @@ func New(protocols, states []string) *Set {
 	m.skillGets = counterVec("toolsearch_skills_fetched_total", "skills/get calls of clients, by outcome: ok or error.", "outcome")
 	m.skillReads = counterVec("toolsearch_skill_files_read_total",
 		"Reads of skill files by clients, by outcome: verified (served), refused (failed verification against the manifest) or error.", "outcome")
-	for _, o := range []string{"ok", "error"} {
-		m.skillGets.With(o)
-	}
-	for _, o := range []string{SkillReadVerified, SkillReadRefused, SkillReadError} {
-		m.skillReads.With(o)
-	}
+	showAtZero(m.skillGets, "ok", "error")
+	showAtZero(m.skillReads, SkillReadVerified, SkillReadRefused, SkillReadError)
 	return m
+}
+
+// showAtZero makes the series of v for each of values (a one-label
+// vector's) show from the start, at 0, before anything is counted.
+func showAtZero(v prom.CounterVec, values ...string) {
+	for _, x := range values {
+		v.With(x)
+	}
 }
 
 // Handler serves the metrics in the Prometheus text format.
@@ -317,12 +319,8 @@ func (m *Set) EnrichOn(states []string) {
 			"Visible tools without search hints for their current definition.")
 		m.enrichState = m.reg.GaugeVec("toolsearch_enrich_state",
 			"1 for the state background enrichment is in.", "state")
-		for _, o := range []string{"written", "rejected", "failed"} {
-			m.enrichTools.With(o) // every outcome shows, at 0, from the start
-		}
-		for _, d := range []string{"input", "output"} {
-			m.enrichTokens.With(d)
-		}
+		showAtZero(m.enrichTools, "written", "rejected", "failed")
+		showAtZero(m.enrichTokens, "input", "output")
 	})
 }
 
