@@ -86,11 +86,16 @@ func messageIDProblem(data []byte) string {
 // idError is the error response for a message with an id the gateway
 // refuses.
 func idError(problem string) []byte {
+	return errorResponse(nil, jsonrpc.CodeInvalidRequest, problem)
+}
+
+// errorResponse is a JSON-RPC error response answering id (nil: none).
+func errorResponse(id any, code int64, msg string) []byte {
 	b, _ := json.Marshal(struct {
 		JSONRPC string        `json:"jsonrpc"`
 		ID      any           `json:"id"`
 		Error   jsonrpc.Error `json:"error"`
-	}{"2.0", nil, jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: problem}})
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
 	return b
 }
 
@@ -108,9 +113,7 @@ func checkIDs(next http.Handler) http.Handler {
 			return
 		}
 		if p := messageIDProblem(body); p != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write(append(idError(p), '\n'))
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, p)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -182,12 +185,7 @@ func writeJSONRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, 
 	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')) {
 		rid = id
 	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string        `json:"jsonrpc"`
-		ID      any           `json:"id"`
-		Error   jsonrpc.Error `json:"error"`
-	}{"2.0", rid, jsonrpc.Error{Code: code, Message: msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(append(errorResponse(rid, code, msg), '\n'))
 }
